@@ -1,0 +1,84 @@
+//! `/admin/v1/api-keys`: issue an organisation's key (shown once) and revoke it.
+
+use crate::api::AppState;
+use crate::api::error::{ApiError, ErrorBody};
+use crate::api::extract::{JsonBody, OperatorCaller};
+use crate::domain::api_key::ApiKeyRecord;
+use crate::domain::import_process::format_datetime;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::routing::{delete, post};
+use axum::{Json, Router};
+use serde::Serialize;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/admin/v1/api-keys", post(create_api_key))
+        .route("/admin/v1/api-keys/{id}", delete(revoke_api_key))
+}
+
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ApiKeyBody {
+    pub id: String,
+    pub organisation: String,
+    pub suppliers: Vec<String>,
+    pub created_at: String,
+    pub revoked_at: Option<String>,
+}
+
+/// A new key; `key` is shown only in this answer.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct IssuedApiKeyBody {
+    pub id: String,
+    pub key: String,
+    pub organisation: String,
+    pub suppliers: Vec<String>,
+    pub created_at: String,
+}
+
+impl From<ApiKeyRecord> for ApiKeyBody {
+    fn from(record: ApiKeyRecord) -> Self {
+        Self {
+            id: record.id,
+            organisation: record.organisation,
+            suppliers: record.suppliers,
+            created_at: format_datetime(record.created_at),
+            revoked_at: record.revoked_at.map(format_datetime),
+        }
+    }
+}
+
+#[utoipa::path(post, path = "/admin/v1/api-keys", tag = "admin",
+    request_body(content = serde_json::Value, description = "{organisation, suppliers: [code]}"),
+    responses((status = 201, body = IssuedApiKeyBody), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)),
+    security(("operator" = [])))]
+pub async fn create_api_key(
+    State(state): State<AppState>,
+    _: OperatorCaller,
+    JsonBody(body): JsonBody,
+) -> Result<(StatusCode, Json<IssuedApiKeyBody>), ApiError> {
+    let issued = state.admin.create_api_key(&body).await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(IssuedApiKeyBody {
+            id: issued.record.id,
+            key: issued.key,
+            organisation: issued.record.organisation,
+            suppliers: issued.record.suppliers,
+            created_at: format_datetime(issued.record.created_at),
+        }),
+    ))
+}
+
+/// Revokes the key; its tokens stop working at once. Revoking twice is harmless.
+#[utoipa::path(delete, path = "/admin/v1/api-keys/{id}", tag = "admin",
+    params(("id" = String, Path, description = "API key id")),
+    responses((status = 200, body = ApiKeyBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
+    security(("operator" = [])))]
+pub async fn revoke_api_key(
+    State(state): State<AppState>,
+    _: OperatorCaller,
+    Path(id): Path<String>,
+) -> Result<Json<ApiKeyBody>, ApiError> {
+    Ok(Json(state.admin.revoke_api_key(&id).await?.into()))
+}

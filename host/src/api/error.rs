@@ -1,0 +1,128 @@
+//! The one error type of the HTTP edge, and the error body every failure is written in:
+//! `{detail, code, errors: [{detail, code, attr}]}`.
+
+use crate::auth::AuthError;
+use crate::domain::error::DomainError;
+use crate::domain::validation::FieldError;
+use axum::Json;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+
+/// The error body of every endpoint (the transactions endpoint adds its own for
+/// per-transaction failures).
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct ErrorBody {
+    /// Human-readable text; its wording may change.
+    pub detail: String,
+    /// Machine-readable, stable identifier.
+    pub code: String,
+    pub errors: Vec<FieldError>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error(transparent)]
+    Domain(#[from] DomainError),
+    #[error(transparent)]
+    Auth(#[from] AuthError),
+    #[error("JSON parse error - {0}")]
+    Parse(String),
+    #[error("Unsupported media type; send Content-Type: application/json.")]
+    UnsupportedMediaType,
+    #[error("The request body is larger than {0} bytes.")]
+    PayloadTooLarge(usize),
+    #[error("Not found.")]
+    NotFound,
+    #[error("Method not allowed.")]
+    MethodNotAllowed,
+    #[error("Invalid query parameter {name}: {detail}")]
+    Query { name: &'static str, detail: String },
+}
+
+impl ApiError {
+    fn status(&self) -> StatusCode {
+        match self {
+            Self::Domain(error) => match error {
+                DomainError::Invalid { .. }
+                | DomainError::SupplierExists(_)
+                | DomainError::MigrationNotOngoing
+                | DomainError::AlreadyImported
+                | DomainError::ImportCancelled => StatusCode::BAD_REQUEST,
+                DomainError::SupplierNotFound
+                | DomainError::ImportProcessNotFound
+                | DomainError::AccountNotFound
+                | DomainError::ApiKeyNotFound => StatusCode::NOT_FOUND,
+                DomainError::ImportInProgress => StatusCode::CONFLICT,
+                DomainError::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            },
+            Self::Auth(error) => match error {
+                AuthError::NotAuthenticated | AuthError::AuthenticationFailed => {
+                    StatusCode::UNAUTHORIZED
+                }
+                AuthError::PermissionDenied => StatusCode::FORBIDDEN,
+                AuthError::InvalidApiKey
+                | AuthError::InvalidRefreshToken
+                | AuthError::MissingCredentials => StatusCode::BAD_REQUEST,
+                AuthError::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            },
+            Self::Parse(_) | Self::Query { .. } => StatusCode::BAD_REQUEST,
+            Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::NotFound => StatusCode::NOT_FOUND,
+            Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+        }
+    }
+
+    fn body(&self) -> ErrorBody {
+        let (code, errors) = match self {
+            Self::Domain(DomainError::Invalid { code, errors, .. }) => (*code, errors.0.clone()),
+            Self::Domain(DomainError::SupplierExists(code)) => (
+                "import_supplier_already_exists",
+                vec![FieldError::new(
+                    "code".to_owned(),
+                    "unique",
+                    format!("An import supplier with code {code} already exists."),
+                )],
+            ),
+            Self::Domain(error) => (error.code(), Vec::new()),
+            Self::Auth(error) => (error.code(), Vec::new()),
+            Self::Parse(_) => ("parse_error", Vec::new()),
+            Self::UnsupportedMediaType => ("unsupported_media_type", Vec::new()),
+            Self::PayloadTooLarge(_) => ("payload_too_large", Vec::new()),
+            Self::NotFound => ("not_found", Vec::new()),
+            Self::MethodNotAllowed => ("method_not_allowed", Vec::new()),
+            Self::Query { name, detail } => (
+                "validation_error",
+                vec![FieldError::new(name.to_string(), "invalid", detail.clone())],
+            ),
+        };
+        let detail = match self {
+            Self::Domain(DomainError::Store(_)) | Self::Auth(AuthError::Store(_)) => {
+                "A server error occurred; retry the request as it is.".to_owned()
+            }
+            other => other.to_string(),
+        };
+        ErrorBody {
+            detail,
+            code: code.to_owned(),
+            errors,
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        if status.is_server_error() {
+            tracing::error!(error = %self, "request failed");
+        }
+        let mut response = (status, Json(self.body())).into_response();
+        if status == StatusCode::UNAUTHORIZED {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Token"));
+        }
+        response
+    }
+}

@@ -1,0 +1,80 @@
+//! Extractors that turn requests into what handlers need, failing in the API's error format:
+//! the JSON body (content type, size, syntax) and the authenticated caller.
+
+use super::AppState;
+use super::error::ApiError;
+use crate::domain::api_key::ApiKeyRecord;
+use axum::body::Bytes;
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::request::Parts;
+use axum::http::{StatusCode, header};
+use serde_json::Value;
+
+/// A JSON request body, parsed but not yet validated (validation reports every field error).
+#[derive(Debug)]
+pub struct JsonBody(pub Value);
+
+impl FromRequest<AppState> for JsonBody {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &AppState) -> Result<Self, ApiError> {
+        let is_json = request
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.split(';').next())
+            .map(|mime| {
+                let mime = mime.trim().to_ascii_lowercase();
+                mime == "application/json"
+                    || (mime.starts_with("application/") && mime.ends_with("+json"))
+            })
+            .unwrap_or(false);
+        if !is_json {
+            return Err(ApiError::UnsupportedMediaType);
+        }
+        let bytes = Bytes::from_request(request, state)
+            .await
+            .map_err(|rejection| {
+                if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                    ApiError::PayloadTooLarge(state.limits.max_body_bytes)
+                } else {
+                    ApiError::Parse(rejection.body_text())
+                }
+            })?;
+        serde_json::from_slice(&bytes)
+            .map(JsonBody)
+            .map_err(|error| ApiError::Parse(error.to_string()))
+    }
+}
+
+fn authorization(parts: &Parts) -> Option<&str> {
+    parts
+        .headers
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+}
+
+/// A supplier integration, identified by its platform token.
+#[derive(Debug)]
+pub struct SupplierCaller(pub ApiKeyRecord);
+
+impl FromRequestParts<AppState> for SupplierCaller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        Ok(Self(state.auth.supplier_caller(authorization(parts))?))
+    }
+}
+
+/// The operator team, identified by the operator key.
+#[derive(Debug)]
+pub struct OperatorCaller;
+
+impl FromRequestParts<AppState> for OperatorCaller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        state.auth.operator_caller(authorization(parts))?;
+        Ok(Self)
+    }
+}

@@ -1,0 +1,67 @@
+//! Liveness, readiness and Prometheus metrics.
+
+use super::AppState;
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::StatusCode;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde_json::json;
+use std::time::Instant;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics))
+}
+
+async fn healthz() -> Json<serde_json::Value> {
+    Json(json!({"status": "ok"}))
+}
+
+/// Ready when the store answers. The event relay arrives with the events work; until then
+/// it is reported as not configured.
+async fn readyz(State(state): State<AppState>) -> Response {
+    let store_ok = state.store.supplier("").is_ok();
+    let body = json!({
+        "status": if store_ok { "ready" } else { "unavailable" },
+        "store": if store_ok { "ok" } else { "error" },
+        "relay": "not_configured",
+    });
+    let status = if store_ok {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    (status, Json(body)).into_response()
+}
+
+async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
+    (
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "text/plain; version=0.0.4",
+        )],
+        state.metrics.render(),
+    )
+}
+
+/// Counts and times every request by method, route template and status.
+pub async fn track(request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let method = request.method().to_string();
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|path| path.as_str().to_owned())
+        .unwrap_or_else(|| "unmatched".to_owned());
+    let response = next.run(request).await;
+    let status = response.status().as_u16().to_string();
+    let elapsed = started.elapsed();
+    metrics::counter!("ferry_http_requests_total", "method" => method.clone(), "route" => route.clone(), "status" => status.clone()).increment(1);
+    metrics::histogram!("ferry_http_request_duration_seconds", "method" => method.clone(), "route" => route.clone()).record(elapsed.as_secs_f64());
+    tracing::debug!(%method, %route, %status, elapsed_ms = elapsed.as_millis() as u64, "request");
+    response
+}

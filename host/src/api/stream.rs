@@ -1,0 +1,63 @@
+//! Streaming a JSON array straight from a store iterator, in chunks, so that a list of a
+//! million records never holds a million objects in memory.
+
+use axum::body::{Body, Bytes};
+use axum::http::{HeaderValue, header};
+use axum::response::Response;
+use serde::Serialize;
+use std::fmt::Display;
+
+const CHUNK_BYTES: usize = 32 * 1024;
+
+/// A 200 response whose body is the JSON array of `items`, produced on a blocking thread and
+/// sent as it is written. A store error part-way ends the body early (the client sees a
+/// truncated array rather than a wrong one).
+pub fn json_array<T, E, I>(items: I) -> Response
+where
+    T: Serialize,
+    E: Display,
+    I: Iterator<Item = Result<T, E>> + Send + 'static,
+{
+    let (sender, mut receiver) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(4);
+    tokio::task::spawn_blocking(move || {
+        let mut buffer = Vec::with_capacity(CHUNK_BYTES + 1024);
+        buffer.push(b'[');
+        let mut first = true;
+        for item in items {
+            let item = match item {
+                Ok(item) => item,
+                Err(error) => {
+                    tracing::error!(%error, "list aborted by a store error");
+                    let _ = sender.blocking_send(Err(std::io::Error::other(error.to_string())));
+                    return;
+                }
+            };
+            if !first {
+                buffer.push(b',');
+            }
+            first = false;
+            if let Err(error) = serde_json::to_writer(&mut buffer, &item) {
+                let _ = sender.blocking_send(Err(std::io::Error::other(error)));
+                return;
+            }
+            if buffer.len() >= CHUNK_BYTES {
+                let chunk = Bytes::from(std::mem::replace(
+                    &mut buffer,
+                    Vec::with_capacity(CHUNK_BYTES + 1024),
+                ));
+                if sender.blocking_send(Ok(chunk)).is_err() {
+                    return; // the client went away
+                }
+            }
+        }
+        buffer.push(b']');
+        let _ = sender.blocking_send(Ok(Bytes::from(buffer)));
+    });
+    let stream = futures_util::stream::poll_fn(move |context| receiver.poll_recv(context));
+    let mut response = Response::new(Body::from_stream(stream));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}

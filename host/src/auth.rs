@@ -1,0 +1,232 @@
+//! Who is calling: platform tokens for supplier integrations, the operator key for the admin
+//! API.
+//!
+//! A token is an HS256 JWT naming the API key it was issued for; every request looks the key
+//! up again, so revoking a key invalidates its tokens at once. Access tokens live 60 minutes,
+//! refresh tokens 7 days (the real platform's lifetimes).
+
+use crate::domain::api_key::{self, ApiKeyRecord};
+use crate::store::{Store, StoreError};
+use chrono::{Duration, Utc};
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use rand::RngCore;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::sync::Arc;
+
+pub const ACCESS_TOKEN_LIFETIME: Duration = Duration::minutes(60);
+pub const REFRESH_TOKEN_LIFETIME: Duration = Duration::days(7);
+const ISSUER: &str = "ferry";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TokenKind {
+    Access,
+    Refresh,
+}
+
+/// The claims of a platform token; also the `payload` returned by `obtainPlatformToken`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Claims {
+    /// The API key's id.
+    pub sub: String,
+    pub organisation: String,
+    pub iss: String,
+    pub iat: i64,
+    pub exp: i64,
+    pub jti: String,
+    pub token_type: TokenKind,
+}
+
+/// What `obtainPlatformToken` answers.
+#[derive(Debug, Clone)]
+pub struct TokenPair {
+    pub token: String,
+    pub refresh_token: String,
+    /// Unix time at which the refresh token expires.
+    pub refresh_expires_in: i64,
+    pub payload: Claims,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AuthError {
+    #[error("Authentication credentials were not provided.")]
+    NotAuthenticated,
+    #[error("Invalid or expired token.")]
+    AuthenticationFailed,
+    #[error("This credential may not use this API.")]
+    PermissionDenied,
+    #[error("The API key is not valid.")]
+    InvalidApiKey,
+    #[error("The refresh token is not valid or has expired.")]
+    InvalidRefreshToken,
+    #[error("Provide either APIKey or refreshToken.")]
+    MissingCredentials,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl AuthError {
+    /// Stable code (REST error `code`, GraphQL `extensions.errorCode`).
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::NotAuthenticated => "not_authenticated",
+            Self::AuthenticationFailed => "authentication_failed",
+            Self::PermissionDenied => "permission_denied",
+            Self::InvalidApiKey => "invalid_api_key",
+            Self::InvalidRefreshToken => "invalid_refresh_token",
+            Self::MissingCredentials => "missing_credentials",
+            Self::Store(_) => "server_error",
+        }
+    }
+}
+
+/// Issues and checks tokens and keys.
+#[derive(Clone)]
+pub struct Authenticator {
+    store: Arc<dyn Store>,
+    encoding: EncodingKey,
+    decoding: DecodingKey,
+    operator_key_digest: [u8; 32],
+}
+
+impl std::fmt::Debug for Authenticator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Authenticator").finish_non_exhaustive()
+    }
+}
+
+impl Authenticator {
+    /// Uses the signing secret kept in the store (created on first start).
+    pub fn new(store: Arc<dyn Store>, operator_key: &str) -> Result<Self, StoreError> {
+        let secret = store.secret("jwt-signing-key", &mut || {
+            let mut bytes = vec![0u8; 32];
+            rand::thread_rng().fill_bytes(&mut bytes);
+            bytes
+        })?;
+        Ok(Self {
+            store,
+            encoding: EncodingKey::from_secret(&secret),
+            decoding: DecodingKey::from_secret(&secret),
+            operator_key_digest: Sha256::digest(operator_key.as_bytes()).into(),
+        })
+    }
+
+    fn sign(&self, key: &ApiKeyRecord, kind: TokenKind, lifetime: Duration) -> (String, Claims) {
+        let now = Utc::now();
+        let claims = Claims {
+            sub: key.id.clone(),
+            organisation: key.organisation.clone(),
+            iss: ISSUER.to_owned(),
+            iat: now.timestamp(),
+            exp: (now + lifetime).timestamp(),
+            jti: uuid::Uuid::new_v4().to_string(),
+            token_type: kind,
+        };
+        // HS256 over a plain struct cannot fail.
+        let token = jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)
+            .unwrap_or_default();
+        (token, claims)
+    }
+
+    fn pair(&self, key: &ApiKeyRecord) -> TokenPair {
+        let (token, payload) = self.sign(key, TokenKind::Access, ACCESS_TOKEN_LIFETIME);
+        let (refresh_token, refresh) = self.sign(key, TokenKind::Refresh, REFRESH_TOKEN_LIFETIME);
+        TokenPair {
+            token,
+            refresh_token,
+            refresh_expires_in: refresh.exp,
+            payload,
+        }
+    }
+
+    fn decode(&self, token: &str, kind: TokenKind) -> Option<Claims> {
+        let mut validation = Validation::new(Algorithm::HS256);
+        validation.set_issuer(&[ISSUER]);
+        validation.leeway = 0;
+        let claims = jsonwebtoken::decode::<Claims>(token, &self.decoding, &validation)
+            .ok()?
+            .claims;
+        (claims.token_type == kind).then_some(claims)
+    }
+
+    fn active_key(&self, claims: &Claims) -> Result<Option<ApiKeyRecord>, AuthError> {
+        Ok(self
+            .store
+            .api_key(&claims.sub)?
+            .filter(ApiKeyRecord::is_active))
+    }
+
+    /// `obtainPlatformToken` with an organisation API key.
+    pub fn obtain_with_api_key(&self, key: &str) -> Result<TokenPair, AuthError> {
+        let record = self
+            .store
+            .api_key_by_digest(&api_key::digest(key))?
+            .filter(ApiKeyRecord::is_active)
+            .ok_or(AuthError::InvalidApiKey)?;
+        Ok(self.pair(&record))
+    }
+
+    /// `obtainPlatformToken` with a refresh token.
+    pub fn obtain_with_refresh_token(&self, token: &str) -> Result<TokenPair, AuthError> {
+        let claims = self
+            .decode(token, TokenKind::Refresh)
+            .ok_or(AuthError::InvalidRefreshToken)?;
+        let record = self
+            .active_key(&claims)?
+            .ok_or(AuthError::InvalidRefreshToken)?;
+        Ok(self.pair(&record))
+    }
+
+    /// The API key behind an `Authorization` header value.
+    pub fn supplier_caller(&self, header: Option<&str>) -> Result<ApiKeyRecord, AuthError> {
+        let token = token_of(header)?;
+        let claims = self
+            .decode(token, TokenKind::Access)
+            .ok_or(AuthError::AuthenticationFailed)?;
+        self.active_key(&claims)?
+            .ok_or(AuthError::AuthenticationFailed)
+    }
+
+    /// Checks an `Authorization` header for the operator key. A valid supplier token is
+    /// refused with `permission_denied`.
+    pub fn operator_caller(&self, header: Option<&str>) -> Result<(), AuthError> {
+        let token = token_of(header)?;
+        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        if constant_time_eq(&digest, &self.operator_key_digest) {
+            return Ok(());
+        }
+        if self.decode(token, TokenKind::Access).is_some() {
+            return Err(AuthError::PermissionDenied);
+        }
+        Err(AuthError::AuthenticationFailed)
+    }
+}
+
+/// The token of `Authorization: Token <token>`.
+fn token_of(header: Option<&str>) -> Result<&str, AuthError> {
+    let header = header.ok_or(AuthError::NotAuthenticated)?;
+    let (scheme, token) = header
+        .trim()
+        .split_once(' ')
+        .ok_or(AuthError::AuthenticationFailed)?;
+    let token = token.trim();
+    if !scheme.eq_ignore_ascii_case("token") || token.is_empty() {
+        return Err(AuthError::AuthenticationFailed);
+    }
+    Ok(token)
+}
+
+fn constant_time_eq(left: &[u8; 32], right: &[u8; 32]) -> bool {
+    left.iter()
+        .zip(right)
+        .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+        == 0
+}
+
+/// A fresh operator key, for a first start without `FERRY_OPERATOR_KEY`.
+pub fn generate_operator_key() -> String {
+    let mut bytes = [0u8; 32];
+    rand::thread_rng().fill_bytes(&mut bytes);
+    format!("ferry_op_{}", hex::encode(bytes))
+}

@@ -1,0 +1,203 @@
+//! Settings: command-line flags, `FERRY_*` environment variables and an optional `ferry.toml`,
+//! in that order of precedence, over embedded defaults that need nothing installed.
+
+use crate::api::Limits;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
+pub const DEFAULT_DATA_DIR: &str = "ferry-data";
+pub const DEFAULT_REDIS_STREAM: &str = "ferry:events";
+const DEFAULT_CONFIG_FILE: &str = "ferry.toml";
+
+/// Flags of `ferry serve`; each also reads its `FERRY_*` variable.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ServeArgs {
+    /// Settings file (TOML). Default: ./ferry.toml when it exists.
+    #[arg(long, env = "FERRY_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Address to listen on (default 127.0.0.1:8080; port 0 picks a free port).
+    #[arg(long, env = "FERRY_LISTEN")]
+    pub listen: Option<String>,
+    /// Where sled keeps its files (default ./ferry-data).
+    #[arg(long, env = "FERRY_DATA_DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Redis URL for the event relay (unset: events wait in the outbox).
+    #[arg(long, env = "FERRY_REDIS_URL")]
+    pub redis_url: Option<String>,
+    /// Redis stream the relay writes to (default ferry:events).
+    #[arg(long, env = "FERRY_REDIS_STREAM")]
+    pub redis_stream: Option<String>,
+    /// Document bucket, `file://...` or `s3://...` (default file://<data-dir>/bucket).
+    #[arg(long, env = "FERRY_BUCKET")]
+    pub bucket: Option<String>,
+    /// Operator key for the admin API (unset: generated on first start into
+    /// <data-dir>/operator.key).
+    #[arg(long, env = "FERRY_OPERATOR_KEY", hide_env_values = true)]
+    pub operator_key: Option<String>,
+    /// Largest accepted request body, in bytes (default 2 MiB).
+    #[arg(long, env = "FERRY_MAX_BODY_BYTES")]
+    pub max_body_bytes: Option<usize>,
+    /// Most items accepted in one array of a request (default 1000).
+    #[arg(long, env = "FERRY_MAX_ITEMS")]
+    pub max_items: Option<usize>,
+    /// Seconds between sweeps that cancel expired staged accounts (default 3600).
+    #[arg(long, env = "FERRY_EXPIRY_SWEEP_SECONDS")]
+    pub expiry_sweep_seconds: Option<u64>,
+    /// Create a demo supplier and API key, and print a ready-to-paste request.
+    #[arg(long)]
+    pub demo: bool,
+}
+
+/// The contents of `ferry.toml` (every key optional).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileSettings {
+    listen: Option<String>,
+    data_dir: Option<PathBuf>,
+    redis_url: Option<String>,
+    redis_stream: Option<String>,
+    bucket: Option<String>,
+    operator_key: Option<String>,
+    max_body_bytes: Option<usize>,
+    max_items: Option<usize>,
+    expiry_sweep_seconds: Option<u64>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read settings file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("invalid settings file {path}: {source}")]
+    Parse {
+        path: PathBuf,
+        #[source]
+        source: toml::de::Error,
+    },
+    #[error("invalid setting {name}: {detail}")]
+    Invalid { name: &'static str, detail: String },
+}
+
+/// The resolved settings of a server.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub listen: String,
+    pub data_dir: PathBuf,
+    pub redis_url: Option<String>,
+    pub redis_stream: String,
+    pub bucket: String,
+    pub operator_key: Option<String>,
+    pub limits: Limits,
+    pub expiry_sweep: Duration,
+    pub demo: bool,
+}
+
+impl Settings {
+    pub fn resolve(args: ServeArgs) -> Result<Self, ConfigError> {
+        let file = match &args.config {
+            Some(path) => read_file(path)?,
+            None if Path::new(DEFAULT_CONFIG_FILE).exists() => {
+                read_file(Path::new(DEFAULT_CONFIG_FILE))?
+            }
+            None => FileSettings::default(),
+        };
+        let defaults = Limits::default();
+        let data_dir = args
+            .data_dir
+            .or(file.data_dir)
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR));
+        let limits = Limits {
+            max_body_bytes: args
+                .max_body_bytes
+                .or(file.max_body_bytes)
+                .unwrap_or(defaults.max_body_bytes),
+            max_items: args
+                .max_items
+                .or(file.max_items)
+                .unwrap_or(defaults.max_items),
+        };
+        if limits.max_body_bytes == 0 || limits.max_items == 0 {
+            return Err(ConfigError::Invalid {
+                name: "max_body_bytes / max_items",
+                detail: "must be positive".into(),
+            });
+        }
+        let sweep = args
+            .expiry_sweep_seconds
+            .or(file.expiry_sweep_seconds)
+            .unwrap_or(3600);
+        Ok(Self {
+            listen: args
+                .listen
+                .or(file.listen)
+                .unwrap_or_else(|| DEFAULT_LISTEN.to_owned()),
+            bucket: args
+                .bucket
+                .or(file.bucket)
+                .unwrap_or_else(|| format!("file://{}", data_dir.join("bucket").display())),
+            data_dir,
+            redis_url: args.redis_url.or(file.redis_url),
+            redis_stream: args
+                .redis_stream
+                .or(file.redis_stream)
+                .unwrap_or_else(|| DEFAULT_REDIS_STREAM.to_owned()),
+            operator_key: args
+                .operator_key
+                .or(file.operator_key)
+                .filter(|key| !key.is_empty()),
+            limits,
+            expiry_sweep: Duration::from_secs(sweep.max(1)),
+            demo: args.demo,
+        })
+    }
+}
+
+fn read_file(path: &Path) -> Result<FileSettings, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    toml::from_str(&text).map_err(|source| ConfigError::Parse {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_win_over_the_file_and_defaults_fill_the_rest() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("ferry.toml");
+        std::fs::write(
+            &path,
+            "listen = \"127.0.0.1:9000\"\nmax_items = 5\ndata_dir = \"/tmp/x\"\n",
+        )
+        .expect("write");
+        let settings = Settings::resolve(ServeArgs {
+            config: Some(path.clone()),
+            listen: Some("127.0.0.1:9100".into()),
+            ..ServeArgs::default()
+        })
+        .expect("settings");
+        assert_eq!(settings.listen, "127.0.0.1:9100");
+        assert_eq!(settings.limits.max_items, 5);
+        assert_eq!(settings.bucket, "file:///tmp/x/bucket");
+        assert_eq!(settings.redis_stream, DEFAULT_REDIS_STREAM);
+
+        std::fs::write(&path, "lisen = 1\n").expect("write");
+        let error = Settings::resolve(ServeArgs {
+            config: Some(path),
+            ..ServeArgs::default()
+        })
+        .expect_err("unknown key");
+        assert!(error.to_string().contains("lisen"), "{error}");
+    }
+}

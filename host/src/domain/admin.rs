@@ -1,0 +1,124 @@
+//! What operators do: create and configure suppliers, issue and revoke API keys.
+
+use super::api_key::{self, ApiKeyRecord, read_new_api_key};
+use super::error::DomainError;
+use super::supplier::{Supplier, read_new_supplier, read_supplier_change};
+use super::validation::{FieldError, FieldErrors};
+use crate::store::{ImportCounts, Store};
+use chrono::Utc;
+use serde_json::Value;
+use std::sync::Arc;
+
+/// A supplier with the number of its import processes in each state.
+#[derive(Debug, Clone)]
+pub struct SupplierView {
+    pub supplier: Supplier,
+    pub counts: ImportCounts,
+}
+
+/// A key just created: the only time the key itself is known.
+#[derive(Debug, Clone)]
+pub struct IssuedApiKey {
+    pub record: ApiKeyRecord,
+    pub key: String,
+}
+
+#[derive(Clone)]
+pub struct Admin {
+    store: Arc<dyn Store>,
+}
+
+impl std::fmt::Debug for Admin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Admin").finish_non_exhaustive()
+    }
+}
+
+impl Admin {
+    pub fn new(store: Arc<dyn Store>) -> Self {
+        Self { store }
+    }
+
+    fn view(&self, supplier: Supplier) -> Result<SupplierView, DomainError> {
+        let counts = self.store.import_counts(&supplier.code)?;
+        Ok(SupplierView { supplier, counts })
+    }
+
+    pub async fn create_supplier(&self, body: &Value) -> Result<SupplierView, DomainError> {
+        let supplier = read_new_supplier(body, Utc::now()).map_err(DomainError::invalid)?;
+        if !self.store.create_supplier(&supplier)? {
+            return Err(DomainError::SupplierExists(supplier.code));
+        }
+        self.store.flush().await?;
+        self.view(supplier)
+    }
+
+    pub fn suppliers(&self) -> Result<Vec<SupplierView>, DomainError> {
+        self.store
+            .suppliers()?
+            .into_iter()
+            .map(|s| self.view(s))
+            .collect()
+    }
+
+    pub fn supplier(&self, code: &str) -> Result<SupplierView, DomainError> {
+        let supplier = self
+            .store
+            .supplier(code)?
+            .ok_or(DomainError::SupplierNotFound)?;
+        self.view(supplier)
+    }
+
+    pub async fn update_supplier(
+        &self,
+        code: &str,
+        body: &Value,
+    ) -> Result<SupplierView, DomainError> {
+        let change = read_supplier_change(body).map_err(DomainError::invalid)?;
+        let now = Utc::now();
+        let updated = self
+            .store
+            .update_supplier(code, &mut |supplier| supplier.apply(change.clone(), now))?
+            .ok_or(DomainError::SupplierNotFound)?;
+        self.store.flush().await?;
+        self.view(updated)
+    }
+
+    pub async fn create_api_key(&self, body: &Value) -> Result<IssuedApiKey, DomainError> {
+        let request = read_new_api_key(body).map_err(DomainError::invalid)?;
+        let mut errors = FieldErrors::default();
+        for (index, code) in request.suppliers.iter().enumerate() {
+            if self.store.supplier(code)?.is_none() {
+                errors.push(FieldError::new(
+                    format!("suppliers.{index}"),
+                    "does_not_exist",
+                    format!("Import supplier \"{code}\" does not exist."),
+                ));
+            }
+        }
+        if !errors.is_empty() {
+            return Err(DomainError::invalid(errors));
+        }
+        let key = api_key::generate_key();
+        let record = ApiKeyRecord {
+            id: uuid::Uuid::new_v4().to_string(),
+            organisation: request.organisation,
+            suppliers: request.suppliers,
+            key_digest: api_key::digest(&key),
+            created_at: Utc::now(),
+            revoked_at: None,
+        };
+        self.store.insert_api_key(&record)?;
+        self.store.flush().await?;
+        Ok(IssuedApiKey { record, key })
+    }
+
+    pub async fn revoke_api_key(&self, id: &str) -> Result<ApiKeyRecord, DomainError> {
+        let record = self
+            .store
+            .revoke_api_key(id, Utc::now())?
+            .ok_or(DomainError::ApiKeyNotFound)?;
+        self.store.flush().await?;
+        Ok(record)
+    }
+}

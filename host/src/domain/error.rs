@@ -1,0 +1,75 @@
+//! The errors of the domain: every way a request can be refused, with its stable code.
+//!
+//! The HTTP edge maps each variant to a status; nothing here knows about HTTP.
+
+use super::validation::FieldErrors;
+use crate::store::StoreError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum DomainError {
+    /// The payload failed validation; `code` is the top-level code of the error body.
+    #[error("{detail}")]
+    Invalid {
+        code: &'static str,
+        detail: &'static str,
+        errors: FieldErrors,
+    },
+    /// The import supplier does not exist or is not visible to the caller.
+    #[error("import supplier not found")]
+    SupplierNotFound,
+    #[error("import supplier {0} already exists")]
+    SupplierExists(String),
+    #[error("the import supplier's migration is not ongoing")]
+    MigrationNotOngoing,
+    #[error("no import process exists for this account")]
+    ImportProcessNotFound,
+    #[error("the account was not found")]
+    AccountNotFound,
+    #[error("the account has already been imported")]
+    AlreadyImported,
+    #[error("a migration of this account is in progress")]
+    ImportInProgress,
+    #[error("the staged account expired and was cancelled; stage it again")]
+    ImportCancelled,
+    #[error("the API key was not found")]
+    ApiKeyNotFound,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl DomainError {
+    /// A validation failure of a general payload (`validation_error`).
+    pub fn invalid(errors: FieldErrors) -> Self {
+        Self::Invalid {
+            code: "validation_error",
+            detail: "Invalid input.",
+            errors,
+        }
+    }
+
+    /// A validation failure of an account payload (`account_failed_validation`).
+    pub fn account_invalid(errors: FieldErrors) -> Self {
+        Self::Invalid {
+            code: "account_failed_validation",
+            detail: "The account failed validation.",
+            errors,
+        }
+    }
+
+    /// The stable machine-readable code of this error.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Invalid { code, .. } => code,
+            Self::SupplierNotFound => "import_supplier_not_found",
+            Self::SupplierExists(_) => "import_supplier_already_exists",
+            Self::MigrationNotOngoing => "import_supplier_migration_not_ongoing",
+            Self::ImportProcessNotFound => "import_process_does_not_exist",
+            Self::AccountNotFound => "account_not_found",
+            Self::AlreadyImported => "account_import_process_already_imported",
+            Self::ImportInProgress => "account_import_process_in_progress",
+            Self::ImportCancelled => "account_import_process_cancelled",
+            Self::ApiKeyNotFound => "not_found",
+            Self::Store(_) => "server_error",
+        }
+    }
+}

@@ -1,0 +1,284 @@
+//! Account import processes: the staged account, its state, and the platform account it
+//! becomes.
+//!
+//! States: `PENDING` (staged), `IN_PROGRESS` (a migration is creating the account),
+//! `PROCESSED` (a platform account exists), `ERRORED` (the last attempt failed; re-stage or
+//! retry), `CANCELLED` (staged longer than the supplier's expiry window). The v1 status
+//! endpoint shows these as `COMPLETED`, `IN_PROGRESS` or `UNKNOWN`.
+
+use super::account::AccountPayload;
+use super::error::DomainError;
+use chrono::{DateTime, Duration, SecondsFormat, Utc};
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    utoipa::ToSchema,
+)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ImportState {
+    Pending,
+    InProgress,
+    Processed,
+    Errored,
+    Cancelled,
+}
+
+impl ImportState {
+    pub const ALL: [ImportState; 5] = [
+        Self::Pending,
+        Self::InProgress,
+        Self::Processed,
+        Self::Errored,
+        Self::Cancelled,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "PENDING",
+            Self::InProgress => "IN_PROGRESS",
+            Self::Processed => "PROCESSED",
+            Self::Errored => "ERRORED",
+            Self::Cancelled => "CANCELLED",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|state| state.as_str() == text)
+    }
+
+    /// The status shown by the v1 status endpoint.
+    pub fn transfer_status(self) -> TransferStatus {
+        match self {
+            Self::Processed => TransferStatus::Completed,
+            Self::InProgress => TransferStatus::InProgress,
+            Self::Pending | Self::Errored | Self::Cancelled => TransferStatus::Unknown,
+        }
+    }
+
+    /// Pending in the spec's sense: staged, no platform account, not cancelled.
+    pub fn is_pending(self) -> bool {
+        matches!(self, Self::Pending | Self::InProgress | Self::Errored)
+    }
+}
+
+/// The status of the v1 `account-transfer-status` endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum TransferStatus {
+    Unknown,
+    Completed,
+    InProgress,
+}
+
+/// Why the last attempt to migrate failed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct ProcessFailure {
+    pub code: String,
+    pub detail: String,
+    pub at: DateTime<Utc>,
+}
+
+/// One account import process as stored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImportProcess {
+    pub supplier_code: String,
+    pub external_account_number: String,
+    pub state: ImportState,
+    pub account: AccountPayload,
+    pub staged_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub platform_account_number: Option<String>,
+    pub account_created_at: Option<DateTime<Utc>>,
+    pub last_failure: Option<ProcessFailure>,
+}
+
+/// Whether staging created the process or updated a staged one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Staging {
+    Created,
+    Updated,
+}
+
+impl ImportProcess {
+    /// Stages `account`, over `existing` if there is one.
+    pub fn stage(
+        existing: Option<&ImportProcess>,
+        account: AccountPayload,
+        now: DateTime<Utc>,
+    ) -> Result<(ImportProcess, Staging), DomainError> {
+        let Some(existing) = existing else {
+            let process = ImportProcess {
+                supplier_code: account.import_supplier.clone(),
+                external_account_number: account.external_account_number.clone(),
+                state: ImportState::Pending,
+                account,
+                staged_at: now,
+                updated_at: now,
+                platform_account_number: None,
+                account_created_at: None,
+                last_failure: None,
+            };
+            return Ok((process, Staging::Created));
+        };
+        match existing.state {
+            ImportState::Processed => Err(DomainError::AlreadyImported),
+            ImportState::InProgress => Err(DomainError::ImportInProgress),
+            ImportState::Pending | ImportState::Errored | ImportState::Cancelled => {
+                let mut process = existing.clone();
+                process.account = account;
+                process.state = ImportState::Pending;
+                process.staged_at = now;
+                process.updated_at = now;
+                process.last_failure = None;
+                Ok((process, Staging::Updated))
+            }
+        }
+    }
+
+    /// Checks that this process may be migrated now.
+    pub fn ensure_processable(&self) -> Result<(), DomainError> {
+        match self.state {
+            ImportState::Pending | ImportState::Errored => Ok(()),
+            ImportState::Processed => Err(DomainError::AlreadyImported),
+            ImportState::InProgress => Err(DomainError::ImportInProgress),
+            ImportState::Cancelled => Err(DomainError::ImportCancelled),
+        }
+    }
+
+    /// The process after a successful migration that created `account`.
+    pub fn processed(&self, account: &PlatformAccount) -> ImportProcess {
+        let mut process = self.clone();
+        process.state = ImportState::Processed;
+        process.platform_account_number = Some(account.number.clone());
+        process.account_created_at = Some(account.created_at);
+        process.updated_at = account.created_at;
+        process.last_failure = None;
+        process
+    }
+
+    /// The process after a failed migration attempt.
+    pub fn errored(&self, code: &str, detail: &str, now: DateTime<Utc>) -> ImportProcess {
+        let mut process = self.clone();
+        process.state = ImportState::Errored;
+        process.updated_at = now;
+        process.last_failure = Some(ProcessFailure {
+            code: code.to_owned(),
+            detail: detail.to_owned(),
+            at: now,
+        });
+        process
+    }
+
+    /// When a staged process expires, for a supplier whose window is `window_days`.
+    pub fn expires_at(&self, window_days: i64) -> DateTime<Utc> {
+        self.staged_at + Duration::days(window_days)
+    }
+
+    /// Whether the expiry sweep should cancel this process at `now`.
+    pub fn is_expired(&self, window_days: i64, now: DateTime<Utc>) -> bool {
+        matches!(self.state, ImportState::Pending | ImportState::Errored)
+            && now >= self.expires_at(window_days)
+    }
+
+    /// The process after the expiry sweep cancelled it.
+    pub fn cancelled(&self, now: DateTime<Utc>) -> ImportProcess {
+        let mut process = self.clone();
+        process.state = ImportState::Cancelled;
+        process.updated_at = now;
+        process
+    }
+}
+
+/// A platform account created by a migration.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlatformAccount {
+    /// `A-` and 8 upper-case hex digits, unique.
+    pub number: String,
+    pub supplier_code: String,
+    pub external_account_number: String,
+    pub created_at: DateTime<Utc>,
+    pub data: AccountPayload,
+}
+
+impl PlatformAccount {
+    /// A new account for `process`, with a fresh random number. The store checks uniqueness.
+    pub fn open(process: &ImportProcess, now: DateTime<Utc>) -> PlatformAccount {
+        let mut data = process.account.clone();
+        if data.open_statement_period_start.is_none() {
+            data.open_statement_period_start = Some(now.date_naive());
+        }
+        PlatformAccount {
+            number: new_platform_account_number(&mut rand::thread_rng()),
+            supplier_code: process.supplier_code.clone(),
+            external_account_number: process.external_account_number.clone(),
+            created_at: now,
+            data,
+        }
+    }
+}
+
+/// `A-` + 8 upper-case hex digits.
+pub fn new_platform_account_number(rng: &mut impl Rng) -> String {
+    format!("A-{:08X}", rng.r#gen::<u32>())
+}
+
+pub fn is_platform_account_number(text: &str) -> bool {
+    text.strip_prefix("A-").is_some_and(|hex| {
+        hex.len() == 8
+            && hex
+                .chars()
+                .all(|c| c.is_ascii_digit() || matches!(c, 'A'..='F'))
+    })
+}
+
+/// Datetimes in responses: `YYYY-MM-DDTHH:MM:SSZ`.
+pub fn format_datetime(moment: DateTime<Utc>) -> String {
+    moment.to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_have_the_platform_shape() {
+        let mut rng = rand::thread_rng();
+        for _ in 0..100 {
+            assert!(is_platform_account_number(&new_platform_account_number(
+                &mut rng
+            )));
+        }
+        assert!(!is_platform_account_number("A-1234567"));
+        assert!(!is_platform_account_number("A-1234567g"));
+    }
+
+    #[test]
+    fn v1_status_mapping() {
+        assert_eq!(
+            ImportState::Processed.transfer_status(),
+            TransferStatus::Completed
+        );
+        assert_eq!(
+            ImportState::InProgress.transfer_status(),
+            TransferStatus::InProgress
+        );
+        for state in [
+            ImportState::Pending,
+            ImportState::Errored,
+            ImportState::Cancelled,
+        ] {
+            assert_eq!(state.transfer_status(), TransferStatus::Unknown);
+        }
+    }
+}

@@ -1,0 +1,301 @@
+//! Staging, validating and migrating accounts, and reading their import state.
+//!
+//! Every call is made on behalf of an API key: suppliers outside the key's scope answer
+//! exactly as if they did not exist. Writes are flushed before the call returns.
+
+use super::account::{AccountLimits, AccountPayload, read_account};
+use super::api_key::ApiKeyRecord;
+use super::error::DomainError;
+use super::import_process::{ImportProcess, ImportState, PlatformAccount, Staging};
+use super::supplier::Supplier;
+use super::validation::{ObjectReader, Optional, Required, StrRule};
+use crate::store::{ImportChange, ImportIter, Store};
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use std::sync::Arc;
+
+/// Which import processes a list shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListFilter {
+    /// Pending or imported (not cancelled).
+    All,
+    /// Staged without a platform account.
+    Pending,
+    /// With a platform account.
+    Imported,
+    /// Exactly this state (operators).
+    State(ImportState),
+}
+
+impl ListFilter {
+    pub fn admits(self, state: ImportState) -> bool {
+        match self {
+            Self::All => state != ImportState::Cancelled,
+            Self::Pending => state.is_pending(),
+            Self::Imported => state == ImportState::Processed,
+            Self::State(wanted) => state == wanted,
+        }
+    }
+}
+
+/// A request to migrate one staged account.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcessRequest {
+    pub supplier_code: String,
+    pub external_account_number: String,
+    pub dry_run: bool,
+}
+
+/// What a migration did.
+#[derive(Debug, Clone)]
+pub enum ProcessOutcome {
+    /// The platform account was created.
+    Created(Box<PlatformAccount>),
+    /// A dry run found that the migration would succeed; nothing was kept.
+    WouldSucceed { external_account_number: String },
+}
+
+/// The import use cases over one store.
+#[derive(Clone)]
+pub struct Imports {
+    store: Arc<dyn Store>,
+    limits: AccountLimits,
+}
+
+impl std::fmt::Debug for Imports {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Imports")
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Imports {
+    pub fn new(store: Arc<dyn Store>, limits: AccountLimits) -> Self {
+        Self { store, limits }
+    }
+
+    /// The supplier `code` if it exists and the key may see it.
+    pub fn visible_supplier(
+        &self,
+        key: &ApiKeyRecord,
+        code: &str,
+    ) -> Result<Supplier, DomainError> {
+        if !key.can_see(code) {
+            return Err(DomainError::SupplierNotFound);
+        }
+        self.store
+            .supplier(code)?
+            .ok_or(DomainError::SupplierNotFound)
+    }
+
+    fn read(
+        &self,
+        key: &ApiKeyRecord,
+        body: &Value,
+    ) -> Result<(AccountPayload, Supplier), DomainError> {
+        let account = read_account(body, self.limits).map_err(DomainError::account_invalid)?;
+        let supplier = self.visible_supplier(key, &account.import_supplier)?;
+        Ok((account, supplier))
+    }
+
+    /// Validates an account without writing anything.
+    pub fn validate(
+        &self,
+        key: &ApiKeyRecord,
+        body: &Value,
+    ) -> Result<AccountPayload, DomainError> {
+        self.read(key, body).map(|(account, _)| account)
+    }
+
+    /// Validates and stages an account (created, or updated while not yet migrated).
+    pub async fn stage(
+        &self,
+        key: &ApiKeyRecord,
+        body: &Value,
+    ) -> Result<(ImportProcess, Staging), DomainError> {
+        let (account, supplier) = self.read(key, body)?;
+        supplier.ensure_ongoing()?;
+        let now = Utc::now();
+        let mut staging = Staging::Created;
+        let change = self.store.change_import(
+            &supplier.code,
+            &account.external_account_number,
+            &mut |current| {
+                let (process, how) = ImportProcess::stage(current, account.clone(), now)?;
+                staging = how;
+                Ok(ImportChange {
+                    process,
+                    account: None,
+                })
+            },
+        )?;
+        self.store.flush().await?;
+        Ok((change.process, staging))
+    }
+
+    /// Migrates a staged account, or with `dry_run` says whether it would succeed.
+    pub async fn process(
+        &self,
+        key: &ApiKeyRecord,
+        body: &Value,
+    ) -> Result<ProcessOutcome, DomainError> {
+        let request = read_process_request(body)?;
+        let supplier = self.visible_supplier(key, &request.supplier_code)?;
+        supplier.ensure_ongoing()?;
+        let current = self
+            .store
+            .import_process(&supplier.code, &request.external_account_number)?
+            .ok_or(DomainError::ImportProcessNotFound)?;
+        current.ensure_processable()?;
+        if let Err(failure) = self.revalidate(&current) {
+            if !request.dry_run {
+                self.record_failure(&current, &failure).await?;
+            }
+            return Err(failure);
+        }
+        if request.dry_run {
+            return Ok(ProcessOutcome::WouldSucceed {
+                external_account_number: current.external_account_number,
+            });
+        }
+        let now = Utc::now();
+        let change = self.store.change_import(
+            &supplier.code,
+            &request.external_account_number,
+            &mut |current| {
+                let current = current.ok_or(DomainError::ImportProcessNotFound)?;
+                current.ensure_processable()?;
+                let account = PlatformAccount::open(current, now);
+                Ok(ImportChange {
+                    process: current.processed(&account),
+                    account: Some(account),
+                })
+            },
+        )?;
+        self.store.flush().await?;
+        change
+            .account
+            .map(|account| ProcessOutcome::Created(Box::new(account)))
+            .ok_or(DomainError::ImportProcessNotFound)
+    }
+
+    /// The rules are applied again at migration time: they may have changed since staging.
+    fn revalidate(&self, process: &ImportProcess) -> Result<AccountPayload, DomainError> {
+        let staged = serde_json::to_value(&process.account).unwrap_or(Value::Null);
+        read_account(&staged, self.limits).map_err(DomainError::account_invalid)
+    }
+
+    async fn record_failure(
+        &self,
+        process: &ImportProcess,
+        failure: &DomainError,
+    ) -> Result<(), DomainError> {
+        let now = Utc::now();
+        let detail = failure.to_string();
+        self.store.change_import(
+            &process.supplier_code,
+            &process.external_account_number,
+            &mut |current| {
+                let current = current.ok_or(DomainError::ImportProcessNotFound)?;
+                Ok(ImportChange {
+                    process: current.errored(failure.code(), &detail, now),
+                    account: None,
+                })
+            },
+        )?;
+        self.store.flush().await?;
+        Ok(())
+    }
+
+    /// The import process of one account, for the status endpoint.
+    pub fn import_process(
+        &self,
+        key: &ApiKeyRecord,
+        supplier_code: &str,
+        external: &str,
+    ) -> Result<ImportProcess, DomainError> {
+        let supplier = self.visible_supplier(key, supplier_code)?;
+        self.store
+            .import_process(&supplier.code, external)?
+            .ok_or(DomainError::AccountNotFound)
+    }
+
+    /// The supplier's import processes that pass `filter`, streamed from the store.
+    pub fn list(
+        &self,
+        key: &ApiKeyRecord,
+        supplier_code: &str,
+        filter: ListFilter,
+    ) -> Result<ImportIter, DomainError> {
+        let supplier = self.visible_supplier(key, supplier_code)?;
+        Ok(filtered(
+            self.store.import_processes(&supplier.code, None),
+            filter,
+        ))
+    }
+
+    /// Cancels every staged process older than its supplier's expiry window.
+    pub async fn cancel_expired(
+        &self,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<ImportProcess>, DomainError> {
+        let mut cancelled = Vec::new();
+        for supplier in self.store.suppliers()? {
+            for process in self.store.import_processes(&supplier.code, None) {
+                let process = process?;
+                if !process.is_expired(supplier.expiry_window_days, now) {
+                    continue;
+                }
+                let window = supplier.expiry_window_days;
+                let change = self.store.change_import(
+                    &process.supplier_code,
+                    &process.external_account_number,
+                    &mut |current| match current {
+                        Some(current) if current.is_expired(window, now) => Ok(ImportChange {
+                            process: current.cancelled(now),
+                            account: None,
+                        }),
+                        _ => Err(DomainError::ImportInProgress),
+                    },
+                );
+                match change {
+                    Ok(change) => cancelled.push(change.process),
+                    Err(DomainError::ImportInProgress) => {}
+                    Err(other) => return Err(other),
+                }
+            }
+        }
+        if !cancelled.is_empty() {
+            self.store.flush().await?;
+        }
+        Ok(cancelled)
+    }
+}
+
+/// Keeps the processes that pass `filter`.
+pub fn filtered(processes: ImportIter, filter: ListFilter) -> ImportIter {
+    Box::new(processes.filter(move |item| {
+        item.as_ref()
+            .map_or(true, |process| filter.admits(process.state))
+    }))
+}
+
+fn read_process_request(body: &Value) -> Result<ProcessRequest, DomainError> {
+    let mut r = ObjectReader::root(body).map_err(DomainError::invalid)?;
+    let supplier = r.string("import_supplier_code", Required, StrRule::max(64));
+    let external = r.string(
+        "external_account_number",
+        Required,
+        StrRule::max(super::account::MAX_EXTERNAL_ACCOUNT_NUMBER),
+    );
+    let dry_run = r.boolean("dry_run", Optional);
+    r.finish(|| {
+        Some(ProcessRequest {
+            supplier_code: supplier?,
+            external_account_number: external?,
+            dry_run: dry_run.unwrap_or(false),
+        })
+    })
+    .map_err(DomainError::invalid)
+}

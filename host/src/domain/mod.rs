@@ -1,0 +1,15 @@
+//! The rules of account migration, free of HTTP and of sled.
+//!
+//! Payload readers turn JSON into typed, validated values (reporting every field error at
+//! once); entities carry their own state rules; the use cases (`imports`, `admin`) combine
+//! them with the [`Store`](crate::store::Store) trait.
+
+pub mod account;
+pub mod admin;
+pub mod api_key;
+pub mod error;
+pub mod import_process;
+pub mod imports;
+pub mod money;
+pub mod supplier;
+pub mod validation;

@@ -1,0 +1,218 @@
+//! Import suppliers: the group a migrated account belongs to, its status and settings.
+
+use super::error::DomainError;
+use super::validation::{FieldErrors, ObjectReader, Optional, Required, StrRule};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The status the operator team sets on a supplier.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum SupplierStatus {
+    /// In use and accepting new accounts for migration.
+    Ongoing,
+    /// Migrations paused; more accounts are expected later.
+    Paused,
+    /// Migrations finished; no more accounts are expected.
+    Complete,
+}
+
+impl SupplierStatus {
+    pub const ALL: [SupplierStatus; 3] = [Self::Ongoing, Self::Paused, Self::Complete];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ongoing => "ONGOING",
+            Self::Paused => "PAUSED",
+            Self::Complete => "COMPLETE",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|status| status.as_str() == text)
+    }
+}
+
+pub const DEFAULT_EXPIRY_WINDOW_DAYS: i64 = 30;
+
+/// An import supplier as stored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct Supplier {
+    /// Upper-case code, e.g. `OLD_ENERGY`.
+    pub code: String,
+    pub name: String,
+    /// Root location of the supplier's documents inside the bucket.
+    pub document_root: String,
+    pub send_migration_emails: bool,
+    pub status: SupplierStatus,
+    /// Staged accounts older than this many days are cancelled.
+    pub expiry_window_days: i64,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl Supplier {
+    /// Staging, processing and every data-adding request need an ongoing migration.
+    pub fn ensure_ongoing(&self) -> Result<(), DomainError> {
+        match self.status {
+            SupplierStatus::Ongoing => Ok(()),
+            SupplierStatus::Paused | SupplierStatus::Complete => {
+                Err(DomainError::MigrationNotOngoing)
+            }
+        }
+    }
+
+    /// Applies an operator's change.
+    pub fn apply(&mut self, change: SupplierChange, now: DateTime<Utc>) {
+        if let Some(name) = change.name {
+            self.name = name;
+        }
+        if let Some(root) = change.document_root {
+            self.document_root = root;
+        }
+        if let Some(flag) = change.send_migration_emails {
+            self.send_migration_emails = flag;
+        }
+        if let Some(status) = change.status {
+            self.status = status;
+        }
+        if let Some(days) = change.expiry_window_days {
+            self.expiry_window_days = days;
+        }
+        self.updated_at = now;
+    }
+}
+
+/// The fields an operator may change on a supplier (`PATCH`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SupplierChange {
+    pub name: Option<String>,
+    pub document_root: Option<String>,
+    pub send_migration_emails: Option<bool>,
+    pub status: Option<SupplierStatus>,
+    pub expiry_window_days: Option<i64>,
+}
+
+const NAME: StrRule = StrRule::max(255);
+const ROOT: StrRule = StrRule::blank_ok(512);
+
+/// Reads a supplier-creation body.
+pub fn read_new_supplier(body: &Value, now: DateTime<Utc>) -> Result<Supplier, FieldErrors> {
+    let mut r = ObjectReader::root(body)?;
+    let code = r.string("code", Required, StrRule::max(32));
+    if let Some(code) = &code
+        && !is_valid_code(code)
+    {
+        r.error(
+            r.attr("code"),
+            "invalid",
+            "Use upper-case letters, digits and underscores, starting with a letter.",
+        );
+    }
+    let name = r.string("name", Required, NAME);
+    let root = r.string("document_root", Required, ROOT);
+    if let Some(root) = &root {
+        check_document_root(&mut r, root);
+    }
+    let emails = r.boolean("send_migration_emails", Optional);
+    let status = read_status(&mut r);
+    let days = r.integer("expiry_window_days", Optional, 1, 3650);
+    r.finish(|| {
+        Some(Supplier {
+            code: code?,
+            name: name?,
+            document_root: root?,
+            send_migration_emails: emails.unwrap_or(false),
+            status: status.unwrap_or(SupplierStatus::Ongoing),
+            expiry_window_days: days.unwrap_or(DEFAULT_EXPIRY_WINDOW_DAYS),
+            created_at: now,
+            updated_at: now,
+        })
+    })
+}
+
+/// Reads a supplier-change body.
+pub fn read_supplier_change(body: &Value) -> Result<SupplierChange, FieldErrors> {
+    let mut r = ObjectReader::root(body)?;
+    let name = r.string("name", Optional, NAME);
+    let root = r.string("document_root", Optional, ROOT);
+    if let Some(root) = &root {
+        check_document_root(&mut r, root);
+    }
+    let emails = r.boolean("send_migration_emails", Optional);
+    let status = read_status(&mut r);
+    let days = r.integer("expiry_window_days", Optional, 1, 3650);
+    r.finish(|| {
+        Some(SupplierChange {
+            name,
+            document_root: root,
+            send_migration_emails: emails,
+            status,
+            expiry_window_days: days,
+        })
+    })
+}
+
+fn read_status(r: &mut ObjectReader<'_>) -> Option<SupplierStatus> {
+    let text = r.string("status", Optional, StrRule::max(16))?;
+    let status = SupplierStatus::parse(&text);
+    if status.is_none() {
+        r.error(
+            r.attr("status"),
+            "invalid_choice",
+            format!("\"{text}\" is not a valid choice: use ONGOING, PAUSED or COMPLETE."),
+        );
+    }
+    status
+}
+
+fn check_document_root(r: &mut ObjectReader<'_>, root: &str) {
+    let escapes = root.contains("://") || root.split('/').any(|segment| segment == "..");
+    if escapes {
+        r.error(
+            r.attr("document_root"),
+            "invalid",
+            "The document root is a path inside the bucket: no scheme and no `..`.",
+        );
+    }
+}
+
+/// Supplier codes: `[A-Z][A-Z0-9_]*`.
+pub fn is_valid_code(code: &str) -> bool {
+    let mut chars = code.chars();
+    chars.next().is_some_and(|c| c.is_ascii_uppercase())
+        && chars.all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn creation_defaults_and_errors() {
+        let now = Utc::now();
+        let supplier = read_new_supplier(
+            &json!({"code": "OLD_CO", "name": "Old Co", "document_root": "old-co/"}),
+            now,
+        )
+        .expect("valid");
+        assert_eq!(supplier.status, SupplierStatus::Ongoing);
+        assert_eq!(supplier.expiry_window_days, 30);
+        let errors = read_new_supplier(
+            &json!({"code": "old", "document_root": "../x", "status": "DONE"}),
+            now,
+        )
+        .expect_err("invalid");
+        let codes: Vec<_> = errors
+            .0
+            .iter()
+            .map(|e| (e.attr.clone().unwrap_or_default(), e.code.clone()))
+            .collect();
+        assert!(codes.contains(&("code".into(), "invalid".into())));
+        assert!(codes.contains(&("name".into(), "required".into())));
+        assert!(codes.contains(&("document_root".into(), "invalid".into())));
+        assert!(codes.contains(&("status".into(), "invalid_choice".into())));
+    }
+}

@@ -1,0 +1,14 @@
+//! Ferry: the service that carries customer accounts from a retiring energy supplier onto the
+//! platform.
+//!
+//! Data flows one way: [`api`] (HTTP) → [`domain`] (rules and use cases) → [`store`]
+//! (sled). [`auth`] issues and checks tokens, [`config`] resolves settings, [`server`] runs
+//! it all, and [`cli`] is the `ferry` command line.
+
+pub mod api;
+pub mod auth;
+pub mod cli;
+pub mod config;
+pub mod domain;
+pub mod server;
+pub mod store;

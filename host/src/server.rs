@@ -1,0 +1,189 @@
+//! Running the service: open the store, resolve the operator key, serve HTTP until the
+//! shutdown future resolves, then drain in-flight requests and flush.
+
+use crate::api::{self, AppState};
+use crate::auth::{self, Authenticator};
+use crate::config::Settings;
+use crate::store::{SledStore, Store, StoreError};
+use serde_json::json;
+use std::future::Future;
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    #[error("cannot use data directory {path}: {source}")]
+    DataDir {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot open the store: {0}")]
+    Store(#[from] StoreError),
+    #[error("cannot listen on {address}: {source}")]
+    Listen {
+        address: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("server failed: {0}")]
+    Serve(#[source] std::io::Error),
+    #[error("demo set-up failed: {0}")]
+    Demo(String),
+}
+
+/// Serves until `shutdown` resolves.
+pub async fn run(
+    settings: Settings,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServerError> {
+    let data_dir = &settings.data_dir;
+    std::fs::create_dir_all(data_dir).map_err(|source| ServerError::DataDir {
+        path: data_dir.display().to_string(),
+        source,
+    })?;
+    let store = Arc::new(SledStore::open(&data_dir.join("db"))?);
+    let operator_key = resolve_operator_key(&settings)?;
+    let auth = Authenticator::new(store.clone(), &operator_key)?;
+    let state = AppState::new(store.clone(), auth, settings.limits);
+
+    let listener = TcpListener::bind(&settings.listen)
+        .await
+        .map_err(|source| ServerError::Listen {
+            address: settings.listen.clone(),
+            source,
+        })?;
+    let address = listener.local_addr().map_err(ServerError::Serve)?;
+    tracing::info!(%address, data_dir = %data_dir.display(), "ferry listening");
+    announce(&format!("ferry listening on http://{address}"));
+    if settings.demo {
+        provision_demo(&state, &address.to_string()).await?;
+    }
+
+    let (stop_tasks, stopped) = watch::channel(false);
+    let sweeper = tokio::spawn(sweep_expired(state.clone(), settings.expiry_sweep, stopped));
+
+    axum::serve(listener, api::router(state))
+        .with_graceful_shutdown(shutdown)
+        .await
+        .map_err(ServerError::Serve)?;
+    tracing::info!("shutting down");
+    let _ = stop_tasks.send(true);
+    let _ = sweeper.await;
+    store.flush().await?;
+    Ok(())
+}
+
+/// Prints a line on stdout for people and scripts (logs go to stderr).
+fn announce(line: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(stdout, "{line}");
+    let _ = stdout.flush();
+}
+
+/// The operator key: from settings, else `<data-dir>/operator.key`, else a new one written
+/// there (mode 0600) and printed once.
+fn resolve_operator_key(settings: &Settings) -> Result<String, ServerError> {
+    if let Some(key) = &settings.operator_key {
+        return Ok(key.clone());
+    }
+    let path = settings.data_dir.join("operator.key");
+    let io_error = |source| ServerError::DataDir {
+        path: path.display().to_string(),
+        source,
+    };
+    match std::fs::read_to_string(&path) {
+        Ok(key) if !key.trim().is_empty() => return Ok(key.trim().to_owned()),
+        Ok(_) => {}
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+        Err(error) => return Err(io_error(error)),
+    }
+    let key = auth::generate_operator_key();
+    write_private(&path, &key).map_err(io_error)?;
+    announce(&format!(
+        "operator key (shown once; also in {}): {key}",
+        path.display()
+    ));
+    Ok(key)
+}
+
+fn write_private(path: &Path, contents: &str) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?;
+    file.write_all(contents.as_bytes())?;
+    file.sync_all()
+}
+
+/// Cancels expired staged accounts every `every`, until told to stop.
+async fn sweep_expired(
+    state: AppState,
+    every: std::time::Duration,
+    mut stop: watch::Receiver<bool>,
+) {
+    loop {
+        match state.imports.cancel_expired(chrono::Utc::now()).await {
+            Ok(cancelled) if !cancelled.is_empty() => {
+                tracing::info!(
+                    count = cancelled.len(),
+                    "cancelled expired import processes"
+                );
+            }
+            Ok(_) => {}
+            Err(error) => tracing::error!(%error, "expiry sweep failed"),
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(every) => {}
+            _ = stop.changed() => return,
+        }
+    }
+}
+
+const DEMO_SUPPLIER: &str = "DEMO";
+
+/// `--demo`: a demo supplier and a fresh API key, and a request to paste.
+async fn provision_demo(state: &AppState, address: &str) -> Result<(), ServerError> {
+    let demo_error =
+        |error: crate::domain::error::DomainError| ServerError::Demo(error.to_string());
+    let created = state
+        .admin
+        .create_supplier(&json!({
+            "code": DEMO_SUPPLIER,
+            "name": "Demo Energy (retiring)",
+            "document_root": "demo/",
+        }))
+        .await;
+    match created {
+        Ok(_) | Err(crate::domain::error::DomainError::SupplierExists(_)) => {}
+        Err(error) => return Err(demo_error(error)),
+    }
+    let issued = state
+        .admin
+        .create_api_key(&json!({"organisation": "Demo Energy", "suppliers": [DEMO_SUPPLIER]}))
+        .await
+        .map_err(demo_error)?;
+    let key = issued.key;
+    announce(&format!(
+        r#"
+Demo supplier {DEMO_SUPPLIER} is ready. Its API key (shown once): {key}
+
+Get a token:
+  TOKEN=$(curl -s http://{address}/v1/graphql/ -H 'Content-Type: application/json' \
+    -d '{{"query":"mutation($input: ObtainJSONWebTokenInput!) {{ obtainPlatformToken(input: $input) {{ token }} }}","variables":{{"input":{{"APIKey":"{key}"}}}}}}' \
+    | sed -E 's/.*"token":"([^"]+)".*/\1/')
+
+Stage an account:
+  curl -s http://{address}/v1/data-import/account-import-process/create-or-update/ \
+    -H "Authorization: Token $TOKEN" -H 'Content-Type: application/json' \
+    -d '{{"import_supplier":"{DEMO_SUPPLIER}","external_account_number":"DEMO-1","billing_name":"Ada Lovelace","billing_address":{{"address_line_1":"1 Analytical Street","town":"London","postcode":"N1 1AA","country":"GB"}},"customers":[{{"given_name":"Ada","family_name":"Lovelace","email":"ada@example.com","mobile":"07700 900123"}}]}}'
+"#
+    ));
+    Ok(())
+}

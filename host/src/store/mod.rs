@@ -1,0 +1,104 @@
+//! Durable storage behind a trait, so a server database can take sled's place later.
+//!
+//! The domain asks for records and atomic changes; it never sees sled. Every change that must
+//! be atomic (an import process, the platform account it creates and the per-state counts) is
+//! one call here, applied in one transaction. Nothing is durable until [`Store::flush`]
+//! resolves: callers answer 2xx only after it.
+
+mod sled_store;
+
+pub use sled_store::SledStore;
+
+use crate::domain::api_key::ApiKeyRecord;
+use crate::domain::error::DomainError;
+use crate::domain::import_process::{ImportProcess, ImportState, PlatformAccount};
+use crate::domain::supplier::Supplier;
+use chrono::{DateTime, Utc};
+use futures_util::future::BoxFuture;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("storage failure: {0}")]
+    Sled(#[from] sled::Error),
+    #[error("stored record {key} could not be read: {source}")]
+    Corrupt {
+        key: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("could not find a free platform account number")]
+    NumbersExhausted,
+}
+
+/// The result of an atomic change to one import process.
+#[derive(Debug, Clone)]
+pub struct ImportChange {
+    pub process: ImportProcess,
+    /// A platform account created by this change.
+    pub account: Option<PlatformAccount>,
+}
+
+/// How many import processes of a supplier are in each state.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct ImportCounts(pub BTreeMap<ImportState, u64>);
+
+impl ImportCounts {
+    pub fn get(&self, state: ImportState) -> u64 {
+        self.0.get(&state).copied().unwrap_or(0)
+    }
+}
+
+pub type ImportIter = Box<dyn Iterator<Item = Result<ImportProcess, StoreError>> + Send>;
+
+/// Decides a change to an import process from its current version (`None`: not staged yet).
+pub type DecideImport<'a> =
+    dyn FnMut(Option<&ImportProcess>) -> Result<ImportChange, DomainError> + 'a;
+
+pub trait Store: Send + Sync + 'static {
+    /// Inserts a new supplier; `false` when the code is taken.
+    fn create_supplier(&self, supplier: &Supplier) -> Result<bool, StoreError>;
+    fn supplier(&self, code: &str) -> Result<Option<Supplier>, StoreError>;
+    fn suppliers(&self) -> Result<Vec<Supplier>, StoreError>;
+    /// Applies `change` to the supplier atomically; `None` when it does not exist.
+    fn update_supplier(
+        &self,
+        code: &str,
+        change: &mut dyn FnMut(&mut Supplier),
+    ) -> Result<Option<Supplier>, StoreError>;
+    fn import_counts(&self, code: &str) -> Result<ImportCounts, StoreError>;
+
+    fn insert_api_key(&self, key: &ApiKeyRecord) -> Result<(), StoreError>;
+    fn api_key(&self, id: &str) -> Result<Option<ApiKeyRecord>, StoreError>;
+    fn api_key_by_digest(&self, digest: &str) -> Result<Option<ApiKeyRecord>, StoreError>;
+    /// Marks the key revoked; `None` when it never existed.
+    fn revoke_api_key(
+        &self,
+        id: &str,
+        at: DateTime<Utc>,
+    ) -> Result<Option<ApiKeyRecord>, StoreError>;
+
+    fn import_process(
+        &self,
+        supplier: &str,
+        external: &str,
+    ) -> Result<Option<ImportProcess>, StoreError>;
+    /// Reads the process, lets `decide` make the change and writes it (with any new account and
+    /// the state counts) in one transaction. `decide` may run more than once.
+    fn change_import(
+        &self,
+        supplier: &str,
+        external: &str,
+        decide: &mut DecideImport<'_>,
+    ) -> Result<ImportChange, DomainError>;
+    /// The supplier's processes in external-account-number order, starting after `after`.
+    fn import_processes(&self, supplier: &str, after: Option<&str>) -> ImportIter;
+    fn account(&self, number: &str) -> Result<Option<PlatformAccount>, StoreError>;
+
+    /// A named secret, created by `make` on first use.
+    fn secret(&self, name: &str, make: &mut dyn FnMut() -> Vec<u8>) -> Result<Vec<u8>, StoreError>;
+
+    /// Resolves once everything written so far is on disk.
+    fn flush(&self) -> BoxFuture<'static, Result<(), StoreError>>;
+}

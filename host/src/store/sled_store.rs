@@ -1,0 +1,338 @@
+//! The sled implementation of [`Store`]: one tree per kind of record, JSON values, and
+//! multi-tree transactions for changes that must be atomic.
+
+use super::{DecideImport, ImportChange, ImportCounts, ImportIter, Store, StoreError};
+use crate::domain::api_key::ApiKeyRecord;
+use crate::domain::error::DomainError;
+use crate::domain::import_process::{ImportProcess, ImportState, PlatformAccount};
+use crate::domain::supplier::Supplier;
+use chrono::{DateTime, Utc};
+use futures_util::future::BoxFuture;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use sled::Transactional;
+use sled::transaction::{ConflictableTransactionError, TransactionError, TransactionalTree};
+use std::cell::RefCell;
+use std::path::Path;
+
+const SEPARATOR: u8 = 0;
+const NUMBER_ATTEMPTS: usize = 16;
+
+#[derive(Clone)]
+pub struct SledStore {
+    db: sled::Db,
+    suppliers: sled::Tree,
+    api_keys: sled::Tree,
+    api_key_digests: sled::Tree,
+    imports: sled::Tree,
+    import_counts: sled::Tree,
+    accounts: sled::Tree,
+    secrets: sled::Tree,
+}
+
+impl std::fmt::Debug for SledStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SledStore").finish_non_exhaustive()
+    }
+}
+
+/// Why a transaction was aborted.
+enum Abort {
+    Domain(DomainError),
+    Corrupt(StoreError),
+    NumberTaken,
+}
+
+impl SledStore {
+    pub fn open(dir: &Path) -> Result<Self, StoreError> {
+        let db = sled::Config::new().path(dir).open()?;
+        Ok(Self {
+            suppliers: db.open_tree("suppliers")?,
+            api_keys: db.open_tree("api_keys")?,
+            api_key_digests: db.open_tree("api_key_digests")?,
+            imports: db.open_tree("imports")?,
+            import_counts: db.open_tree("import_counts")?,
+            accounts: db.open_tree("accounts")?,
+            secrets: db.open_tree("secrets")?,
+            db,
+        })
+    }
+
+    /// Whether the database answers (for `/readyz`).
+    pub fn is_healthy(&self) -> bool {
+        self.db.size_on_disk().is_ok()
+    }
+}
+
+fn encode<T: Serialize>(value: &T) -> Vec<u8> {
+    // Records are plain structs of strings, numbers and dates: serialising cannot fail.
+    serde_json::to_vec(value).unwrap_or_default()
+}
+
+fn decode<T: DeserializeOwned>(key: &[u8], bytes: &[u8]) -> Result<T, StoreError> {
+    serde_json::from_slice(bytes).map_err(|source| StoreError::Corrupt {
+        key: String::from_utf8_lossy(key).into_owned(),
+        source,
+    })
+}
+
+fn pair_key(first: &str, second: &str) -> Vec<u8> {
+    let mut key = Vec::with_capacity(first.len() + second.len() + 1);
+    key.extend_from_slice(first.as_bytes());
+    key.push(SEPARATOR);
+    key.extend_from_slice(second.as_bytes());
+    key
+}
+
+fn read_count(
+    tree: &TransactionalTree,
+    key: &[u8],
+) -> Result<u64, ConflictableTransactionError<Abort>> {
+    Ok(tree
+        .get(key)?
+        .and_then(|bytes| <[u8; 8]>::try_from(bytes.as_ref()).ok())
+        .map(u64::from_be_bytes)
+        .unwrap_or(0))
+}
+
+fn add_count(
+    tree: &TransactionalTree,
+    supplier: &str,
+    state: ImportState,
+    delta: i64,
+) -> Result<(), ConflictableTransactionError<Abort>> {
+    let key = pair_key(supplier, state.as_str());
+    let count = read_count(tree, &key)?.saturating_add_signed(delta);
+    tree.insert(key, count.to_be_bytes().to_vec())?;
+    Ok(())
+}
+
+impl Store for SledStore {
+    fn create_supplier(&self, supplier: &Supplier) -> Result<bool, StoreError> {
+        let swapped = self.suppliers.compare_and_swap(
+            supplier.code.as_bytes(),
+            None as Option<&[u8]>,
+            Some(encode(supplier)),
+        )?;
+        Ok(swapped.is_ok())
+    }
+
+    fn supplier(&self, code: &str) -> Result<Option<Supplier>, StoreError> {
+        self.suppliers
+            .get(code.as_bytes())?
+            .map(|bytes| decode(code.as_bytes(), &bytes))
+            .transpose()
+    }
+
+    fn suppliers(&self) -> Result<Vec<Supplier>, StoreError> {
+        self.suppliers
+            .iter()
+            .map(|entry| {
+                let (key, value) = entry?;
+                decode(&key, &value)
+            })
+            .collect()
+    }
+
+    fn update_supplier(
+        &self,
+        code: &str,
+        change: &mut dyn FnMut(&mut Supplier),
+    ) -> Result<Option<Supplier>, StoreError> {
+        let change = RefCell::new(change);
+        let result = self.suppliers.transaction(|tree| {
+            let Some(bytes) = tree.get(code.as_bytes())? else {
+                return Ok(None);
+            };
+            let mut supplier: Supplier = decode(code.as_bytes(), &bytes)
+                .map_err(|error| ConflictableTransactionError::Abort(Abort::Corrupt(error)))?;
+            (change.borrow_mut())(&mut supplier);
+            tree.insert(code.as_bytes(), encode(&supplier))?;
+            Ok(Some(supplier))
+        });
+        match result {
+            Ok(supplier) => Ok(supplier),
+            Err(TransactionError::Storage(error)) => Err(error.into()),
+            Err(TransactionError::Abort(Abort::Corrupt(error))) => Err(error),
+            Err(TransactionError::Abort(_)) => Ok(None),
+        }
+    }
+
+    fn import_counts(&self, code: &str) -> Result<ImportCounts, StoreError> {
+        let mut counts = ImportCounts::default();
+        for state in ImportState::ALL {
+            let count = self
+                .import_counts
+                .get(pair_key(code, state.as_str()))?
+                .and_then(|bytes| <[u8; 8]>::try_from(bytes.as_ref()).ok())
+                .map(u64::from_be_bytes)
+                .unwrap_or(0);
+            counts.0.insert(state, count);
+        }
+        Ok(counts)
+    }
+
+    fn insert_api_key(&self, key: &ApiKeyRecord) -> Result<(), StoreError> {
+        (&self.api_keys, &self.api_key_digests)
+            .transaction(|(keys, digests)| {
+                keys.insert(key.id.as_bytes(), encode(key))?;
+                digests.insert(key.key_digest.as_bytes(), key.id.as_bytes())?;
+                Ok::<_, ConflictableTransactionError<()>>(())
+            })
+            .map_err(|error| match error {
+                TransactionError::Storage(error) => StoreError::Sled(error),
+                TransactionError::Abort(()) => {
+                    StoreError::Sled(sled::Error::Unsupported("aborted".into()))
+                }
+            })
+    }
+
+    fn api_key(&self, id: &str) -> Result<Option<ApiKeyRecord>, StoreError> {
+        self.api_keys
+            .get(id.as_bytes())?
+            .map(|bytes| decode(id.as_bytes(), &bytes))
+            .transpose()
+    }
+
+    fn api_key_by_digest(&self, digest: &str) -> Result<Option<ApiKeyRecord>, StoreError> {
+        let Some(id) = self.api_key_digests.get(digest.as_bytes())? else {
+            return Ok(None);
+        };
+        self.api_key(&String::from_utf8_lossy(&id))
+    }
+
+    fn revoke_api_key(
+        &self,
+        id: &str,
+        at: DateTime<Utc>,
+    ) -> Result<Option<ApiKeyRecord>, StoreError> {
+        let result = (&self.api_keys, &self.api_key_digests).transaction(|(keys, digests)| {
+            let Some(bytes) = keys.get(id.as_bytes())? else {
+                return Ok(None);
+            };
+            let mut key: ApiKeyRecord = decode(id.as_bytes(), &bytes)
+                .map_err(|error| ConflictableTransactionError::Abort(Abort::Corrupt(error)))?;
+            if key.revoked_at.is_none() {
+                key.revoked_at = Some(at);
+            }
+            keys.insert(id.as_bytes(), encode(&key))?;
+            digests.remove(key.key_digest.as_bytes())?;
+            Ok(Some(key))
+        });
+        match result {
+            Ok(key) => Ok(key),
+            Err(TransactionError::Storage(error)) => Err(error.into()),
+            Err(TransactionError::Abort(Abort::Corrupt(error))) => Err(error),
+            Err(TransactionError::Abort(_)) => Ok(None),
+        }
+    }
+
+    fn import_process(
+        &self,
+        supplier: &str,
+        external: &str,
+    ) -> Result<Option<ImportProcess>, StoreError> {
+        let key = pair_key(supplier, external);
+        self.imports
+            .get(&key)?
+            .map(|bytes| decode(&key, &bytes))
+            .transpose()
+    }
+
+    fn change_import(
+        &self,
+        supplier: &str,
+        external: &str,
+        decide: &mut DecideImport<'_>,
+    ) -> Result<ImportChange, DomainError> {
+        let key = pair_key(supplier, external);
+        let decide = RefCell::new(decide);
+        for _ in 0..NUMBER_ATTEMPTS {
+            let result = (&self.imports, &self.import_counts, &self.accounts).transaction(
+                |(imports, counts, accounts)| {
+                    let current: Option<ImportProcess> = match imports.get(&key)? {
+                        Some(bytes) => Some(decode(&key, &bytes).map_err(|error| {
+                            ConflictableTransactionError::Abort(Abort::Corrupt(error))
+                        })?),
+                        None => None,
+                    };
+                    let change = (decide.borrow_mut())(current.as_ref()).map_err(|error| {
+                        ConflictableTransactionError::Abort(Abort::Domain(error))
+                    })?;
+                    if let Some(account) = &change.account {
+                        if accounts.get(account.number.as_bytes())?.is_some() {
+                            return Err(ConflictableTransactionError::Abort(Abort::NumberTaken));
+                        }
+                        accounts.insert(account.number.as_bytes(), encode(account))?;
+                    }
+                    let before = current.as_ref().map(|process| process.state);
+                    let after = change.process.state;
+                    if before != Some(after) {
+                        if let Some(before) = before {
+                            add_count(counts, supplier, before, -1)?;
+                        }
+                        add_count(counts, supplier, after, 1)?;
+                    }
+                    imports.insert(key.as_slice(), encode(&change.process))?;
+                    Ok(change)
+                },
+            );
+            match result {
+                Ok(change) => return Ok(change),
+                Err(TransactionError::Abort(Abort::NumberTaken)) => continue,
+                Err(TransactionError::Abort(Abort::Domain(error))) => return Err(error),
+                Err(TransactionError::Abort(Abort::Corrupt(error))) => return Err(error.into()),
+                Err(TransactionError::Storage(error)) => return Err(StoreError::from(error).into()),
+            }
+        }
+        Err(StoreError::NumbersExhausted.into())
+    }
+
+    fn import_processes(&self, supplier: &str, after: Option<&str>) -> ImportIter {
+        let start = match after {
+            // The first key greater than `supplier\0after` and every key beginning with it.
+            Some(after) => {
+                let mut key = pair_key(supplier, after);
+                key.push(SEPARATOR);
+                key
+            }
+            None => pair_key(supplier, ""),
+        };
+        let mut end = supplier.as_bytes().to_vec();
+        end.push(SEPARATOR + 1);
+        Box::new(self.imports.range(start..end).map(|entry| {
+            let (key, value) = entry?;
+            decode(&key, &value)
+        }))
+    }
+
+    fn account(&self, number: &str) -> Result<Option<PlatformAccount>, StoreError> {
+        self.accounts
+            .get(number.as_bytes())?
+            .map(|bytes| decode(number.as_bytes(), &bytes))
+            .transpose()
+    }
+
+    fn secret(&self, name: &str, make: &mut dyn FnMut() -> Vec<u8>) -> Result<Vec<u8>, StoreError> {
+        if let Some(existing) = self.secrets.get(name.as_bytes())? {
+            return Ok(existing.to_vec());
+        }
+        let fresh = make();
+        match self.secrets.compare_and_swap(
+            name.as_bytes(),
+            None as Option<&[u8]>,
+            Some(fresh.clone()),
+        )? {
+            Ok(()) => Ok(fresh),
+            Err(race) => Ok(race.current.map(|value| value.to_vec()).unwrap_or(fresh)),
+        }
+    }
+
+    fn flush(&self) -> BoxFuture<'static, Result<(), StoreError>> {
+        let db = self.db.clone();
+        Box::pin(async move {
+            db.flush_async().await?;
+            Ok(())
+        })
+    }
+}
