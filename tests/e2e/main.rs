@@ -1,2 +1,9 @@
-#[test]
-fn placeholder() {}
+//! End-to-end tests: the real `ferry` binary over real HTTP, with real sled files.
+
+mod admin;
+mod auth;
+mod cli;
+mod errors;
+mod reads;
+mod staging;
+mod support;

@@ -1,0 +1,164 @@
+//! Tokens, refresh, revocation and tenant isolation.
+
+use crate::support::*;
+use reqwest::{Method, StatusCode};
+use serde_json::json;
+
+#[tokio::test]
+async fn api_key_gives_a_token_and_a_refresh_token() {
+    let server = Server::start().await;
+    server.create_supplier("OLD_CO").await;
+    let (key_id, key) = server.create_api_key(&["OLD_CO"]).await;
+
+    let before = chrono::Utc::now().timestamp();
+    let body = server.obtain_token(json!({"APIKey": key})).await;
+    let answer = &body["data"]["obtainPlatformToken"];
+    let token = answer["token"].as_str().expect("token");
+    let refresh = answer["refreshToken"].as_str().expect("refresh token");
+    let refresh_expires = answer["refreshExpiresIn"].as_i64().expect("refreshExpiresIn");
+    let seven_days = 7 * 24 * 3600;
+    assert!((before + seven_days - 5..=before + seven_days + 60).contains(&refresh_expires));
+    let payload = &answer["payload"];
+    assert_eq!(payload["sub"], key_id.as_str());
+    let lifetime = payload["exp"].as_i64().expect("exp") - payload["iat"].as_i64().expect("iat");
+    assert_eq!(lifetime, 3600);
+
+    let (status, _) = server.get("/v1/data-import/all-account-import-processes/OLD_CO/", token).await;
+    assert_eq!(status, StatusCode::OK);
+
+    // The refresh token is not an access token ...
+    let (status, body) = server.get("/v1/data-import/all-account-import-processes/OLD_CO/", refresh).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_error(&body, "authentication_failed");
+    // ... but it buys a new one.
+    let body = server.obtain_token(json!({"refreshToken": refresh})).await;
+    let fresh = body["data"]["obtainPlatformToken"]["token"].as_str().expect("token");
+    let (status, _) = server.get("/v1/data-import/all-account-import-processes/OLD_CO/", fresh).await;
+    assert_eq!(status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn bad_credentials_give_graphql_errors_with_stable_codes() {
+    let server = Server::start().await;
+    for (input, code) in [
+        (json!({"APIKey": "ferry_nope"}), "invalid_api_key"),
+        (json!({"refreshToken": "not.a.token"}), "invalid_refresh_token"),
+        (json!({}), "missing_credentials"),
+    ] {
+        let body = server.obtain_token(input).await;
+        assert!(body["data"].is_null() || body["data"]["obtainPlatformToken"].is_null(), "{body}");
+        assert_eq!(body["errors"][0]["extensions"]["errorCode"], code, "{body}");
+    }
+}
+
+#[tokio::test]
+async fn missing_forged_and_malformed_tokens_are_refused() {
+    let server = Server::start().await;
+    let token = server.supplier_with_token("OLD_CO").await;
+    let path = "/v1/data-import/all-account-import-processes/OLD_CO/";
+
+    let response = reqwest::get(server.url(path)).await.expect("request");
+    assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(response.headers()["www-authenticate"], "Token");
+    let body: serde_json::Value = response.json().await.expect("json");
+    assert_error(&body, "not_authenticated");
+
+    // A token signed by someone else (same claims, other key).
+    let mut parts: Vec<String> = token.split('.').map(str::to_owned).collect();
+    parts[2] = "AAAA".repeat(10);
+    let forged = parts.join(".");
+    for bad in [forged.as_str(), "garbage", ""] {
+        let (status, body) = server.get(path, bad).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{bad}");
+        assert_error(&body, "authentication_failed");
+    }
+    let response = reqwest::Client::new()
+        .get(server.url(path))
+        .header("Authorization", format!("Bearer {token}"))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn revoking_a_key_invalidates_its_tokens() {
+    let server = Server::start().await;
+    server.create_supplier("OLD_CO").await;
+    let (id, key) = server.create_api_key(&["OLD_CO"]).await;
+    let body = server.obtain_token(json!({"APIKey": key})).await;
+    let token = body["data"]["obtainPlatformToken"]["token"].as_str().expect("token").to_owned();
+    let refresh = body["data"]["obtainPlatformToken"]["refreshToken"].as_str().expect("refresh").to_owned();
+    let path = "/v1/data-import/all-account-import-processes/OLD_CO/";
+    assert_eq!(server.get(path, &token).await.0, StatusCode::OK);
+
+    let (status, revoked) = server.admin(Method::DELETE, &format!("/admin/v1/api-keys/{id}"), None).await;
+    assert_eq!(status, StatusCode::OK, "{revoked}");
+    assert!(revoked["revoked_at"].is_string());
+
+    let (status, body) = server.get(path, &token).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_error(&body, "authentication_failed");
+    let body = server.obtain_token(json!({"refreshToken": refresh})).await;
+    assert_eq!(body["errors"][0]["extensions"]["errorCode"], "invalid_refresh_token");
+    let body = server.obtain_token(json!({"APIKey": key})).await;
+    assert_eq!(body["errors"][0]["extensions"]["errorCode"], "invalid_api_key");
+}
+
+#[tokio::test]
+async fn another_suppliers_data_answers_as_if_it_did_not_exist() {
+    let server = Server::start().await;
+    let token_a = server.supplier_with_token("SUPPLIER_A").await;
+    let token_b = server.supplier_with_token("SUPPLIER_B").await;
+    server.stage(&token_b, &account("SUPPLIER_B", "B-1")).await;
+    server.migrate(&token_b, "SUPPLIER_B", "B-1").await;
+
+    // A sees B exactly as it sees a supplier that does not exist.
+    for supplier in ["SUPPLIER_B", "NO_SUCH_SUPPLIER"] {
+        let paths = [
+            format!("/v1/data-import/account-transfer-status/{supplier}/B-1/"),
+            format!("/v1/data-import/all-account-import-processes/{supplier}/"),
+            format!("/v1/data-import/pending-account-import-processes/{supplier}/"),
+            format!("/v1/data-import/imported-account-import-processes/{supplier}/"),
+        ];
+        for path in paths {
+            let (status, body) = server.get(&path, &token_a).await;
+            assert_eq!(status, StatusCode::NOT_FOUND, "{path}");
+            assert_error(&body, "import_supplier_not_found");
+        }
+        for (path, body) in [
+            (STAGE, account(supplier, "X-1")),
+            (VALIDATE, account(supplier, "X-1")),
+            (PROCESS, json!({"import_supplier_code": supplier, "external_account_number": "B-1"})),
+        ] {
+            let (status, answer) = server.post(path, &token_a, &body).await;
+            assert_eq!(status, StatusCode::NOT_FOUND, "{path} {answer}");
+            assert_error(&answer, "import_supplier_not_found");
+        }
+    }
+    // And B's account is untouched.
+    let (_, status) = server
+        .get("/v1/data-import/account-transfer-status/SUPPLIER_B/B-1/", &token_b)
+        .await;
+    assert_eq!(status["status"], "COMPLETED");
+}
+
+#[tokio::test]
+async fn the_admin_api_is_for_the_operator_only() {
+    let server = Server::start().await;
+    let token = server.supplier_with_token("OLD_CO").await;
+    let (status, body) = server.call(Method::GET, "/admin/v1/suppliers", None, None).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_error(&body, "not_authenticated");
+    let (status, body) = server.call(Method::GET, "/admin/v1/suppliers", Some("wrong-key"), None).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_error(&body, "authentication_failed");
+    let (status, body) = server.call(Method::GET, "/admin/v1/suppliers", Some(&token), None).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert_error(&body, "permission_denied");
+    // The operator key is no platform token either.
+    let (status, _) = server
+        .get("/v1/data-import/all-account-import-processes/OLD_CO/", OPERATOR_KEY)
+        .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+}

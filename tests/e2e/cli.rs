@@ -1,0 +1,96 @@
+//! The operator CLI against a running server, and `ferry serve --demo`.
+
+use crate::support::*;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use std::process::Command;
+
+fn ferry(server: &Server, args: &[&str]) -> (bool, Value, String) {
+    let output = Command::new(ferry_binary())
+        .args(args)
+        .env("FERRY_URL", &server.base)
+        .env("FERRY_OPERATOR_KEY", OPERATOR_KEY)
+        .output()
+        .expect("run ferry");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    let value = serde_json::from_str(&stdout).unwrap_or(Value::Null);
+    (output.status.success(), value, stderr)
+}
+
+#[tokio::test]
+async fn operators_manage_suppliers_and_keys_from_the_command_line() {
+    let server = Server::start().await;
+    let (ok, created, err) = ferry(&server, &["supplier", "create", "OLD_CO", "--name", "Old Co", "--document-root", "old/"]);
+    assert!(ok, "{err}");
+    assert_eq!(created["code"], "OLD_CO");
+
+    let (ok, list, _) = ferry(&server, &["supplier", "list"]);
+    assert!(ok);
+    assert_eq!(list[0]["name"], "Old Co");
+
+    let (ok, key, err) = ferry(&server, &["api-key", "create", "--organisation", "Old Co Ltd", "--supplier", "OLD_CO"]);
+    assert!(ok, "{err}");
+    let token = server.token_for(key["key"].as_str().expect("key")).await;
+
+    let (ok, paused, err) = ferry(&server, &["supplier", "set-status", "OLD_CO", "paused"]);
+    assert!(ok, "{err}");
+    assert_eq!(paused["status"], "PAUSED");
+    let (status, body) = server.post(STAGE, &token, &account("OLD_CO", "ACC-1")).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_error(&body, "import_supplier_migration_not_ongoing");
+
+    let (ok, _, err) = ferry(&server, &["supplier", "update", "OLD_CO", "--status", "ONGOING", "--expiry-window-days", "10"]);
+    assert!(ok, "{err}");
+    let (ok, shown, _) = ferry(&server, &["supplier", "show", "OLD_CO"]);
+    assert!(ok);
+    assert_eq!(shown["expiry_window_days"], 10);
+    server.stage(&token, &account("OLD_CO", "ACC-1")).await;
+
+    // Errors from the server reach the operator, with a failing exit code.
+    let (ok, _, err) = ferry(&server, &["supplier", "create", "OLD_CO", "--name", "Again"]);
+    assert!(!ok);
+    assert!(err.contains("import_supplier_already_exists"), "{err}");
+
+    let (ok, _, err) = ferry(&server, &["api-key", "revoke", key["id"].as_str().expect("id")]);
+    assert!(ok, "{err}");
+    let (status, _) = server.get("/v1/data-import/all-account-import-processes/OLD_CO/", &token).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn an_unreachable_server_is_a_clear_error() {
+    let output = Command::new(ferry_binary())
+        .args(["supplier", "list", "--url", "http://127.0.0.1:9", "--operator-key", "k"])
+        .output()
+        .expect("run ferry");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("cannot reach the Ferry server"), "{stderr}");
+}
+
+#[tokio::test]
+async fn the_demo_prints_a_request_that_works() {
+    let server = Server::start_with(Options {
+        args: vec!["--demo".into()],
+        ..Options::default()
+    })
+    .await;
+    let printed = server.stdout.join("\n");
+    let key = printed
+        .split_whitespace()
+        .find(|word| word.starts_with("ferry_") && word.len() > 40)
+        .unwrap_or_else(|| panic!("no API key in {printed}"));
+    let token = server.token_for(key).await;
+    // The printed staging request, as a user would paste it (the JSON after -d).
+    let data = printed
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("-d '"))
+        .find(|data| data.contains("external_account_number"))
+        .and_then(|data| data.strip_suffix('\''))
+        .unwrap_or_else(|| panic!("no staging request in {printed}"));
+    let body: Value = serde_json::from_str(data).expect("the printed body is JSON");
+    let (status, answer) = server.post(STAGE, &token, &body).await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    assert_eq!(answer, json!({"external_account_number": "DEMO-1", "import_supplier_code": "DEMO"}));
+}

@@ -1,0 +1,106 @@
+//! Framework-level failures answer in the API's error format too.
+
+use crate::support::*;
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
+async fn raw(server: &Server, method: Method, path: &str, token: &str, content_type: Option<&str>, body: &str) -> (StatusCode, Value) {
+    let mut request = reqwest::Client::new()
+        .request(method, server.url(path))
+        .header("Authorization", format!("Token {token}"))
+        .body(body.to_owned());
+    if let Some(content_type) = content_type {
+        request = request.header("Content-Type", content_type);
+    }
+    let response = request.send().await.expect("request");
+    let status = response.status();
+    (status, response.json().await.expect("a JSON error body"))
+}
+
+#[tokio::test]
+async fn malformed_json_wrong_type_unknown_route_and_wrong_method() {
+    let server = Server::start().await;
+    let token = server.supplier_with_token("OLD_CO").await;
+
+    let (status, body) = raw(&server, Method::POST, STAGE, &token, Some("application/json"), "{\"import_supplier\": ").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_error(&body, "parse_error");
+
+    let (status, body) = raw(&server, Method::POST, STAGE, &token, Some("text/plain"), "{}").await;
+    assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    assert_error(&body, "unsupported_media_type");
+    let (status, body) = raw(&server, Method::POST, STAGE, &token, None, "{}").await;
+    assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    assert_error(&body, "unsupported_media_type");
+
+    let (status, body) = raw(&server, Method::POST, STAGE, &token, Some("application/json; charset=utf-8"), "[1, 2]").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_error(&body, "account_failed_validation");
+
+    let (status, body) = raw(&server, Method::GET, "/v1/data-import/nothing-here/", &token, None, "").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_error(&body, "not_found");
+
+    let response = reqwest::Client::new()
+        .get(server.url(STAGE))
+        .header("Authorization", format!("Token {token}"))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED);
+    assert!(response.headers()["allow"].to_str().expect("allow").contains("POST"));
+    let body: Value = response.json().await.expect("json");
+    assert_error(&body, "method_not_allowed");
+}
+
+#[tokio::test]
+async fn bodies_and_arrays_over_the_limits_are_refused() {
+    let server = Server::start_with(Options {
+        env: vec![
+            ("FERRY_MAX_BODY_BYTES".into(), "4096".into()),
+            ("FERRY_MAX_ITEMS".into(), "3".into()),
+        ],
+        ..Options::default()
+    })
+    .await;
+    let token = server.supplier_with_token("OLD_CO").await;
+    let mut big = account("OLD_CO", "ACC-1");
+    big["billing_name"] = json!("x".repeat(5000));
+    let (status, body) = server.post(STAGE, &token, &big).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert_error(&body, "payload_too_large");
+
+    let mut many = account("OLD_CO", "ACC-1");
+    let customer = many["customers"][0].clone();
+    many["customers"] = json!([customer.clone(), customer.clone(), customer.clone(), customer]);
+    many["customers"][1]["is_primary"] = json!(false);
+    let (status, body) = server.post(STAGE, &token, &many).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(error_pairs(&body), vec![("customers".to_owned(), "max_length".to_owned())]);
+}
+
+#[tokio::test]
+async fn nulls_wrong_types_and_unknown_fields_are_named_by_path() {
+    let server = Server::start().await;
+    let token = server.supplier_with_token("OLD_CO").await;
+    let mut body = account("OLD_CO", "ACC-1");
+    body["billing_name"] = Value::Null;
+    body["billing_address"]["postcode"] = json!(12345);
+    body["billing_address"]["flat"] = json!("2B");
+    body["customers"][0]["is_primary"] = json!("yes");
+    body["customers"][0]["date_of_birth"] = json!("01/02/1980");
+    let (status, answer) = server.post(STAGE, &token, &body).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let mut pairs = error_pairs(&answer);
+    pairs.sort();
+    assert_eq!(
+        pairs,
+        vec![
+            ("billing_address.flat".to_owned(), "unknown_field".to_owned()),
+            ("billing_address.postcode".to_owned(), "invalid".to_owned()),
+            ("billing_name".to_owned(), "null".to_owned()),
+            ("customers.0.date_of_birth".to_owned(), "invalid".to_owned()),
+            ("customers.0.is_primary".to_owned(), "invalid".to_owned()),
+        ]
+    );
+}

@@ -1,0 +1,311 @@
+//! The harness of the end-to-end tests: the real `ferry` binary, started on a free port with a
+//! temporary data directory, driven over HTTP.
+
+#![allow(dead_code)]
+
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+pub const OPERATOR_KEY: &str = "test-operator-key";
+
+pub fn ferry_binary() -> &'static str {
+    env!("CARGO_BIN_EXE_ferry")
+}
+
+/// A running `ferry serve`; killed when dropped.
+pub struct Server {
+    child: Child,
+    pub base: String,
+    pub data_dir: PathBuf,
+    /// Lines the server printed on stdout.
+    pub stdout: Vec<String>,
+    _temp: Option<tempfile::TempDir>,
+    http: reqwest::Client,
+}
+
+/// How to start a server.
+#[derive(Default, Clone)]
+pub struct Options {
+    pub env: Vec<(String, String)>,
+    pub args: Vec<String>,
+    /// Don't pass FERRY_OPERATOR_KEY (the server then makes its own).
+    pub no_operator_key: bool,
+}
+
+impl Server {
+    pub async fn start() -> Server {
+        Self::start_with(Options::default()).await
+    }
+
+    pub async fn start_with(options: Options) -> Server {
+        let temp = tempfile::tempdir().expect("temp dir");
+        let data_dir = temp.path().join("data");
+        let mut server = Self::start_in(&data_dir, options);
+        server._temp = Some(temp);
+        server
+    }
+
+    /// Starts a server on `data_dir` (which the caller keeps).
+    pub fn start_in(data_dir: &Path, options: Options) -> Server {
+        let mut command = Command::new(ferry_binary());
+        command
+            .arg("serve")
+            .arg("--listen")
+            .arg("127.0.0.1:0")
+            .arg("--data-dir")
+            .arg(data_dir)
+            .args(&options.args)
+            .env_remove("FERRY_OPERATOR_KEY")
+            .env("FERRY_LOG", "warn")
+            .current_dir(data_dir.parent().expect("parent"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        if !options.no_operator_key {
+            command.env("FERRY_OPERATOR_KEY", OPERATOR_KEY);
+        }
+        for (name, value) in &options.env {
+            command.env(name, value);
+        }
+        let mut child = command.spawn().expect("start ferry");
+        let stdout = child.stdout.take().expect("stdout");
+        let (lines_tx, lines_rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if lines_tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut printed = Vec::new();
+        let base = loop {
+            let line = lines_rx
+                .recv_timeout(Duration::from_secs(60))
+                .expect("ferry did not announce its address");
+            printed.push(line.clone());
+            if let Some(address) = line.strip_prefix("ferry listening on ") {
+                break address.trim().to_owned();
+            }
+        };
+        // Collect what follows the announcement for a moment (the demo prints after it).
+        if options.args.iter().any(|arg| arg == "--demo") {
+            while let Ok(line) = lines_rx.recv_timeout(Duration::from_secs(5)) {
+                let done = line.starts_with("  curl") && line.contains("create-or-update");
+                printed.push(line);
+                if done {
+                    // The data line follows the curl line.
+                    while let Ok(line) = lines_rx.recv_timeout(Duration::from_millis(500)) {
+                        printed.push(line);
+                    }
+                    break;
+                }
+            }
+        }
+        Server {
+            child,
+            base,
+            data_dir: data_dir.to_owned(),
+            stdout: printed,
+            _temp: None,
+            http: reqwest::Client::new(),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// SIGTERM, then wait for a clean exit; returns whether it exited successfully.
+    pub fn terminate(mut self) -> bool {
+        let status = Command::new("kill")
+            .arg("-TERM")
+            .arg(self.child.id().to_string())
+            .status()
+            .expect("kill");
+        assert!(status.success());
+        let exit = self.child.wait().expect("wait");
+        exit.success()
+    }
+
+    /// Any HTTP call; the answer's status and JSON body (Null when empty, a string when not JSON).
+    pub async fn call(&self, method: Method, path: &str, auth: Option<&str>, body: Option<&Value>) -> (StatusCode, Value) {
+        let mut request = self.http.request(method, self.url(path));
+        if let Some(token) = auth {
+            request = request.header("Authorization", format!("Token {token}"));
+        }
+        if let Some(body) = body {
+            request = request.json(body);
+        }
+        let response = request.send().await.expect("request");
+        let status = response.status();
+        let text = response.text().await.expect("body");
+        let value = if text.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&text).unwrap_or(Value::String(text))
+        };
+        (status, value)
+    }
+
+    pub async fn post(&self, path: &str, token: &str, body: &Value) -> (StatusCode, Value) {
+        self.call(Method::POST, path, Some(token), Some(body)).await
+    }
+
+    pub async fn get(&self, path: &str, token: &str) -> (StatusCode, Value) {
+        self.call(Method::GET, path, Some(token), None).await
+    }
+
+    pub async fn admin(&self, method: Method, path: &str, body: Option<&Value>) -> (StatusCode, Value) {
+        self.call(method, path, Some(OPERATOR_KEY), body).await
+    }
+
+    pub async fn create_supplier(&self, code: &str) {
+        let (status, body) = self
+            .admin(
+                Method::POST,
+                "/admin/v1/suppliers",
+                Some(&json!({"code": code, "name": format!("{code} Energy"), "document_root": format!("{}/", code.to_lowercase())})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+    }
+
+    pub async fn set_status(&self, code: &str, status: &str) {
+        let (answer, body) = self
+            .admin(Method::PATCH, &format!("/admin/v1/suppliers/{code}"), Some(&json!({"status": status})))
+            .await;
+        assert_eq!(answer, StatusCode::OK, "{body}");
+    }
+
+    /// Issues an API key for `suppliers`; returns (id, key).
+    pub async fn create_api_key(&self, suppliers: &[&str]) -> (String, String) {
+        let (status, body) = self
+            .admin(
+                Method::POST,
+                "/admin/v1/api-keys",
+                Some(&json!({"organisation": "Test Org", "suppliers": suppliers})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        (
+            body["id"].as_str().expect("id").to_owned(),
+            body["key"].as_str().expect("key").to_owned(),
+        )
+    }
+
+    /// The raw GraphQL answer of `obtainPlatformToken`.
+    pub async fn obtain_token(&self, input: Value) -> Value {
+        let query = "mutation Obtain($input: ObtainJSONWebTokenInput!) { obtainPlatformToken(input: $input) { token refreshToken refreshExpiresIn payload } }";
+        let (status, body) = self
+            .call(
+                Method::POST,
+                "/v1/graphql/",
+                None,
+                Some(&json!({"query": query, "variables": {"input": input}})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        body
+    }
+
+    /// A platform token for an API key.
+    pub async fn token_for(&self, key: &str) -> String {
+        let body = self.obtain_token(json!({"APIKey": key})).await;
+        body["data"]["obtainPlatformToken"]["token"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no token in {body}"))
+            .to_owned()
+    }
+
+    /// A supplier with an API key scoped to it; returns the token.
+    pub async fn supplier_with_token(&self, code: &str) -> String {
+        self.create_supplier(code).await;
+        let (_, key) = self.create_api_key(&[code]).await;
+        self.token_for(&key).await
+    }
+
+    /// Stages `account`, asserting success; returns the status.
+    pub async fn stage(&self, token: &str, account: &Value) -> StatusCode {
+        let (status, body) = self.post(STAGE, token, account).await;
+        assert!(status.is_success(), "staging failed: {status} {body}");
+        status
+    }
+
+    /// Migrates a staged account; returns its platform account number.
+    pub async fn migrate(&self, token: &str, supplier: &str, external: &str) -> String {
+        let (status, body) = self
+            .post(
+                PROCESS,
+                token,
+                &json!({"import_supplier_code": supplier, "external_account_number": external}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        body["platform_account_number"].as_str().expect("number").to_owned()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub const VALIDATE: &str = "/v1/data-import/validate-account/";
+pub const STAGE: &str = "/v1/data-import/account-import-process/create-or-update/";
+pub const PROCESS: &str = "/v1/data-import/account-import-process/process/";
+
+/// A valid account payload for `supplier`.
+pub fn account(supplier: &str, external: &str) -> Value {
+    json!({
+        "import_supplier": supplier,
+        "external_account_number": external,
+        "billing_name": "Ada Lovelace",
+        "billing_address": {
+            "address_line_1": "1 Analytical Street",
+            "town": "London",
+            "postcode": "N1 1AA",
+            "country": "GB"
+        },
+        "customers": [{
+            "given_name": "Ada",
+            "family_name": "Lovelace",
+            "email": "ada@example.com",
+            "mobile": "07700 900123",
+            "is_primary": true
+        }],
+        "supply_points": [{"market": "ELECTRICITY", "identifier": "1200023305967", "product_code": "VAR-22"}],
+        "transfer_balance": "-12.5"
+    })
+}
+
+/// The (attr, code) pairs of an error body.
+pub fn error_pairs(body: &Value) -> Vec<(String, String)> {
+    body["errors"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no errors in {body}"))
+        .iter()
+        .map(|error| {
+            (
+                error["attr"].as_str().unwrap_or("").to_owned(),
+                error["code"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// Asserts the standard error format and the top-level code.
+pub fn assert_error(body: &Value, code: &str) {
+    assert_eq!(body["code"], code, "{body}");
+    assert!(body["detail"].is_string(), "{body}");
+    assert!(body["errors"].is_array(), "{body}");
+}
