@@ -230,3 +230,87 @@ pub fn generate_operator_key() -> String {
     rand::thread_rng().fill_bytes(&mut bytes);
     format!("ferry_op_{}", hex::encode(bytes))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::SledStore;
+
+    fn authenticator() -> (tempfile::TempDir, Arc<SledStore>, Authenticator) {
+        let dir = tempfile::tempdir().expect("temp");
+        let store = Arc::new(SledStore::open(dir.path()).expect("store"));
+        let auth = Authenticator::new(store.clone(), "operator").expect("auth");
+        (dir, store, auth)
+    }
+
+    fn key(store: &SledStore) -> ApiKeyRecord {
+        let record = ApiKeyRecord {
+            id: "key-1".into(),
+            organisation: "Org".into(),
+            suppliers: vec!["OLD_CO".into()],
+            key_digest: api_key::digest("ferry_secret"),
+            created_at: Utc::now(),
+            revoked_at: None,
+        };
+        store.insert_api_key(&record).expect("insert");
+        record
+    }
+
+    #[test]
+    fn expired_tokens_are_refused() {
+        let (_dir, store, auth) = authenticator();
+        let record = key(&store);
+        let (fresh, _) = auth.sign(&record, TokenKind::Access, ACCESS_TOKEN_LIFETIME);
+        let header = format!("Token {fresh}");
+        assert_eq!(
+            auth.supplier_caller(Some(&header)).map(|k| k.id).ok(),
+            Some("key-1".into())
+        );
+
+        let (expired, _) = auth.sign(&record, TokenKind::Access, Duration::seconds(-1));
+        let header = format!("Token {expired}");
+        assert!(matches!(
+            auth.supplier_caller(Some(&header)),
+            Err(AuthError::AuthenticationFailed)
+        ));
+
+        let (expired_refresh, _) = auth.sign(&record, TokenKind::Refresh, Duration::seconds(-1));
+        assert!(matches!(
+            auth.obtain_with_refresh_token(&expired_refresh),
+            Err(AuthError::InvalidRefreshToken)
+        ));
+    }
+
+    #[test]
+    fn tokens_of_another_secret_are_refused() {
+        let (_dir, store, auth) = authenticator();
+        let record = key(&store);
+        let (_other_dir, _other_store, other) = authenticator();
+        let (token, _) = other.sign(&record, TokenKind::Access, ACCESS_TOKEN_LIFETIME);
+        let header = format!("Token {token}");
+        assert!(matches!(
+            auth.supplier_caller(Some(&header)),
+            Err(AuthError::AuthenticationFailed)
+        ));
+    }
+
+    #[test]
+    fn operator_key_checks() {
+        let (_dir, store, auth) = authenticator();
+        assert!(auth.operator_caller(Some("Token operator")).is_ok());
+        assert!(matches!(
+            auth.operator_caller(None),
+            Err(AuthError::NotAuthenticated)
+        ));
+        assert!(matches!(
+            auth.operator_caller(Some("Token operato")),
+            Err(AuthError::AuthenticationFailed)
+        ));
+        let record = key(&store);
+        let (token, _) = auth.sign(&record, TokenKind::Access, ACCESS_TOKEN_LIFETIME);
+        assert!(matches!(
+            auth.operator_caller(Some(&format!("Token {token}"))),
+            Err(AuthError::PermissionDenied)
+        ));
+    }
+}

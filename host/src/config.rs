@@ -42,6 +42,12 @@ pub struct ServeArgs {
     /// Most items accepted in one array of a request (default 1000).
     #[arg(long, env = "FERRY_MAX_ITEMS")]
     pub max_items: Option<usize>,
+    /// Average requests a second allowed per API key; 0 turns the limit off (default 100).
+    #[arg(long, env = "FERRY_RATE_LIMIT_PER_SECOND")]
+    pub rate_limit_per_second: Option<u32>,
+    /// Requests an API key may send in a burst (default 200).
+    #[arg(long, env = "FERRY_RATE_LIMIT_BURST")]
+    pub rate_limit_burst: Option<u32>,
     /// Seconds between sweeps that cancel expired staged accounts (default 3600).
     #[arg(long, env = "FERRY_EXPIRY_SWEEP_SECONDS")]
     pub expiry_sweep_seconds: Option<u64>,
@@ -62,6 +68,8 @@ struct FileSettings {
     operator_key: Option<String>,
     max_body_bytes: Option<usize>,
     max_items: Option<usize>,
+    rate_limit_per_second: Option<u32>,
+    rate_limit_burst: Option<u32>,
     expiry_sweep_seconds: Option<u64>,
 }
 
@@ -120,6 +128,14 @@ impl Settings {
                 .max_items
                 .or(file.max_items)
                 .unwrap_or(defaults.max_items),
+            requests_per_second: args
+                .rate_limit_per_second
+                .or(file.rate_limit_per_second)
+                .unwrap_or(defaults.requests_per_second),
+            request_burst: args
+                .rate_limit_burst
+                .or(file.rate_limit_burst)
+                .unwrap_or(defaults.request_burst),
         };
         if limits.max_body_bytes == 0 || limits.max_items == 0 {
             return Err(ConfigError::Invalid {

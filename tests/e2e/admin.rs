@@ -23,14 +23,25 @@ async fn suppliers_are_created_listed_read_and_changed() {
     );
 
     let (status, body) = server
-        .admin(Method::POST, "/admin/v1/suppliers", Some(&json!({"code": "OLD_CO", "name": "Again", "document_root": ""})))
+        .admin(
+            Method::POST,
+            "/admin/v1/suppliers",
+            Some(&json!({"code": "OLD_CO", "name": "Again", "document_root": ""})),
+        )
         .await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_error(&body, "import_supplier_already_exists");
-    assert_eq!(error_pairs(&body), vec![("code".to_owned(), "unique".to_owned())]);
+    assert_eq!(
+        error_pairs(&body),
+        vec![("code".to_owned(), "unique".to_owned())]
+    );
 
     let (status, body) = server
-        .admin(Method::POST, "/admin/v1/suppliers", Some(&json!({"code": "bad code", "status": "DONE", "colour": 1})))
+        .admin(
+            Method::POST,
+            "/admin/v1/suppliers",
+            Some(&json!({"code": "bad code", "status": "DONE", "colour": 1})),
+        )
         .await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     let mut pairs = error_pairs(&body);
@@ -47,7 +58,11 @@ async fn suppliers_are_created_listed_read_and_changed() {
     );
 
     let (status, changed) = server
-        .admin(Method::PATCH, "/admin/v1/suppliers/OLD_CO", Some(&json!({"status": "PAUSED", "name": "Old Co Ltd"})))
+        .admin(
+            Method::PATCH,
+            "/admin/v1/suppliers/OLD_CO",
+            Some(&json!({"status": "PAUSED", "name": "Old Co Ltd"})),
+        )
         .await;
     assert_eq!(status, StatusCode::OK, "{changed}");
     assert_eq!(changed["status"], "PAUSED");
@@ -57,11 +72,17 @@ async fn suppliers_are_created_listed_read_and_changed() {
     let (_, list) = server.admin(Method::GET, "/admin/v1/suppliers", None).await;
     assert_eq!(list.as_array().map(Vec::len), Some(1));
     assert_eq!(list[0]["status"], "PAUSED");
-    let (status, body) = server.admin(Method::GET, "/admin/v1/suppliers/NOPE", None).await;
+    let (status, body) = server
+        .admin(Method::GET, "/admin/v1/suppliers/NOPE", None)
+        .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert_error(&body, "import_supplier_not_found");
     let (status, _) = server
-        .admin(Method::PATCH, "/admin/v1/suppliers/NOPE", Some(&json!({"status": "PAUSED"})))
+        .admin(
+            Method::PATCH,
+            "/admin/v1/suppliers/NOPE",
+            Some(&json!({"status": "PAUSED"})),
+        )
         .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
 }
@@ -75,7 +96,9 @@ async fn supplier_counts_follow_the_import_states() {
     }
     server.stage(&token, &account("OLD_CO", "A")).await; // an update does not count twice
     server.migrate(&token, "OLD_CO", "B").await;
-    let (_, supplier) = server.admin(Method::GET, "/admin/v1/suppliers/OLD_CO", None).await;
+    let (_, supplier) = server
+        .admin(Method::GET, "/admin/v1/suppliers/OLD_CO", None)
+        .await;
     assert_eq!(supplier["counts"]["PENDING"], 2);
     assert_eq!(supplier["counts"]["PROCESSED"], 1);
 }
@@ -85,23 +108,43 @@ async fn api_keys_need_existing_suppliers_and_can_be_revoked() {
     let server = Server::start().await;
     server.create_supplier("OLD_CO").await;
     let (status, body) = server
-        .admin(Method::POST, "/admin/v1/api-keys", Some(&json!({"organisation": "Org", "suppliers": ["OLD_CO", "GHOST"]})))
+        .admin(
+            Method::POST,
+            "/admin/v1/api-keys",
+            Some(&json!({"organisation": "Org", "suppliers": ["OLD_CO", "GHOST"]})),
+        )
         .await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    assert_eq!(error_pairs(&body), vec![("suppliers.1".to_owned(), "does_not_exist".to_owned())]);
+    assert_eq!(
+        error_pairs(&body),
+        vec![("suppliers.1".to_owned(), "does_not_exist".to_owned())]
+    );
     let (status, body) = server
-        .admin(Method::POST, "/admin/v1/api-keys", Some(&json!({"organisation": "Org", "suppliers": []})))
+        .admin(
+            Method::POST,
+            "/admin/v1/api-keys",
+            Some(&json!({"organisation": "Org", "suppliers": []})),
+        )
         .await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    assert_eq!(error_pairs(&body), vec![("suppliers".to_owned(), "min_length".to_owned())]);
+    assert_eq!(
+        error_pairs(&body),
+        vec![("suppliers".to_owned(), "min_length".to_owned())]
+    );
 
     let (id, key) = server.create_api_key(&["OLD_CO"]).await;
     assert!(key.starts_with("ferry_") && key.len() > 40);
-    let (status, _) = server.admin(Method::DELETE, &format!("/admin/v1/api-keys/{id}"), None).await;
+    let (status, _) = server
+        .admin(Method::DELETE, &format!("/admin/v1/api-keys/{id}"), None)
+        .await;
     assert_eq!(status, StatusCode::OK);
-    let (status, _) = server.admin(Method::DELETE, &format!("/admin/v1/api-keys/{id}"), None).await;
+    let (status, _) = server
+        .admin(Method::DELETE, &format!("/admin/v1/api-keys/{id}"), None)
+        .await;
     assert_eq!(status, StatusCode::OK, "revoking twice is harmless");
-    let (status, body) = server.admin(Method::DELETE, "/admin/v1/api-keys/no-such-key", None).await;
+    let (status, body) = server
+        .admin(Method::DELETE, "/admin/v1/api-keys/no-such-key", None)
+        .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert_error(&body, "not_found");
 }
@@ -115,8 +158,14 @@ async fn health_readiness_metrics_and_openapi() {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(body["store"], "ok");
 
-    let (_, openapi) = server.call(Method::GET, "/v1/openapi.json", None, None).await;
-    assert!(openapi["openapi"].as_str().is_some_and(|v| v.starts_with("3.")));
+    let (_, openapi) = server
+        .call(Method::GET, "/v1/openapi.json", None, None)
+        .await;
+    assert!(
+        openapi["openapi"]
+            .as_str()
+            .is_some_and(|v| v.starts_with("3."))
+    );
     for path in [
         "/v1/data-import/validate-account/",
         "/v1/data-import/account-import-process/create-or-update/",
@@ -128,7 +177,10 @@ async fn health_readiness_metrics_and_openapi() {
         "/admin/v1/suppliers",
         "/admin/v1/api-keys",
     ] {
-        assert!(openapi["paths"][path].is_object(), "{path} missing from the OpenAPI document");
+        assert!(
+            openapi["paths"][path].is_object(),
+            "{path} missing from the OpenAPI document"
+        );
     }
     assert!(openapi["components"]["schemas"]["AccountPayload"].is_object());
 
@@ -152,11 +204,20 @@ async fn acknowledged_writes_survive_a_restart() {
     let server = Server::start_in(&data_dir, Options::default());
     // The signing secret survived too: the old token still works.
     let (_, body) = server
-        .get("/v1/data-import/account-transfer-status/OLD_CO/ACC-1/", &token)
+        .get(
+            "/v1/data-import/account-transfer-status/OLD_CO/ACC-1/",
+            &token,
+        )
         .await;
-    assert_eq!(body, json!({"status": "COMPLETED", "platform_account_number": number}));
+    assert_eq!(
+        body,
+        json!({"status": "COMPLETED", "platform_account_number": number})
+    );
     let (_, pending) = server
-        .get("/v1/data-import/pending-account-import-processes/OLD_CO/", &token)
+        .get(
+            "/v1/data-import/pending-account-import-processes/OLD_CO/",
+            &token,
+        )
         .await;
     assert_eq!(pending.as_array().map(Vec::len), Some(1));
 }
@@ -173,15 +234,29 @@ async fn the_operator_key_is_generated_once_and_kept_private() {
     let server = Server::start_in(&data_dir, options.clone());
     let key_file = data_dir.join("operator.key");
     let key = std::fs::read_to_string(&key_file).expect("operator.key");
-    let mode = std::fs::metadata(&key_file).expect("metadata").permissions().mode();
+    let mode = std::fs::metadata(&key_file)
+        .expect("metadata")
+        .permissions()
+        .mode();
     assert_eq!(mode & 0o777, 0o600);
-    assert!(server.stdout.iter().any(|line| line.contains(key.trim())), "printed once: {:?}", server.stdout);
-    let (status, _) = server.call(Method::GET, "/admin/v1/suppliers", Some(key.trim()), None).await;
+    assert!(
+        server.stdout.iter().any(|line| line.contains(key.trim())),
+        "printed once: {:?}",
+        server.stdout
+    );
+    let (status, _) = server
+        .call(Method::GET, "/admin/v1/suppliers", Some(key.trim()), None)
+        .await;
     assert_eq!(status, StatusCode::OK);
     assert!(server.terminate());
 
     let server = Server::start_in(&data_dir, options);
-    assert!(!server.stdout.iter().any(|line| line.contains(key.trim())), "not printed again");
-    let (status, _) = server.call(Method::GET, "/admin/v1/suppliers", Some(key.trim()), None).await;
+    assert!(
+        !server.stdout.iter().any(|line| line.contains(key.trim())),
+        "not printed again"
+    );
+    let (status, _) = server
+        .call(Method::GET, "/admin/v1/suppliers", Some(key.trim()), None)
+        .await;
     assert_eq!(status, StatusCode::OK);
 }

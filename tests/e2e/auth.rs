@@ -15,7 +15,9 @@ async fn api_key_gives_a_token_and_a_refresh_token() {
     let answer = &body["data"]["obtainPlatformToken"];
     let token = answer["token"].as_str().expect("token");
     let refresh = answer["refreshToken"].as_str().expect("refresh token");
-    let refresh_expires = answer["refreshExpiresIn"].as_i64().expect("refreshExpiresIn");
+    let refresh_expires = answer["refreshExpiresIn"]
+        .as_i64()
+        .expect("refreshExpiresIn");
     let seven_days = 7 * 24 * 3600;
     assert!((before + seven_days - 5..=before + seven_days + 60).contains(&refresh_expires));
     let payload = &answer["payload"];
@@ -23,17 +25,34 @@ async fn api_key_gives_a_token_and_a_refresh_token() {
     let lifetime = payload["exp"].as_i64().expect("exp") - payload["iat"].as_i64().expect("iat");
     assert_eq!(lifetime, 3600);
 
-    let (status, _) = server.get("/v1/data-import/all-account-import-processes/OLD_CO/", token).await;
+    let (status, _) = server
+        .get(
+            "/v1/data-import/all-account-import-processes/OLD_CO/",
+            token,
+        )
+        .await;
     assert_eq!(status, StatusCode::OK);
 
     // The refresh token is not an access token ...
-    let (status, body) = server.get("/v1/data-import/all-account-import-processes/OLD_CO/", refresh).await;
+    let (status, body) = server
+        .get(
+            "/v1/data-import/all-account-import-processes/OLD_CO/",
+            refresh,
+        )
+        .await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     assert_error(&body, "authentication_failed");
     // ... but it buys a new one.
     let body = server.obtain_token(json!({"refreshToken": refresh})).await;
-    let fresh = body["data"]["obtainPlatformToken"]["token"].as_str().expect("token");
-    let (status, _) = server.get("/v1/data-import/all-account-import-processes/OLD_CO/", fresh).await;
+    let fresh = body["data"]["obtainPlatformToken"]["token"]
+        .as_str()
+        .expect("token");
+    let (status, _) = server
+        .get(
+            "/v1/data-import/all-account-import-processes/OLD_CO/",
+            fresh,
+        )
+        .await;
     assert_eq!(status, StatusCode::OK);
 }
 
@@ -42,11 +61,17 @@ async fn bad_credentials_give_graphql_errors_with_stable_codes() {
     let server = Server::start().await;
     for (input, code) in [
         (json!({"APIKey": "ferry_nope"}), "invalid_api_key"),
-        (json!({"refreshToken": "not.a.token"}), "invalid_refresh_token"),
+        (
+            json!({"refreshToken": "not.a.token"}),
+            "invalid_refresh_token",
+        ),
         (json!({}), "missing_credentials"),
     ] {
         let body = server.obtain_token(input).await;
-        assert!(body["data"].is_null() || body["data"]["obtainPlatformToken"].is_null(), "{body}");
+        assert!(
+            body["data"].is_null() || body["data"]["obtainPlatformToken"].is_null(),
+            "{body}"
+        );
         assert_eq!(body["errors"][0]["extensions"]["errorCode"], code, "{body}");
     }
 }
@@ -87,12 +112,20 @@ async fn revoking_a_key_invalidates_its_tokens() {
     server.create_supplier("OLD_CO").await;
     let (id, key) = server.create_api_key(&["OLD_CO"]).await;
     let body = server.obtain_token(json!({"APIKey": key})).await;
-    let token = body["data"]["obtainPlatformToken"]["token"].as_str().expect("token").to_owned();
-    let refresh = body["data"]["obtainPlatformToken"]["refreshToken"].as_str().expect("refresh").to_owned();
+    let token = body["data"]["obtainPlatformToken"]["token"]
+        .as_str()
+        .expect("token")
+        .to_owned();
+    let refresh = body["data"]["obtainPlatformToken"]["refreshToken"]
+        .as_str()
+        .expect("refresh")
+        .to_owned();
     let path = "/v1/data-import/all-account-import-processes/OLD_CO/";
     assert_eq!(server.get(path, &token).await.0, StatusCode::OK);
 
-    let (status, revoked) = server.admin(Method::DELETE, &format!("/admin/v1/api-keys/{id}"), None).await;
+    let (status, revoked) = server
+        .admin(Method::DELETE, &format!("/admin/v1/api-keys/{id}"), None)
+        .await;
     assert_eq!(status, StatusCode::OK, "{revoked}");
     assert!(revoked["revoked_at"].is_string());
 
@@ -100,9 +133,15 @@ async fn revoking_a_key_invalidates_its_tokens() {
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     assert_error(&body, "authentication_failed");
     let body = server.obtain_token(json!({"refreshToken": refresh})).await;
-    assert_eq!(body["errors"][0]["extensions"]["errorCode"], "invalid_refresh_token");
+    assert_eq!(
+        body["errors"][0]["extensions"]["errorCode"],
+        "invalid_refresh_token"
+    );
     let body = server.obtain_token(json!({"APIKey": key})).await;
-    assert_eq!(body["errors"][0]["extensions"]["errorCode"], "invalid_api_key");
+    assert_eq!(
+        body["errors"][0]["extensions"]["errorCode"],
+        "invalid_api_key"
+    );
 }
 
 #[tokio::test]
@@ -129,7 +168,10 @@ async fn another_suppliers_data_answers_as_if_it_did_not_exist() {
         for (path, body) in [
             (STAGE, account(supplier, "X-1")),
             (VALIDATE, account(supplier, "X-1")),
-            (PROCESS, json!({"import_supplier_code": supplier, "external_account_number": "B-1"})),
+            (
+                PROCESS,
+                json!({"import_supplier_code": supplier, "external_account_number": "B-1"}),
+            ),
         ] {
             let (status, answer) = server.post(path, &token_a, &body).await;
             assert_eq!(status, StatusCode::NOT_FOUND, "{path} {answer}");
@@ -138,7 +180,10 @@ async fn another_suppliers_data_answers_as_if_it_did_not_exist() {
     }
     // And B's account is untouched.
     let (_, status) = server
-        .get("/v1/data-import/account-transfer-status/SUPPLIER_B/B-1/", &token_b)
+        .get(
+            "/v1/data-import/account-transfer-status/SUPPLIER_B/B-1/",
+            &token_b,
+        )
         .await;
     assert_eq!(status["status"], "COMPLETED");
 }
@@ -147,18 +192,27 @@ async fn another_suppliers_data_answers_as_if_it_did_not_exist() {
 async fn the_admin_api_is_for_the_operator_only() {
     let server = Server::start().await;
     let token = server.supplier_with_token("OLD_CO").await;
-    let (status, body) = server.call(Method::GET, "/admin/v1/suppliers", None, None).await;
+    let (status, body) = server
+        .call(Method::GET, "/admin/v1/suppliers", None, None)
+        .await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     assert_error(&body, "not_authenticated");
-    let (status, body) = server.call(Method::GET, "/admin/v1/suppliers", Some("wrong-key"), None).await;
+    let (status, body) = server
+        .call(Method::GET, "/admin/v1/suppliers", Some("wrong-key"), None)
+        .await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     assert_error(&body, "authentication_failed");
-    let (status, body) = server.call(Method::GET, "/admin/v1/suppliers", Some(&token), None).await;
+    let (status, body) = server
+        .call(Method::GET, "/admin/v1/suppliers", Some(&token), None)
+        .await;
     assert_eq!(status, StatusCode::FORBIDDEN);
     assert_error(&body, "permission_denied");
     // The operator key is no platform token either.
     let (status, _) = server
-        .get("/v1/data-import/all-account-import-processes/OLD_CO/", OPERATOR_KEY)
+        .get(
+            "/v1/data-import/all-account-import-processes/OLD_CO/",
+            OPERATOR_KEY,
+        )
         .await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
 }

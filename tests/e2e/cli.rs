@@ -21,7 +21,18 @@ fn ferry(server: &Server, args: &[&str]) -> (bool, Value, String) {
 #[tokio::test]
 async fn operators_manage_suppliers_and_keys_from_the_command_line() {
     let server = Server::start().await;
-    let (ok, created, err) = ferry(&server, &["supplier", "create", "OLD_CO", "--name", "Old Co", "--document-root", "old/"]);
+    let (ok, created, err) = ferry(
+        &server,
+        &[
+            "supplier",
+            "create",
+            "OLD_CO",
+            "--name",
+            "Old Co",
+            "--document-root",
+            "old/",
+        ],
+    );
     assert!(ok, "{err}");
     assert_eq!(created["code"], "OLD_CO");
 
@@ -29,18 +40,41 @@ async fn operators_manage_suppliers_and_keys_from_the_command_line() {
     assert!(ok);
     assert_eq!(list[0]["name"], "Old Co");
 
-    let (ok, key, err) = ferry(&server, &["api-key", "create", "--organisation", "Old Co Ltd", "--supplier", "OLD_CO"]);
+    let (ok, key, err) = ferry(
+        &server,
+        &[
+            "api-key",
+            "create",
+            "--organisation",
+            "Old Co Ltd",
+            "--supplier",
+            "OLD_CO",
+        ],
+    );
     assert!(ok, "{err}");
     let token = server.token_for(key["key"].as_str().expect("key")).await;
 
     let (ok, paused, err) = ferry(&server, &["supplier", "set-status", "OLD_CO", "paused"]);
     assert!(ok, "{err}");
     assert_eq!(paused["status"], "PAUSED");
-    let (status, body) = server.post(STAGE, &token, &account("OLD_CO", "ACC-1")).await;
+    let (status, body) = server
+        .post(STAGE, &token, &account("OLD_CO", "ACC-1"))
+        .await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_error(&body, "import_supplier_migration_not_ongoing");
 
-    let (ok, _, err) = ferry(&server, &["supplier", "update", "OLD_CO", "--status", "ONGOING", "--expiry-window-days", "10"]);
+    let (ok, _, err) = ferry(
+        &server,
+        &[
+            "supplier",
+            "update",
+            "OLD_CO",
+            "--status",
+            "ONGOING",
+            "--expiry-window-days",
+            "10",
+        ],
+    );
     assert!(ok, "{err}");
     let (ok, shown, _) = ferry(&server, &["supplier", "show", "OLD_CO"]);
     assert!(ok);
@@ -48,20 +82,38 @@ async fn operators_manage_suppliers_and_keys_from_the_command_line() {
     server.stage(&token, &account("OLD_CO", "ACC-1")).await;
 
     // Errors from the server reach the operator, with a failing exit code.
-    let (ok, _, err) = ferry(&server, &["supplier", "create", "OLD_CO", "--name", "Again"]);
+    let (ok, _, err) = ferry(
+        &server,
+        &["supplier", "create", "OLD_CO", "--name", "Again"],
+    );
     assert!(!ok);
     assert!(err.contains("import_supplier_already_exists"), "{err}");
 
-    let (ok, _, err) = ferry(&server, &["api-key", "revoke", key["id"].as_str().expect("id")]);
+    let (ok, _, err) = ferry(
+        &server,
+        &["api-key", "revoke", key["id"].as_str().expect("id")],
+    );
     assert!(ok, "{err}");
-    let (status, _) = server.get("/v1/data-import/all-account-import-processes/OLD_CO/", &token).await;
+    let (status, _) = server
+        .get(
+            "/v1/data-import/all-account-import-processes/OLD_CO/",
+            &token,
+        )
+        .await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
 }
 
 #[tokio::test]
 async fn an_unreachable_server_is_a_clear_error() {
     let output = Command::new(ferry_binary())
-        .args(["supplier", "list", "--url", "http://127.0.0.1:9", "--operator-key", "k"])
+        .args([
+            "supplier",
+            "list",
+            "--url",
+            "http://127.0.0.1:9",
+            "--operator-key",
+            "k",
+        ])
         .output()
         .expect("run ferry");
     assert!(!output.status.success());
@@ -92,5 +144,8 @@ async fn the_demo_prints_a_request_that_works() {
     let body: Value = serde_json::from_str(data).expect("the printed body is JSON");
     let (status, answer) = server.post(STAGE, &token, &body).await;
     assert_eq!(status, StatusCode::CREATED, "{answer}");
-    assert_eq!(answer, json!({"external_account_number": "DEMO-1", "import_supplier_code": "DEMO"}));
+    assert_eq!(
+        answer,
+        json!({"external_account_number": "DEMO-1", "import_supplier_code": "DEMO"})
+    );
 }

@@ -4,7 +4,14 @@ use crate::support::*;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
-async fn raw(server: &Server, method: Method, path: &str, token: &str, content_type: Option<&str>, body: &str) -> (StatusCode, Value) {
+async fn raw(
+    server: &Server,
+    method: Method,
+    path: &str,
+    token: &str,
+    content_type: Option<&str>,
+    body: &str,
+) -> (StatusCode, Value) {
     let mut request = reqwest::Client::new()
         .request(method, server.url(path))
         .header("Authorization", format!("Token {token}"))
@@ -22,22 +29,54 @@ async fn malformed_json_wrong_type_unknown_route_and_wrong_method() {
     let server = Server::start().await;
     let token = server.supplier_with_token("OLD_CO").await;
 
-    let (status, body) = raw(&server, Method::POST, STAGE, &token, Some("application/json"), "{\"import_supplier\": ").await;
+    let (status, body) = raw(
+        &server,
+        Method::POST,
+        STAGE,
+        &token,
+        Some("application/json"),
+        "{\"import_supplier\": ",
+    )
+    .await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_error(&body, "parse_error");
 
-    let (status, body) = raw(&server, Method::POST, STAGE, &token, Some("text/plain"), "{}").await;
+    let (status, body) = raw(
+        &server,
+        Method::POST,
+        STAGE,
+        &token,
+        Some("text/plain"),
+        "{}",
+    )
+    .await;
     assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
     assert_error(&body, "unsupported_media_type");
     let (status, body) = raw(&server, Method::POST, STAGE, &token, None, "{}").await;
     assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
     assert_error(&body, "unsupported_media_type");
 
-    let (status, body) = raw(&server, Method::POST, STAGE, &token, Some("application/json; charset=utf-8"), "[1, 2]").await;
+    let (status, body) = raw(
+        &server,
+        Method::POST,
+        STAGE,
+        &token,
+        Some("application/json; charset=utf-8"),
+        "[1, 2]",
+    )
+    .await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_error(&body, "account_failed_validation");
 
-    let (status, body) = raw(&server, Method::GET, "/v1/data-import/nothing-here/", &token, None, "").await;
+    let (status, body) = raw(
+        &server,
+        Method::GET,
+        "/v1/data-import/nothing-here/",
+        &token,
+        None,
+        "",
+    )
+    .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert_error(&body, "not_found");
 
@@ -48,7 +87,12 @@ async fn malformed_json_wrong_type_unknown_route_and_wrong_method() {
         .await
         .expect("request");
     assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED);
-    assert!(response.headers()["allow"].to_str().expect("allow").contains("POST"));
+    assert!(
+        response.headers()["allow"]
+            .to_str()
+            .expect("allow")
+            .contains("POST")
+    );
     let body: Value = response.json().await.expect("json");
     assert_error(&body, "method_not_allowed");
 }
@@ -72,11 +116,19 @@ async fn bodies_and_arrays_over_the_limits_are_refused() {
 
     let mut many = account("OLD_CO", "ACC-1");
     let customer = many["customers"][0].clone();
-    many["customers"] = json!([customer.clone(), customer.clone(), customer.clone(), customer]);
+    many["customers"] = json!([
+        customer.clone(),
+        customer.clone(),
+        customer.clone(),
+        customer
+    ]);
     many["customers"][1]["is_primary"] = json!(false);
     let (status, body) = server.post(STAGE, &token, &many).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    assert_eq!(error_pairs(&body), vec![("customers".to_owned(), "max_length".to_owned())]);
+    assert_eq!(
+        error_pairs(&body),
+        vec![("customers".to_owned(), "max_length".to_owned())]
+    );
 }
 
 #[tokio::test]
@@ -96,11 +148,55 @@ async fn nulls_wrong_types_and_unknown_fields_are_named_by_path() {
     assert_eq!(
         pairs,
         vec![
-            ("billing_address.flat".to_owned(), "unknown_field".to_owned()),
+            (
+                "billing_address.flat".to_owned(),
+                "unknown_field".to_owned()
+            ),
             ("billing_address.postcode".to_owned(), "invalid".to_owned()),
             ("billing_name".to_owned(), "null".to_owned()),
             ("customers.0.date_of_birth".to_owned(), "invalid".to_owned()),
             ("customers.0.is_primary".to_owned(), "invalid".to_owned()),
         ]
     );
+}
+
+#[tokio::test]
+async fn a_key_over_its_request_limit_is_throttled_with_retry_after() {
+    let server = Server::start_with(Options {
+        env: vec![
+            ("FERRY_RATE_LIMIT_PER_SECOND".into(), "1".into()),
+            ("FERRY_RATE_LIMIT_BURST".into(), "3".into()),
+        ],
+        ..Options::default()
+    })
+    .await;
+    let token = server.supplier_with_token("OLD_CO").await;
+    let other = server.supplier_with_token("OTHER_CO").await;
+    let path = "/v1/data-import/all-account-import-processes/OLD_CO/";
+    for _ in 0..3 {
+        assert_eq!(server.get(path, &token).await.0, StatusCode::OK);
+    }
+    let response = reqwest::Client::new()
+        .get(server.url(path))
+        .header("Authorization", format!("Token {token}"))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+    let retry_after: u64 = response.headers()["retry-after"]
+        .to_str()
+        .expect("header")
+        .parse()
+        .expect("seconds");
+    assert!((1..=2).contains(&retry_after), "{retry_after}");
+    let body: Value = response.json().await.expect("json");
+    assert_error(&body, "throttled");
+    // Other keys are not affected.
+    let (status, _) = server
+        .get(
+            "/v1/data-import/all-account-import-processes/OTHER_CO/",
+            &other,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
 }

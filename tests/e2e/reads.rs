@@ -6,7 +6,9 @@ use serde_json::{Value, json};
 
 fn is_api_datetime(value: &Value) -> bool {
     value.as_str().is_some_and(|text| {
-        text.len() == 20 && text.ends_with('Z') && chrono::DateTime::parse_from_rfc3339(text).is_ok()
+        text.len() == 20
+            && text.ends_with('Z')
+            && chrono::DateTime::parse_from_rfc3339(text).is_ok()
     })
 }
 
@@ -20,32 +22,61 @@ async fn status_and_lists_have_the_spec_shapes() {
     let number = server.migrate(&token, "OLD_CO", "ACC-2").await;
 
     let (status, body) = server
-        .get("/v1/data-import/account-transfer-status/OLD_CO/ACC-1/", &token)
+        .get(
+            "/v1/data-import/account-transfer-status/OLD_CO/ACC-1/",
+            &token,
+        )
         .await;
     assert_eq!(status, StatusCode::OK);
-    assert_eq!(body, json!({"status": "UNKNOWN", "platform_account_number": ""}));
+    assert_eq!(
+        body,
+        json!({"status": "UNKNOWN", "platform_account_number": ""})
+    );
     let (_, body) = server
-        .get("/v1/data-import/account-transfer-status/OLD_CO/ACC-2/", &token)
+        .get(
+            "/v1/data-import/account-transfer-status/OLD_CO/ACC-2/",
+            &token,
+        )
         .await;
-    assert_eq!(body, json!({"status": "COMPLETED", "platform_account_number": number}));
+    assert_eq!(
+        body,
+        json!({"status": "COMPLETED", "platform_account_number": number})
+    );
     let (status, body) = server
-        .get("/v1/data-import/account-transfer-status/OLD_CO/ACC-404/", &token)
+        .get(
+            "/v1/data-import/account-transfer-status/OLD_CO/ACC-404/",
+            &token,
+        )
         .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert_error(&body, "account_not_found");
 
-    let (status, all) = server.get("/v1/data-import/all-account-import-processes/OLD_CO/", &token).await;
+    let (status, all) = server
+        .get(
+            "/v1/data-import/all-account-import-processes/OLD_CO/",
+            &token,
+        )
+        .await;
     assert_eq!(status, StatusCode::OK);
     let all = all.as_array().expect("array").clone();
-    let numbers: Vec<&str> = all.iter().map(|item| item["external_account_number"].as_str().expect("number")).collect();
+    let numbers: Vec<&str> = all
+        .iter()
+        .map(|item| item["external_account_number"].as_str().expect("number"))
+        .collect();
     assert_eq!(numbers, ["ACC-1", "ACC-2", "ACC-3"]);
-    assert_eq!(all[0], json!({"external_account_number": "ACC-1", "platform_account_number": null, "account_created_at": null}));
+    assert_eq!(
+        all[0],
+        json!({"external_account_number": "ACC-1", "platform_account_number": null, "account_created_at": null})
+    );
     assert_eq!(all[1]["platform_account_number"], number.as_str());
     assert!(is_api_datetime(&all[1]["account_created_at"]), "{}", all[1]);
     assert_eq!(all[1].as_object().map(|o| o.len()), Some(3));
 
     let (_, pending) = server
-        .get("/v1/data-import/pending-account-import-processes/OLD_CO/", &token)
+        .get(
+            "/v1/data-import/pending-account-import-processes/OLD_CO/",
+            &token,
+        )
         .await;
     assert_eq!(
         pending,
@@ -55,7 +86,10 @@ async fn status_and_lists_have_the_spec_shapes() {
         ])
     );
     let (_, imported) = server
-        .get("/v1/data-import/imported-account-import-processes/OLD_CO/", &token)
+        .get(
+            "/v1/data-import/imported-account-import-processes/OLD_CO/",
+            &token,
+        )
         .await;
     assert_eq!(imported, json!([all[1].clone()]));
 }
@@ -66,7 +100,10 @@ async fn a_supplier_without_accounts_lists_empty_arrays() {
     let token = server.supplier_with_token("EMPTY_CO").await;
     for list in ["all", "pending", "imported"] {
         let (status, body) = server
-            .get(&format!("/v1/data-import/{list}-account-import-processes/EMPTY_CO/"), &token)
+            .get(
+                &format!("/v1/data-import/{list}-account-import-processes/EMPTY_CO/"),
+                &token,
+            )
             .await;
         assert_eq!(status, StatusCode::OK);
         assert_eq!(body, json!([]));
@@ -75,7 +112,11 @@ async fn a_supplier_without_accounts_lists_empty_arrays() {
 
 #[tokio::test]
 async fn long_lists_stream_as_one_valid_array() {
-    let server = std::sync::Arc::new(Server::start().await);
+    let no_limit = Options {
+        env: vec![("FERRY_RATE_LIMIT_PER_SECOND".into(), "0".into())],
+        ..Options::default()
+    };
+    let server = std::sync::Arc::new(Server::start_with(no_limit).await);
     let token = server.supplier_with_token("BIG_CO").await;
     let count = 600; // several 32 KiB chunks
     let mut tasks = Vec::new();
@@ -84,7 +125,12 @@ async fn long_lists_stream_as_one_valid_array() {
         let token = token.clone();
         tasks.push(tokio::spawn(async move {
             for index in (worker..count).step_by(4) {
-                server.stage(&token, &account("BIG_CO", &format!("ACCOUNT-WITH-A-LONG-NUMBER-{index:06}"))).await;
+                server
+                    .stage(
+                        &token,
+                        &account("BIG_CO", &format!("ACCOUNT-WITH-A-LONG-NUMBER-{index:06}")),
+                    )
+                    .await;
             }
         }));
     }
@@ -99,10 +145,16 @@ async fn long_lists_stream_as_one_valid_array() {
         .expect("request");
     assert_eq!(response.status(), StatusCode::OK);
     assert_eq!(response.headers()["content-type"], "application/json");
-    assert!(response.headers().get("content-length").is_none(), "the list should be streamed");
+    assert!(
+        response.headers().get("content-length").is_none(),
+        "the list should be streamed"
+    );
     let body: Vec<Value> = response.json().await.expect("one valid JSON array");
     assert_eq!(body.len(), count);
     for (index, item) in body.iter().enumerate() {
-        assert_eq!(item["external_account_number"], format!("ACCOUNT-WITH-A-LONG-NUMBER-{index:06}"));
+        assert_eq!(
+            item["external_account_number"],
+            format!("ACCOUNT-WITH-A-LONG-NUMBER-{index:06}")
+        );
     }
 }

@@ -8,13 +8,18 @@ use serde_json::json;
 async fn validate_account_answers_the_normalised_account_and_writes_nothing() {
     let server = Server::start().await;
     let token = server.supplier_with_token("OLD_CO").await;
-    let (status, body) = server.post(VALIDATE, &token, &account("OLD_CO", "ACC-1")).await;
+    let (status, body) = server
+        .post(VALIDATE, &token, &account("OLD_CO", "ACC-1"))
+        .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["transfer_balance"], "-12.50");
     assert_eq!(body["customers"][0]["mobile"], "07700900123");
     assert_eq!(body["customers"][0]["is_primary"], true);
     let (status, body) = server
-        .get("/v1/data-import/account-transfer-status/OLD_CO/ACC-1/", &token)
+        .get(
+            "/v1/data-import/account-transfer-status/OLD_CO/ACC-1/",
+            &token,
+        )
         .await;
     assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
     assert_error(&body, "account_not_found");
@@ -27,8 +32,14 @@ async fn every_field_error_is_reported_at_once() {
     let mut body = account("OLD_CO", "ACC-1");
     body["customers"][0]["landline"] = json!("call me maybe");
     body["customers"][0]["email"] = json!("not-an-email");
-    body["customers"].as_array_mut().expect("list").push(json!({"given_name": "", "family_name": "X"}));
-    body["billing_address"].as_object_mut().expect("object").remove("town");
+    body["customers"]
+        .as_array_mut()
+        .expect("list")
+        .push(json!({"given_name": "", "family_name": "X"}));
+    body["billing_address"]
+        .as_object_mut()
+        .expect("object")
+        .remove("town");
     body["supply_points"][0]["market"] = json!("WATER");
     body["transfer_balance"] = json!(1.005);
     body["external_account_number"] = json!("x".repeat(129));
@@ -56,7 +67,12 @@ async fn every_field_error_is_reported_at_once() {
         }
     }
     // Nothing was staged.
-    let (_, list) = server.get("/v1/data-import/all-account-import-processes/OLD_CO/", &token).await;
+    let (_, list) = server
+        .get(
+            "/v1/data-import/all-account-import-processes/OLD_CO/",
+            &token,
+        )
+        .await;
     assert_eq!(list, json!([]));
 }
 
@@ -64,9 +80,14 @@ async fn every_field_error_is_reported_at_once() {
 async fn staging_creates_then_updates_until_the_account_is_migrated() {
     let server = Server::start().await;
     let token = server.supplier_with_token("OLD_CO").await;
-    let (status, body) = server.post(STAGE, &token, &account("OLD_CO", "ACC-1")).await;
+    let (status, body) = server
+        .post(STAGE, &token, &account("OLD_CO", "ACC-1"))
+        .await;
     assert_eq!(status, StatusCode::CREATED);
-    assert_eq!(body, json!({"external_account_number": "ACC-1", "import_supplier_code": "OLD_CO"}));
+    assert_eq!(
+        body,
+        json!({"external_account_number": "ACC-1", "import_supplier_code": "OLD_CO"})
+    );
     let mut changed = account("OLD_CO", "ACC-1");
     changed["billing_name"] = json!("Augusta Ada King");
     let (status, _) = server.post(STAGE, &token, &changed).await;
@@ -74,13 +95,21 @@ async fn staging_creates_then_updates_until_the_account_is_migrated() {
 
     let number = server.migrate(&token, "OLD_CO", "ACC-1").await;
     assert!(number.starts_with("A-") && number.len() == 10, "{number}");
-    assert!(number[2..].chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_lowercase()));
+    assert!(
+        number[2..]
+            .chars()
+            .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_lowercase())
+    );
 
     let (status, body) = server.post(STAGE, &token, &changed).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_error(&body, "account_import_process_already_imported");
     let (status, body) = server
-        .post(PROCESS, &token, &json!({"import_supplier_code": "OLD_CO", "external_account_number": "ACC-1"}))
+        .post(
+            PROCESS,
+            &token,
+            &json!({"import_supplier_code": "OLD_CO", "external_account_number": "ACC-1"}),
+        )
         .await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_error(&body, "account_import_process_already_imported");
@@ -102,13 +131,25 @@ async fn a_dry_run_keeps_nothing_and_says_whether_it_would_succeed() {
     let request = json!({"import_supplier_code": "OLD_CO", "external_account_number": "ACC-1", "dry_run": true});
     let (status, body) = server.post(PROCESS, &token, &request).await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    assert_eq!(body, json!({"external_account_number": "ACC-1", "dry_run": true, "would_succeed": true}));
+    assert_eq!(
+        body,
+        json!({"external_account_number": "ACC-1", "dry_run": true, "would_succeed": true})
+    );
     let (_, status_body) = server
-        .get("/v1/data-import/account-transfer-status/OLD_CO/ACC-1/", &token)
+        .get(
+            "/v1/data-import/account-transfer-status/OLD_CO/ACC-1/",
+            &token,
+        )
         .await;
-    assert_eq!(status_body, json!({"status": "UNKNOWN", "platform_account_number": ""}));
+    assert_eq!(
+        status_body,
+        json!({"status": "UNKNOWN", "platform_account_number": ""})
+    );
     let (_, imported) = server
-        .get("/v1/data-import/imported-account-import-processes/OLD_CO/", &token)
+        .get(
+            "/v1/data-import/imported-account-import-processes/OLD_CO/",
+            &token,
+        )
         .await;
     assert_eq!(imported, json!([]));
 
@@ -128,15 +169,31 @@ async fn processing_an_unknown_account_is_a_404() {
     let server = Server::start().await;
     let token = server.supplier_with_token("OLD_CO").await;
     let (status, body) = server
-        .post(PROCESS, &token, &json!({"import_supplier_code": "OLD_CO", "external_account_number": "NOPE"}))
+        .post(
+            PROCESS,
+            &token,
+            &json!({"import_supplier_code": "OLD_CO", "external_account_number": "NOPE"}),
+        )
         .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert_error(&body, "import_process_does_not_exist");
-    let (status, body) = server.post(PROCESS, &token, &json!({"import_supplier_code": "OLD_CO", "dry_run": "yes"})).await;
+    let (status, body) = server
+        .post(
+            PROCESS,
+            &token,
+            &json!({"import_supplier_code": "OLD_CO", "dry_run": "yes"}),
+        )
+        .await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     let pairs = error_pairs(&body);
-    assert!(pairs.contains(&("external_account_number".into(), "required".into())), "{pairs:?}");
-    assert!(pairs.contains(&("dry_run".into(), "invalid".into())), "{pairs:?}");
+    assert!(
+        pairs.contains(&("external_account_number".into(), "required".into())),
+        "{pairs:?}"
+    );
+    assert!(
+        pairs.contains(&("dry_run".into(), "invalid".into())),
+        "{pairs:?}"
+    );
 }
 
 #[tokio::test]
@@ -150,7 +207,11 @@ async fn concurrent_migrations_of_one_account_create_one_platform_account() {
         let token = token.clone();
         tasks.push(tokio::spawn(async move {
             server
-                .post(PROCESS, &token, &json!({"import_supplier_code": "OLD_CO", "external_account_number": "ACC-1"}))
+                .post(
+                    PROCESS,
+                    &token,
+                    &json!({"import_supplier_code": "OLD_CO", "external_account_number": "ACC-1"}),
+                )
                 .await
         }));
     }
@@ -159,13 +220,18 @@ async fn concurrent_migrations_of_one_account_create_one_platform_account() {
         let (status, body) = task.await.expect("task");
         match status {
             StatusCode::CREATED => created.push(body["platform_account_number"].clone()),
-            StatusCode::BAD_REQUEST => assert_error(&body, "account_import_process_already_imported"),
+            StatusCode::BAD_REQUEST => {
+                assert_error(&body, "account_import_process_already_imported")
+            }
             other => panic!("unexpected {other}: {body}"),
         }
     }
     assert_eq!(created.len(), 1, "{created:?}");
     let (_, status) = server
-        .get("/v1/data-import/account-transfer-status/OLD_CO/ACC-1/", &token)
+        .get(
+            "/v1/data-import/account-transfer-status/OLD_CO/ACC-1/",
+            &token,
+        )
         .await;
     assert_eq!(status["platform_account_number"], created[0]);
 }
@@ -177,7 +243,9 @@ async fn paused_or_complete_suppliers_refuse_migrations_but_still_answer_reads()
     server.stage(&token, &account("OLD_CO", "ACC-1")).await;
     for status_name in ["PAUSED", "COMPLETE"] {
         server.set_status("OLD_CO", status_name).await;
-        let (status, body) = server.post(STAGE, &token, &account("OLD_CO", "ACC-2")).await;
+        let (status, body) = server
+            .post(STAGE, &token, &account("OLD_CO", "ACC-2"))
+            .await;
         assert_eq!(status, StatusCode::BAD_REQUEST);
         assert_error(&body, "import_supplier_migration_not_ongoing");
         for dry_run in [false, true] {
@@ -192,12 +260,18 @@ async fn paused_or_complete_suppliers_refuse_migrations_but_still_answer_reads()
             assert_error(&body, "import_supplier_migration_not_ongoing");
         }
         let (status, list) = server
-            .get("/v1/data-import/pending-account-import-processes/OLD_CO/", &token)
+            .get(
+                "/v1/data-import/pending-account-import-processes/OLD_CO/",
+                &token,
+            )
             .await;
         assert_eq!(status, StatusCode::OK);
         assert_eq!(list.as_array().map(Vec::len), Some(1));
         let (status, _) = server
-            .get("/v1/data-import/account-transfer-status/OLD_CO/ACC-1/", &token)
+            .get(
+                "/v1/data-import/account-transfer-status/OLD_CO/ACC-1/",
+                &token,
+            )
             .await;
         assert_eq!(status, StatusCode::OK);
     }

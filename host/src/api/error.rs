@@ -36,6 +36,8 @@ pub enum ApiError {
     NotFound,
     #[error("Method not allowed.")]
     MethodNotAllowed,
+    #[error("Request was throttled; retry after {} seconds.", retry_after_seconds(*.0))]
+    Throttled(std::time::Duration),
     #[error("Invalid query parameter {name}: {detail}")]
     Query { name: &'static str, detail: String },
 }
@@ -71,6 +73,7 @@ impl ApiError {
             Self::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Self::NotFound => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Self::Throttled(_) => StatusCode::TOO_MANY_REQUESTS,
         }
     }
 
@@ -92,6 +95,7 @@ impl ApiError {
             Self::PayloadTooLarge(_) => ("payload_too_large", Vec::new()),
             Self::NotFound => ("not_found", Vec::new()),
             Self::MethodNotAllowed => ("method_not_allowed", Vec::new()),
+            Self::Throttled(_) => ("throttled", Vec::new()),
             Self::Query { name, detail } => (
                 "validation_error",
                 vec![FieldError::new(name.to_string(), "invalid", detail.clone())],
@@ -118,6 +122,11 @@ impl IntoResponse for ApiError {
             tracing::error!(error = %self, "request failed");
         }
         let mut response = (status, Json(self.body())).into_response();
+        if let Self::Throttled(wait) = &self
+            && let Ok(value) = HeaderValue::from_str(&retry_after_seconds(*wait).to_string())
+        {
+            response.headers_mut().insert(header::RETRY_AFTER, value);
+        }
         if status == StatusCode::UNAUTHORIZED {
             response
                 .headers_mut()
@@ -125,4 +134,9 @@ impl IntoResponse for ApiError {
         }
         response
     }
+}
+
+/// Whole seconds to wait, at least one.
+fn retry_after_seconds(wait: std::time::Duration) -> u64 {
+    wait.as_secs() + u64::from(wait.subsec_nanos() > 0)
 }

@@ -62,7 +62,9 @@ impl FromRequestParts<AppState> for SupplierCaller {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        Ok(Self(state.auth.supplier_caller(authorization(parts))?))
+        let key = state.auth.supplier_caller(authorization(parts))?;
+        state.throttle.check(&key.id).map_err(ApiError::Throttled)?;
+        Ok(Self(key))
     }
 }
 

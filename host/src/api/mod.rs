@@ -13,6 +13,7 @@ pub mod imports;
 pub mod openapi;
 pub mod staging;
 pub mod stream;
+pub mod throttle;
 
 use crate::auth::Authenticator;
 use crate::domain::account::AccountLimits;
@@ -32,6 +33,10 @@ use utoipa::OpenApi;
 pub struct Limits {
     pub max_body_bytes: usize,
     pub max_items: usize,
+    /// Average requests a second allowed per API key (0: no limit).
+    pub requests_per_second: u32,
+    /// Requests a key may send at once before the average applies.
+    pub request_burst: u32,
 }
 
 impl Default for Limits {
@@ -39,6 +44,8 @@ impl Default for Limits {
         Self {
             max_body_bytes: 2 * 1024 * 1024,
             max_items: 1000,
+            requests_per_second: 100,
+            request_burst: 200,
         }
     }
 }
@@ -52,6 +59,7 @@ pub struct AppState {
     pub auth: Authenticator,
     pub graphql: graphql::PlatformSchema,
     pub metrics: PrometheusHandle,
+    pub throttle: throttle::Throttle,
     pub limits: Limits,
 }
 
@@ -75,6 +83,7 @@ impl AppState {
             auth,
             store,
             metrics: metrics_handle(),
+            throttle: throttle::Throttle::new(limits.requests_per_second, limits.request_burst),
             limits,
         }
     }
@@ -122,4 +131,100 @@ async fn not_found() -> ApiError {
 
 async fn method_not_allowed() -> ApiError {
     ApiError::MethodNotAllowed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::SledStore;
+    use axum::body::Body;
+    use axum::http::{Request, StatusCode, header};
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+
+    fn app() -> (tempfile::TempDir, Router) {
+        let dir = tempfile::tempdir().expect("temp");
+        let store: Arc<dyn Store> = Arc::new(SledStore::open(dir.path()).expect("store"));
+        let auth = Authenticator::new(store.clone(), "operator").expect("auth");
+        (dir, router(AppState::new(store, auth, Limits::default())))
+    }
+
+    async fn send(router: Router, request: Request<Body>) -> (StatusCode, serde_json::Value) {
+        let response = router.oneshot(request).await.expect("response");
+        let status = response.status();
+        let bytes = response
+            .into_body()
+            .collect()
+            .await
+            .expect("body")
+            .to_bytes();
+        (
+            status,
+            serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null),
+        )
+    }
+
+    #[tokio::test]
+    async fn unknown_routes_and_methods_answer_in_the_error_format() {
+        let (_dir, router) = app();
+        let (status, body) = send(
+            router.clone(),
+            Request::get("/nowhere")
+                .body(Body::empty())
+                .expect("request"),
+        )
+        .await;
+        assert_eq!(
+            (status, body["code"].as_str()),
+            (StatusCode::NOT_FOUND, Some("not_found"))
+        );
+        let (status, body) = send(
+            router,
+            Request::delete("/healthz")
+                .body(Body::empty())
+                .expect("request"),
+        )
+        .await;
+        assert_eq!(
+            (status, body["code"].as_str()),
+            (StatusCode::METHOD_NOT_ALLOWED, Some("method_not_allowed"))
+        );
+    }
+
+    #[tokio::test]
+    async fn the_caller_is_checked_before_the_body() {
+        let (_dir, router) = app();
+        let request = Request::post("/v1/data-import/validate-account/")
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from("{not json"))
+            .expect("request");
+        let (status, body) = send(router, request).await;
+        assert_eq!(
+            (status, body["code"].as_str()),
+            (StatusCode::UNAUTHORIZED, Some("not_authenticated"))
+        );
+    }
+
+    #[tokio::test]
+    async fn operators_create_suppliers_through_the_router() {
+        let (_dir, router) = app();
+        let request = Request::post("/admin/v1/suppliers")
+            .header(header::AUTHORIZATION, "Token operator")
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(
+                r#"{"code": "OLD_CO", "name": "Old", "document_root": ""}"#,
+            ))
+            .expect("request");
+        let (status, body) = send(router.clone(), request).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        let request = Request::get("/admin/v1/suppliers/OLD_CO")
+            .header(header::AUTHORIZATION, "Token operator")
+            .body(Body::empty())
+            .expect("request");
+        let (status, body) = send(router, request).await;
+        assert_eq!(
+            (status, body["status"].as_str()),
+            (StatusCode::OK, Some("ONGOING"))
+        );
+    }
 }

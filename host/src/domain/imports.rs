@@ -299,3 +299,104 @@ fn read_process_request(body: &Value) -> Result<ProcessRequest, DomainError> {
     })
     .map_err(DomainError::invalid)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::account::AccountLimits;
+    use crate::domain::admin::Admin;
+    use crate::domain::import_process::TransferStatus;
+    use crate::store::SledStore;
+    use serde_json::json;
+
+    fn account(external: &str) -> Value {
+        json!({
+            "import_supplier": "OLD_CO",
+            "external_account_number": external,
+            "billing_name": "Ada Lovelace",
+            "billing_address": {"address_line_1": "1 Analytical St", "town": "London", "postcode": "N1 1AA", "country": "GB"},
+            "customers": [{"given_name": "Ada", "family_name": "Lovelace", "email": "ada@example.com"}]
+        })
+    }
+
+    #[tokio::test]
+    async fn the_sweep_cancels_only_expired_stagings_and_restaging_revives_them() {
+        let dir = tempfile::tempdir().expect("temp");
+        let store: Arc<dyn Store> = Arc::new(SledStore::open(dir.path()).expect("store"));
+        let admin = Admin::new(store.clone());
+        admin
+            .create_supplier(&json!({"code": "OLD_CO", "name": "Old", "document_root": "", "expiry_window_days": 30}))
+            .await
+            .expect("supplier");
+        let key = ApiKeyRecord {
+            id: "k".into(),
+            organisation: "Org".into(),
+            suppliers: vec!["OLD_CO".into()],
+            key_digest: String::new(),
+            created_at: Utc::now(),
+            revoked_at: None,
+        };
+        let imports = Imports::new(store.clone(), AccountLimits { max_items: 100 });
+        imports.stage(&key, &account("OLD")).await.expect("stage");
+        imports
+            .stage(&key, &account("MIGRATED"))
+            .await
+            .expect("stage");
+        let migrate =
+            json!({"import_supplier_code": "OLD_CO", "external_account_number": "MIGRATED"});
+        imports.process(&key, &migrate).await.expect("process");
+
+        let not_yet = imports
+            .cancel_expired(Utc::now() + chrono::Duration::days(29))
+            .await
+            .expect("sweep");
+        assert!(not_yet.is_empty());
+        let cancelled = imports
+            .cancel_expired(Utc::now() + chrono::Duration::days(31))
+            .await
+            .expect("sweep");
+        let names: Vec<_> = cancelled
+            .iter()
+            .map(|p| p.external_account_number.as_str())
+            .collect();
+        assert_eq!(names, ["OLD"]);
+
+        let process = imports
+            .import_process(&key, "OLD_CO", "OLD")
+            .expect("process");
+        assert_eq!(process.state, ImportState::Cancelled);
+        assert_eq!(process.state.transfer_status(), TransferStatus::Unknown);
+        let all: Vec<_> = imports
+            .list(&key, "OLD_CO", ListFilter::All)
+            .expect("list")
+            .collect();
+        assert_eq!(all.len(), 1, "cancelled processes are not listed");
+        let counts = store.import_counts("OLD_CO").expect("counts");
+        assert_eq!(
+            (
+                counts.get(ImportState::Cancelled),
+                counts.get(ImportState::Pending)
+            ),
+            (1, 0)
+        );
+
+        let blocked = json!({"import_supplier_code": "OLD_CO", "external_account_number": "OLD"});
+        assert!(matches!(
+            imports.process(&key, &blocked).await,
+            Err(DomainError::ImportCancelled)
+        ));
+        let (revived, how) = imports.stage(&key, &account("OLD")).await.expect("restage");
+        assert_eq!(
+            (revived.state, how),
+            (ImportState::Pending, Staging::Updated)
+        );
+        let counts = store.import_counts("OLD_CO").expect("counts");
+        assert_eq!(
+            (
+                counts.get(ImportState::Cancelled),
+                counts.get(ImportState::Pending)
+            ),
+            (0, 1)
+        );
+    }
+}

@@ -136,7 +136,13 @@ impl Server {
     }
 
     /// Any HTTP call; the answer's status and JSON body (Null when empty, a string when not JSON).
-    pub async fn call(&self, method: Method, path: &str, auth: Option<&str>, body: Option<&Value>) -> (StatusCode, Value) {
+    pub async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        auth: Option<&str>,
+        body: Option<&Value>,
+    ) -> (StatusCode, Value) {
         let mut request = self.http.request(method, self.url(path));
         if let Some(token) = auth {
             request = request.header("Authorization", format!("Token {token}"));
@@ -163,7 +169,12 @@ impl Server {
         self.call(Method::GET, path, Some(token), None).await
     }
 
-    pub async fn admin(&self, method: Method, path: &str, body: Option<&Value>) -> (StatusCode, Value) {
+    pub async fn admin(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> (StatusCode, Value) {
         self.call(method, path, Some(OPERATOR_KEY), body).await
     }
 
@@ -180,7 +191,11 @@ impl Server {
 
     pub async fn set_status(&self, code: &str, status: &str) {
         let (answer, body) = self
-            .admin(Method::PATCH, &format!("/admin/v1/suppliers/{code}"), Some(&json!({"status": status})))
+            .admin(
+                Method::PATCH,
+                &format!("/admin/v1/suppliers/{code}"),
+                Some(&json!({"status": status})),
+            )
             .await;
         assert_eq!(answer, StatusCode::OK, "{body}");
     }
@@ -249,7 +264,10 @@ impl Server {
             )
             .await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
-        body["platform_account_number"].as_str().expect("number").to_owned()
+        body["platform_account_number"]
+            .as_str()
+            .expect("number")
+            .to_owned()
     }
 }
 
