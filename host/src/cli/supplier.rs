@@ -3,7 +3,7 @@
 use super::admin_client::{AdminClient, print};
 use clap::Subcommand;
 use reqwest::Method;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 #[derive(Debug, Subcommand)]
 pub enum SupplierAction {
@@ -56,18 +56,16 @@ pub async fn run(client: &AdminClient, action: SupplierAction) -> anyhow::Result
             status,
             expiry_window_days,
         } => {
-            let mut body = json!({
-                "code": code,
-                "name": name,
-                "document_root": document_root,
-                "send_migration_emails": send_migration_emails,
-            });
-            if let Some(status) = status {
-                body["status"] = json!(status.to_uppercase());
-            }
-            if let Some(days) = expiry_window_days {
-                body["expiry_window_days"] = json!(days);
-            }
+            let body = settings_body(
+                json!({"code": code}),
+                Settings {
+                    name: Some(name),
+                    document_root: Some(document_root),
+                    send_migration_emails: Some(send_migration_emails),
+                    status,
+                    expiry_window_days,
+                },
+            );
             client
                 .call(Method::POST, "/admin/v1/suppliers", Some(body))
                 .await?
@@ -90,33 +88,72 @@ pub async fn run(client: &AdminClient, action: SupplierAction) -> anyhow::Result
             status,
             expiry_window_days,
         } => {
-            let mut body = Map::new();
-            let fields = [
-                ("name", name.map(Value::from)),
-                ("document_root", document_root.map(Value::from)),
-                (
-                    "send_migration_emails",
-                    send_migration_emails.map(Value::from),
-                ),
-                ("status", status.map(|s| Value::from(s.to_uppercase()))),
-                ("expiry_window_days", expiry_window_days.map(Value::from)),
-            ];
-            for (name, value) in fields {
-                if let Some(value) = value {
-                    body.insert(name.to_owned(), value);
-                }
-            }
-            let path = format!("/admin/v1/suppliers/{code}");
+            let body = settings_body(
+                json!({}),
+                Settings {
+                    name,
+                    document_root,
+                    send_migration_emails,
+                    status,
+                    expiry_window_days,
+                },
+            );
             client
-                .call(Method::PATCH, &path, Some(Value::Object(body)))
+                .call(
+                    Method::PATCH,
+                    &format!("/admin/v1/suppliers/{code}"),
+                    Some(body),
+                )
                 .await?
         }
         SupplierAction::SetStatus { code, status } => {
-            let path = format!("/admin/v1/suppliers/{code}");
             let body = json!({"status": status.to_uppercase()});
-            client.call(Method::PATCH, &path, Some(body)).await?
+            client
+                .call(
+                    Method::PATCH,
+                    &format!("/admin/v1/suppliers/{code}"),
+                    Some(body),
+                )
+                .await?
         }
     };
     print(&answer);
     Ok(())
+}
+
+/// Supplier settings given on the command line.
+struct Settings {
+    name: Option<String>,
+    document_root: Option<String>,
+    send_migration_emails: Option<bool>,
+    status: Option<String>,
+    expiry_window_days: Option<i64>,
+}
+
+/// `base` with every given setting added.
+fn settings_body(mut base: Value, settings: Settings) -> Value {
+    let fields = [
+        ("name", settings.name.map(Value::from)),
+        ("document_root", settings.document_root.map(Value::from)),
+        (
+            "send_migration_emails",
+            settings.send_migration_emails.map(Value::from),
+        ),
+        (
+            "status",
+            settings.status.map(|s| Value::from(s.to_uppercase())),
+        ),
+        (
+            "expiry_window_days",
+            settings.expiry_window_days.map(Value::from),
+        ),
+    ];
+    if let Some(object) = base.as_object_mut() {
+        for (name, value) in fields {
+            if let Some(value) = value {
+                object.insert(name.to_owned(), value);
+            }
+        }
+    }
+    base
 }

@@ -1,7 +1,7 @@
 //! Import suppliers: the group a migrated account belongs to, its status and settings.
 
 use super::error::DomainError;
-use super::validation::{FieldErrors, ObjectReader, Optional, Required, StrRule};
+use super::validation::{FieldErrors, ObjectReader, Optional, Presence, Required, StrRule};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -110,22 +110,17 @@ pub fn read_new_supplier(body: &Value, now: DateTime<Utc>) -> Result<Supplier, F
             "Use upper-case letters, digits and underscores, starting with a letter.",
         );
     }
-    let name = r.string("name", Required, NAME);
-    let root = r.string("document_root", Required, ROOT);
-    if let Some(root) = &root {
-        check_document_root(&mut r, root);
-    }
-    let emails = r.boolean("send_migration_emails", Optional);
-    let status = read_status(&mut r);
-    let days = r.integer("expiry_window_days", Optional, 1, 3650);
+    let fields = read_settings(&mut r, Required);
     r.finish(|| {
         Some(Supplier {
             code: code?,
-            name: name?,
-            document_root: root?,
-            send_migration_emails: emails.unwrap_or(false),
-            status: status.unwrap_or(SupplierStatus::Ongoing),
-            expiry_window_days: days.unwrap_or(DEFAULT_EXPIRY_WINDOW_DAYS),
+            name: fields.name?,
+            document_root: fields.document_root?,
+            send_migration_emails: fields.send_migration_emails.unwrap_or(false),
+            status: fields.status.unwrap_or(SupplierStatus::Ongoing),
+            expiry_window_days: fields
+                .expiry_window_days
+                .unwrap_or(DEFAULT_EXPIRY_WINDOW_DAYS),
             created_at: now,
             updated_at: now,
         })
@@ -135,23 +130,25 @@ pub fn read_new_supplier(body: &Value, now: DateTime<Utc>) -> Result<Supplier, F
 /// Reads a supplier-change body.
 pub fn read_supplier_change(body: &Value) -> Result<SupplierChange, FieldErrors> {
     let mut r = ObjectReader::root(body)?;
-    let name = r.string("name", Optional, NAME);
-    let root = r.string("document_root", Optional, ROOT);
-    if let Some(root) = &root {
-        check_document_root(&mut r, root);
+    let change = read_settings(&mut r, Optional);
+    r.finish(|| Some(change))
+}
+
+/// The settings shared by creation and change; `names` says whether name and document root
+/// must be present.
+fn read_settings(r: &mut ObjectReader<'_>, names: Presence) -> SupplierChange {
+    let name = r.string("name", names, NAME);
+    let document_root = r.string("document_root", names, ROOT);
+    if let Some(root) = &document_root {
+        check_document_root(r, root);
     }
-    let emails = r.boolean("send_migration_emails", Optional);
-    let status = read_status(&mut r);
-    let days = r.integer("expiry_window_days", Optional, 1, 3650);
-    r.finish(|| {
-        Some(SupplierChange {
-            name,
-            document_root: root,
-            send_migration_emails: emails,
-            status,
-            expiry_window_days: days,
-        })
-    })
+    SupplierChange {
+        name,
+        document_root,
+        send_migration_emails: r.boolean("send_migration_emails", Optional),
+        status: read_status(r),
+        expiry_window_days: r.integer("expiry_window_days", Optional, 1, 3650),
+    }
 }
 
 fn read_status(r: &mut ObjectReader<'_>) -> Option<SupplierStatus> {
