@@ -2,7 +2,9 @@
 //! in that order of precedence, over embedded defaults that need nothing installed.
 
 use crate::api::Limits;
+use crate::vendors::VendorSettings;
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -51,6 +53,9 @@ pub struct ServeArgs {
     /// Seconds between sweeps that cancel expired staged accounts (default 3600).
     #[arg(long, env = "FERRY_EXPIRY_SWEEP_SECONDS")]
     pub expiry_sweep_seconds: Option<u64>,
+    /// How long a payment vendor may take, retries included, in milliseconds (default 5000).
+    #[arg(long, env = "FERRY_VENDOR_DEADLINE_MS")]
+    pub vendor_deadline_ms: Option<u64>,
     /// Create a demo supplier and API key, and print a ready-to-paste request.
     #[arg(long)]
     pub demo: bool,
@@ -71,6 +76,10 @@ struct FileSettings {
     rate_limit_per_second: Option<u32>,
     rate_limit_burst: Option<u32>,
     expiry_sweep_seconds: Option<u64>,
+    vendor_deadline_ms: Option<u64>,
+    /// `[vendors.STRIPE] url = "...", key = "..."`
+    #[serde(default)]
+    vendors: BTreeMap<String, VendorSettings>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -102,6 +111,10 @@ pub struct Settings {
     pub operator_key: Option<String>,
     pub limits: Limits,
     pub expiry_sweep: Duration,
+    /// Payment vendors by upper-case code: `ferry.toml`, then `FERRY_VENDOR_<CODE>_URL` and
+    /// `FERRY_VENDOR_<CODE>_KEY`.
+    pub vendors: BTreeMap<String, VendorSettings>,
+    pub vendor_deadline: Duration,
     pub demo: bool,
 }
 
@@ -143,6 +156,17 @@ impl Settings {
                 detail: "must be positive".into(),
             });
         }
+        let mut vendors: BTreeMap<String, VendorSettings> = file
+            .vendors
+            .into_iter()
+            .map(|(code, vendor)| (code.to_uppercase(), vendor))
+            .collect();
+        vendors.extend(vendors_from_env(std::env::vars()));
+        let vendor_deadline = Duration::from_millis(
+            args.vendor_deadline_ms
+                .or(file.vendor_deadline_ms)
+                .unwrap_or(5000),
+        );
         let sweep = args
             .expiry_sweep_seconds
             .or(file.expiry_sweep_seconds)
@@ -168,9 +192,32 @@ impl Settings {
                 .filter(|key| !key.is_empty()),
             limits,
             expiry_sweep: Duration::from_secs(sweep.max(1)),
+            vendors,
+            vendor_deadline,
             demo: args.demo,
         })
     }
+}
+
+/// `FERRY_VENDOR_<CODE>_URL` (and `_KEY`) pairs among `variables`.
+fn vendors_from_env(
+    variables: impl Iterator<Item = (String, String)>,
+) -> BTreeMap<String, VendorSettings> {
+    let variables: BTreeMap<String, String> = variables.collect();
+    variables
+        .iter()
+        .filter_map(|(name, url)| {
+            let code = name.strip_prefix("FERRY_VENDOR_")?.strip_suffix("_URL")?;
+            let key = variables.get(&format!("FERRY_VENDOR_{code}_KEY")).cloned();
+            Some((
+                code.to_uppercase(),
+                VendorSettings {
+                    url: url.clone(),
+                    key,
+                },
+            ))
+        })
+        .collect()
 }
 
 fn read_file(path: &Path) -> Result<FileSettings, ConfigError> {
@@ -207,6 +254,20 @@ mod tests {
         assert_eq!(settings.limits.max_items, 5);
         assert_eq!(settings.bucket, "file:///tmp/x/bucket");
         assert_eq!(settings.redis_stream, DEFAULT_REDIS_STREAM);
+
+        let vendors = vendors_from_env(
+            [
+                (
+                    "FERRY_VENDOR_STRIPE_URL".to_owned(),
+                    "http://stripe.test".to_owned(),
+                ),
+                ("FERRY_VENDOR_STRIPE_KEY".to_owned(), "sk".to_owned()),
+                ("FERRY_VENDOR_DEADLINE_MS".to_owned(), "10".to_owned()),
+            ]
+            .into_iter(),
+        );
+        assert_eq!(vendors.len(), 1);
+        assert_eq!(vendors["STRIPE"].key.as_deref(), Some("sk"));
 
         std::fs::write(&path, "lisen = 1\n").expect("write");
         let error = Settings::resolve(ServeArgs {

@@ -9,6 +9,8 @@ pub mod api;
 pub mod auth;
 pub mod cli;
 pub mod config;
+pub mod documents;
 pub mod domain;
 pub mod server;
 pub mod store;
+pub mod vendors;

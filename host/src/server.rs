@@ -1,10 +1,12 @@
 //! Running the service: open the store, resolve the operator key, serve HTTP until the
 //! shutdown future resolves, then drain in-flight requests and flush.
 
-use crate::api::{self, AppState};
+use crate::api::{self, AppState, sandbox};
 use crate::auth::{self, Authenticator};
 use crate::config::Settings;
+use crate::documents::Bucket;
 use crate::store::{SledStore, Store, StoreError};
+use crate::vendors::{HttpVendors, VendorSettings};
 use serde_json::json;
 use std::future::Future;
 use std::io::Write;
@@ -31,6 +33,8 @@ pub enum ServerError {
     },
     #[error("server failed: {0}")]
     Serve(#[source] std::io::Error),
+    #[error("invalid settings: {0}")]
+    Config(String),
     #[error("demo set-up failed: {0}")]
     Demo(String),
 }
@@ -48,7 +52,8 @@ pub async fn run(
     let store = Arc::new(SledStore::open(&data_dir.join("db"))?);
     let operator_key = resolve_operator_key(&settings)?;
     let auth = Authenticator::new(store.clone(), &operator_key)?;
-    let state = AppState::new(store.clone(), auth, settings.limits);
+    let bucket =
+        Bucket::open(&settings.bucket).map_err(|error| ServerError::Config(error.to_string()))?;
 
     let listener = TcpListener::bind(&settings.listen)
         .await
@@ -57,7 +62,26 @@ pub async fn run(
             source,
         })?;
     let address = listener.local_addr().map_err(ServerError::Serve)?;
-    tracing::info!(%address, data_dir = %data_dir.display(), "ferry listening");
+    let mut vendor_settings = settings.vendors.clone();
+    if settings.demo {
+        vendor_settings.insert(
+            sandbox::VENDOR_CODE.to_owned(),
+            VendorSettings {
+                url: format!("http://{address}{}", sandbox::BASE_PATH),
+                key: Some(sandbox::VENDOR_KEY.to_owned()),
+            },
+        );
+    }
+    let vendors = HttpVendors::new(&vendor_settings, settings.vendor_deadline)
+        .map_err(|error| ServerError::Config(error.to_string()))?;
+    let state = AppState::new(
+        store.clone(),
+        auth,
+        settings.limits,
+        Arc::new(bucket),
+        Arc::new(vendors),
+    );
+    tracing::info!(%address, data_dir = %data_dir.display(), bucket = %settings.bucket, "ferry listening");
     announce(&format!("ferry listening on http://{address}"));
     if settings.demo {
         provision_demo(&state, &address.to_string()).await?;
@@ -66,7 +90,11 @@ pub async fn run(
     let (stop_tasks, stopped) = watch::channel(false);
     let sweeper = tokio::spawn(sweep_expired(state.clone(), settings.expiry_sweep, stopped));
 
-    axum::serve(listener, api::router(state))
+    let mut app = api::router(state);
+    if settings.demo {
+        app = app.merge(sandbox::router());
+    }
+    axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
         .await
         .map_err(ServerError::Serve)?;

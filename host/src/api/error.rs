@@ -50,13 +50,17 @@ impl ApiError {
                 | DomainError::SupplierExists(_)
                 | DomainError::MigrationNotOngoing
                 | DomainError::AlreadyImported
-                | DomainError::ImportCancelled => StatusCode::BAD_REQUEST,
+                | DomainError::ImportCancelled
+                | DomainError::TransactionImport(_)
+                | DomainError::VendorRejected { .. } => StatusCode::BAD_REQUEST,
                 DomainError::SupplierNotFound
                 | DomainError::ImportProcessNotFound
                 | DomainError::AccountNotFound
                 | DomainError::ApiKeyNotFound => StatusCode::NOT_FOUND,
                 DomainError::ImportInProgress => StatusCode::CONFLICT,
-                DomainError::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
+                DomainError::Store(_)
+                | DomainError::VendorUnavailable(_)
+                | DomainError::DocumentStore(_) => StatusCode::INTERNAL_SERVER_ERROR,
             },
             Self::Auth(error) => match error {
                 AuthError::NotAuthenticated | AuthError::AuthenticationFailed => {
@@ -88,6 +92,14 @@ impl ApiError {
                     format!("An import supplier with code {code} already exists."),
                 )],
             ),
+            Self::Domain(DomainError::VendorRejected { code, detail }) => (
+                *code,
+                vec![FieldError::new(
+                    "reference".to_owned(),
+                    code,
+                    detail.clone(),
+                )],
+            ),
             Self::Domain(error) => (error.code(), Vec::new()),
             Self::Auth(error) => (error.code(), Vec::new()),
             Self::Parse(_) => ("parse_error", Vec::new()),
@@ -102,7 +114,11 @@ impl ApiError {
             ),
         };
         let detail = match self {
-            Self::Domain(DomainError::Store(_)) | Self::Auth(AuthError::Store(_)) => {
+            Self::Domain(DomainError::VendorUnavailable(_)) => {
+                "The payment vendor could not be reached; retry the request as it is.".to_owned()
+            }
+            Self::Domain(DomainError::Store(_) | DomainError::DocumentStore(_))
+            | Self::Auth(AuthError::Store(_)) => {
                 "A server error occurred; retry the request as it is.".to_owned()
             }
             other => other.to_string(),
@@ -115,8 +131,33 @@ impl ApiError {
     }
 }
 
+/// The transactions endpoint's own 400 body: the first failing transaction.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct TransactionImportErrorBody {
+    /// Always `TRANSACTION_IMPORT_ERROR`.
+    pub status: &'static str,
+    pub error_detail: String,
+    /// The first failing transaction, as posted.
+    pub transaction_data: serde_json::Value,
+    /// Machine-readable code of the failure (an addition to the spec's body).
+    pub error_code: String,
+    /// The field errors of that transaction (an addition to the spec's body).
+    pub errors: Vec<FieldError>,
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
+        if let Self::Domain(DomainError::TransactionImport(failure)) = self {
+            let failure = *failure;
+            let body = TransactionImportErrorBody {
+                status: "TRANSACTION_IMPORT_ERROR",
+                error_detail: failure.detail,
+                transaction_data: failure.transaction_data,
+                error_code: failure.code,
+                errors: failure.errors.0,
+            };
+            return (StatusCode::BAD_REQUEST, Json(body)).into_response();
+        }
         let status = self.status();
         if status.is_server_error() {
             tracing::error!(error = %self, "request failed");

@@ -10,15 +10,22 @@ pub mod extract;
 pub mod graphql;
 pub mod health;
 pub mod imports;
+pub mod notes;
 pub mod openapi;
+pub mod payment_instructions;
+pub mod sandbox;
 pub mod staging;
+pub mod statements;
 pub mod stream;
 pub mod throttle;
+pub mod transactions;
 
 use crate::auth::Authenticator;
 use crate::domain::account::AccountLimits;
+use crate::domain::additions::Additions;
 use crate::domain::admin::Admin;
 use crate::domain::imports::Imports;
+use crate::domain::ports::{Documents, PaymentVendors};
 use crate::store::Store;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::get;
@@ -55,6 +62,7 @@ impl Default for Limits {
 pub struct AppState {
     pub store: Arc<dyn Store>,
     pub imports: Imports,
+    pub additions: Additions,
     pub admin: Admin,
     pub auth: Authenticator,
     pub graphql: graphql::PlatformSchema,
@@ -72,12 +80,19 @@ impl std::fmt::Debug for AppState {
 }
 
 impl AppState {
-    pub fn new(store: Arc<dyn Store>, auth: Authenticator, limits: Limits) -> Self {
+    pub fn new(
+        store: Arc<dyn Store>,
+        auth: Authenticator,
+        limits: Limits,
+        documents: Arc<dyn Documents>,
+        vendors: Arc<dyn PaymentVendors>,
+    ) -> Self {
         let account_limits = AccountLimits {
             max_items: limits.max_items,
         };
         Self {
             imports: Imports::new(store.clone(), account_limits),
+            additions: Additions::new(store.clone(), documents, vendors, account_limits),
             admin: Admin::new(store.clone()),
             graphql: graphql::schema(auth.clone()),
             auth,
@@ -112,6 +127,10 @@ pub fn router(state: AppState) -> Router {
         .merge(graphql::router())
         .merge(staging::router())
         .merge(imports::router())
+        .merge(notes::router())
+        .merge(transactions::router())
+        .merge(statements::router())
+        .merge(payment_instructions::router())
         .merge(admin::router())
         .route("/v1/openapi.json", get(openapi_json))
         .fallback(not_found)
@@ -146,7 +165,24 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp");
         let store: Arc<dyn Store> = Arc::new(SledStore::open(dir.path()).expect("store"));
         let auth = Authenticator::new(store.clone(), "operator").expect("auth");
-        (dir, router(AppState::new(store, auth, Limits::default())))
+        let bucket = crate::documents::Bucket::open(&format!(
+            "file://{}",
+            dir.path().join("bucket").display()
+        ))
+        .expect("bucket");
+        let vendors = crate::vendors::HttpVendors::new(
+            &Default::default(),
+            std::time::Duration::from_secs(1),
+        )
+        .expect("vendors");
+        let state = AppState::new(
+            store,
+            auth,
+            Limits::default(),
+            Arc::new(bucket),
+            Arc::new(vendors),
+        );
+        (dir, router(state))
     }
 
     async fn send(router: Router, request: Request<Body>) -> (StatusCode, serde_json::Value) {

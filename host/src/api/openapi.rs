@@ -1,7 +1,7 @@
 //! The OpenAPI document of the whole HTTP API, generated from the handlers (`utoipa`).
 
 use super::error::ErrorBody;
-use super::{admin, imports, staging};
+use super::{admin, imports, notes, payment_instructions, staging, statements, transactions};
 use crate::domain::validation::FieldError;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::{Modify, OpenApi};
@@ -23,6 +23,11 @@ use utoipa::{Modify, OpenApi};
         imports::all_processes,
         imports::pending_processes,
         imports::imported_processes,
+        notes::create_notes,
+        transactions::create_transactions,
+        statements::create_statements,
+        payment_instructions::create_payment_instruction,
+        admin::accounts::get_account,
         admin::suppliers::create_supplier,
         admin::suppliers::list_suppliers,
         admin::suppliers::get_supplier,
@@ -35,6 +40,7 @@ use utoipa::{Modify, OpenApi};
     tags(
         (name = "staging", description = "Validate, stage and migrate accounts"),
         (name = "imports", description = "Import state of accounts"),
+        (name = "data", description = "Data added to imported accounts"),
         (name = "admin", description = "Operator API (operator key)"),
     )
 )]

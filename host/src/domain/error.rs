@@ -33,8 +33,29 @@ pub enum DomainError {
     ImportCancelled,
     #[error("the API key was not found")]
     ApiKeyNotFound,
+    /// A transaction of a batch failed; nothing of the batch was added.
+    #[error("{}", .0.detail)]
+    TransactionImport(Box<TransactionFailure>),
+    /// The payment vendor answered that the instruction cannot be used: do not retry as is.
+    #[error("{detail}")]
+    VendorRejected { code: &'static str, detail: String },
+    /// The payment vendor could not be reached in time: retry as is.
+    #[error("The payment vendor could not be reached: {0}")]
+    VendorUnavailable(String),
+    #[error("The document store could not be reached: {0}")]
+    DocumentStore(String),
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+/// The first failing transaction of a batch, for the transactions endpoint's own 400 body.
+#[derive(Debug, Clone)]
+pub struct TransactionFailure {
+    pub code: String,
+    pub detail: String,
+    pub errors: FieldErrors,
+    /// The transaction as it was posted.
+    pub transaction_data: serde_json::Value,
 }
 
 impl DomainError {
@@ -69,6 +90,10 @@ impl DomainError {
             Self::ImportInProgress => "account_import_process_in_progress",
             Self::ImportCancelled => "account_import_process_cancelled",
             Self::ApiKeyNotFound => "not_found",
+            Self::TransactionImport(_) => "transaction_import_error",
+            Self::VendorRejected { code, .. } => code,
+            Self::VendorUnavailable(_) => "payment_vendor_unavailable",
+            Self::DocumentStore(_) => "document_store_unavailable",
             Self::Store(_) => "server_error",
         }
     }

@@ -5,11 +5,18 @@
 //! them with the [`Store`](crate::store::Store) trait.
 
 pub mod account;
+pub mod additions;
 pub mod admin;
 pub mod api_key;
+pub mod documents;
 pub mod error;
 pub mod import_process;
 pub mod imports;
+pub mod ledger;
 pub mod money;
+pub mod notes;
+pub mod payment_instruction;
+pub mod ports;
+pub mod statements;
 pub mod supplier;
 pub mod validation;

@@ -131,6 +131,16 @@ impl<'a> ObjectReader<'a> {
         }
     }
 
+    /// The dot path of this object itself (`notes.0`).
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// Whether the object has the key `name` (whatever its value).
+    pub fn has(&self, name: &str) -> bool {
+        self.map.contains_key(name)
+    }
+
     /// The dot path of a field of this object.
     pub fn attr(&self, name: &str) -> String {
         join(&self.path, name)

@@ -30,7 +30,57 @@ pub enum StoreError {
     },
     #[error("could not find a free platform account number")]
     NumbersExhausted,
+    /// Raised inside an account transaction; the store retries the transaction on a conflict.
+    #[error("transaction interrupted: {0}")]
+    Transaction(#[from] sled::transaction::UnabortableTransactionError),
 }
+
+/// The kinds of per-account records. Keys are scoped to one platform account.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AccountTable {
+    /// Notes, keyed by a zero-padded sequence number (so they list in order).
+    Notes,
+    /// Note bodies already on the account, for the dedupe rule.
+    NoteIndex,
+    /// Imported transactions, keyed by the supplier's transaction id.
+    Transactions,
+    /// Ledger entries, keyed by a zero-padded entry id.
+    LedgerEntries,
+    /// Historical statements, keyed by statement id.
+    Statements,
+    /// Payment instructions, keyed by vendor and reference.
+    PaymentInstructions,
+    /// One summary record per account (balance, latest statement), key `""`.
+    Summary,
+}
+
+impl AccountTable {
+    pub const ALL: [AccountTable; 7] = [
+        Self::Notes,
+        Self::NoteIndex,
+        Self::Transactions,
+        Self::LedgerEntries,
+        Self::Statements,
+        Self::PaymentInstructions,
+        Self::Summary,
+    ];
+}
+
+/// Reads and writes of one account's records inside one atomic change.
+pub trait AccountTx {
+    fn get(&self, table: AccountTable, key: &str) -> Result<Option<serde_json::Value>, StoreError>;
+    fn put(
+        &self,
+        table: AccountTable,
+        key: &str,
+        value: &serde_json::Value,
+    ) -> Result<(), StoreError>;
+    /// A number never handed out before (ledger entry ids, note ids).
+    fn next_id(&self) -> Result<u64, StoreError>;
+}
+
+/// Makes an atomic change to one account's records; may run more than once.
+pub type ChangeAccount<'a> = dyn FnMut(&dyn AccountTx) -> Result<(), DomainError> + 'a;
 
 /// The result of an atomic change to one import process.
 #[derive(Debug, Clone)]
@@ -95,6 +145,19 @@ pub trait Store: Send + Sync + 'static {
     /// The supplier's processes in external-account-number order, starting after `after`.
     fn import_processes(&self, supplier: &str, after: Option<&str>) -> ImportIter;
     fn account(&self, number: &str) -> Result<Option<PlatformAccount>, StoreError>;
+
+    /// Applies `change` to the records of account `number` in one transaction.
+    fn change_account_records(
+        &self,
+        number: &str,
+        change: &mut ChangeAccount<'_>,
+    ) -> Result<(), DomainError>;
+    /// Every record of one table of an account, in key order.
+    fn account_records(
+        &self,
+        number: &str,
+        table: AccountTable,
+    ) -> Result<Vec<serde_json::Value>, StoreError>;
 
     /// A named secret, created by `make` on first use.
     fn secret(&self, name: &str, make: &mut dyn FnMut() -> Vec<u8>) -> Result<Vec<u8>, StoreError>;

@@ -1,7 +1,10 @@
 //! The sled implementation of [`Store`]: one tree per kind of record, JSON values, and
 //! multi-tree transactions for changes that must be atomic.
 
-use super::{DecideImport, ImportChange, ImportCounts, ImportIter, Store, StoreError};
+use super::{
+    AccountTable, AccountTx, ChangeAccount, DecideImport, ImportChange, ImportCounts, ImportIter,
+    Store, StoreError,
+};
 use crate::domain::api_key::ApiKeyRecord;
 use crate::domain::error::DomainError;
 use crate::domain::import_process::{ImportProcess, ImportState, PlatformAccount};
@@ -28,6 +31,8 @@ pub struct SledStore {
     import_counts: sled::Tree,
     accounts: sled::Tree,
     secrets: sled::Tree,
+    /// One tree per [`AccountTable`], in `AccountTable::ALL` order.
+    account_trees: Vec<sled::Tree>,
 }
 
 impl std::fmt::Debug for SledStore {
@@ -54,6 +59,10 @@ impl SledStore {
             import_counts: db.open_tree("import_counts")?,
             accounts: db.open_tree("accounts")?,
             secrets: db.open_tree("secrets")?,
+            account_trees: AccountTable::ALL
+                .iter()
+                .map(|table| db.open_tree(format!("account_{table:?}")))
+                .collect::<Result<_, _>>()?,
             db,
         })
     }
@@ -82,6 +91,43 @@ fn pair_key(first: &str, second: &str) -> Vec<u8> {
     key.push(SEPARATOR);
     key.extend_from_slice(second.as_bytes());
     key
+}
+
+fn table_index(table: AccountTable) -> usize {
+    AccountTable::ALL
+        .iter()
+        .position(|t| *t == table)
+        .unwrap_or(0)
+}
+
+/// An [`AccountTx`] over sled's transactional trees.
+struct SledAccountTx<'a> {
+    trees: &'a [TransactionalTree],
+    number: &'a str,
+}
+
+impl AccountTx for SledAccountTx<'_> {
+    fn get(&self, table: AccountTable, key: &str) -> Result<Option<serde_json::Value>, StoreError> {
+        let key = pair_key(self.number, key);
+        match self.trees[table_index(table)].get(&key)? {
+            Some(bytes) => decode(&key, &bytes).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn put(
+        &self,
+        table: AccountTable,
+        key: &str,
+        value: &serde_json::Value,
+    ) -> Result<(), StoreError> {
+        self.trees[table_index(table)].insert(pair_key(self.number, key), encode(value))?;
+        Ok(())
+    }
+
+    fn next_id(&self) -> Result<u64, StoreError> {
+        Ok(self.trees[0].generate_id()?)
+    }
 }
 
 fn read_count(
@@ -311,6 +357,51 @@ impl Store for SledStore {
             .get(number.as_bytes())?
             .map(|bytes| decode(number.as_bytes(), &bytes))
             .transpose()
+    }
+
+    fn change_account_records(
+        &self,
+        number: &str,
+        change: &mut ChangeAccount<'_>,
+    ) -> Result<(), DomainError> {
+        let change = RefCell::new(change);
+        let trees: &[sled::Tree] = &self.account_trees;
+        let result = trees.transaction(|views| {
+            let tx = SledAccountTx {
+                trees: views,
+                number,
+            };
+            match (change.borrow_mut())(&tx) {
+                Ok(()) => Ok(()),
+                Err(DomainError::Store(StoreError::Transaction(interrupted))) => {
+                    Err(interrupted.into())
+                }
+                Err(other) => Err(ConflictableTransactionError::Abort(Abort::Domain(other))),
+            }
+        });
+        match result {
+            Ok(()) => Ok(()),
+            Err(TransactionError::Abort(Abort::Domain(error))) => Err(error),
+            Err(TransactionError::Abort(Abort::Corrupt(error))) => Err(error.into()),
+            Err(TransactionError::Abort(Abort::NumberTaken)) => {
+                Err(StoreError::NumbersExhausted.into())
+            }
+            Err(TransactionError::Storage(error)) => Err(StoreError::from(error).into()),
+        }
+    }
+
+    fn account_records(
+        &self,
+        number: &str,
+        table: AccountTable,
+    ) -> Result<Vec<serde_json::Value>, StoreError> {
+        self.account_trees[table_index(table)]
+            .scan_prefix(pair_key(number, ""))
+            .map(|entry| {
+                let (key, value) = entry?;
+                decode(&key, &value)
+            })
+            .collect()
     }
 
     fn secret(&self, name: &str, make: &mut dyn FnMut() -> Vec<u8>) -> Result<Vec<u8>, StoreError> {

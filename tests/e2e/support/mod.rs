@@ -271,6 +271,40 @@ impl Server {
     }
 }
 
+impl Server {
+    /// A supplier `code` with one imported account `external` whose open statement period
+    /// starts `period_start`; returns (token, platform account number).
+    pub async fn imported_account(
+        &self,
+        code: &str,
+        external: &str,
+        period_start: &str,
+    ) -> (String, String) {
+        let token = self.supplier_with_token(code).await;
+        let mut body = account(code, external);
+        body["open_statement_period_start"] = json!(period_start);
+        self.stage(&token, &body).await;
+        let number = self.migrate(&token, code, external).await;
+        (token, number)
+    }
+
+    /// Writes a document into the bucket at `key` (a path inside the bucket).
+    pub fn put_document(&self, key: &str) {
+        let path = self.data_dir.join("bucket").join(key);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("dirs");
+        std::fs::write(path, b"%PDF-1.4 test").expect("document");
+    }
+
+    /// What operators see of an account.
+    pub async fn account_view(&self, number: &str) -> Value {
+        let (status, body) = self
+            .admin(Method::GET, &format!("/admin/v1/accounts/{number}"), None)
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        body
+    }
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();

@@ -1,5 +1,6 @@
 //! The admin API (`/admin/v1/...`) for the operator console and CLI, behind the operator key.
 
+pub(crate) mod accounts;
 pub(crate) mod api_keys;
 pub(crate) mod suppliers;
 
@@ -13,4 +14,5 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .merge(suppliers::router())
         .merge(api_keys::router())
+        .merge(accounts::router())
 }

@@ -1,0 +1,47 @@
+//! `POST /v1/data-import/notes/create/`: notes on an imported account.
+
+use super::AppState;
+use super::error::{ApiError, ErrorBody};
+use super::extract::{JsonBody, SupplierCaller};
+use crate::domain::import_process::format_datetime;
+use crate::domain::notes::NoteStatus;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::post;
+use axum::{Json, Router};
+use serde::Serialize;
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/v1/data-import/notes/create/", post(create_notes))
+}
+
+/// The answer for one posted note.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct NoteResultBody {
+    /// `YYYY-MM-DDTHH:MM:SSZ`
+    pub created_at: String,
+    pub body: Option<String>,
+    pub status: NoteStatus,
+}
+
+/// Adds notes; each is created unless the account already has it.
+#[utoipa::path(post, path = "/v1/data-import/notes/create/", tag = "data",
+    request_body(content = serde_json::Value, description = "{import_supplier, external_account_number, notes: [{body?, document_paths?: [{document_path}], created_at?, is_pinned?, unpin_at?}]}"),
+    responses((status = 201, body = [NoteResultBody]), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
+    security(("token" = [])))]
+pub async fn create_notes(
+    State(state): State<AppState>,
+    SupplierCaller(key): SupplierCaller,
+    JsonBody(body): JsonBody,
+) -> Result<(StatusCode, Json<Vec<NoteResultBody>>), ApiError> {
+    let results = state.additions.add_notes(&key, &body).await?;
+    let answer = results
+        .into_iter()
+        .map(|result| NoteResultBody {
+            created_at: format_datetime(result.created_at),
+            body: result.body,
+            status: result.status,
+        })
+        .collect();
+    Ok((StatusCode::CREATED, Json(answer)))
+}

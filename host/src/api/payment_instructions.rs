@@ -1,0 +1,46 @@
+//! `POST /v1/data-import/payment-instruction/create/`: a payment instruction, confirmed with
+//! its vendor.
+
+use super::AppState;
+use super::error::{ApiError, ErrorBody};
+use super::extract::{JsonBody, SupplierCaller};
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::post;
+use axum::{Json, Router};
+use serde::Serialize;
+
+pub fn router() -> Router<AppState> {
+    Router::new().route(
+        "/v1/data-import/payment-instruction/create/",
+        post(create_payment_instruction),
+    )
+}
+
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct PaymentInstructionCreated {
+    pub platform_account_number: String,
+    pub reference: String,
+}
+
+/// 400 when the vendor does not confirm the instruction (do not retry as is); 500 when the
+/// vendor cannot be reached in time (retry as is).
+#[utoipa::path(post, path = "/v1/data-import/payment-instruction/create/", tag = "data",
+    request_body(content = serde_json::Value, description = "{import_supplier, external_account_number, vendor, reference, type}"),
+    responses((status = 201, body = PaymentInstructionCreated), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 500, body = ErrorBody)),
+    security(("token" = [])))]
+pub async fn create_payment_instruction(
+    State(state): State<AppState>,
+    SupplierCaller(key): SupplierCaller,
+    JsonBody(body): JsonBody,
+) -> Result<(StatusCode, Json<PaymentInstructionCreated>), ApiError> {
+    let platform_account_number = state.additions.add_payment_instruction(&key, &body).await?;
+    let reference = body["reference"].as_str().unwrap_or_default().to_owned();
+    Ok((
+        StatusCode::CREATED,
+        Json(PaymentInstructionCreated {
+            platform_account_number,
+            reference,
+        }),
+    ))
+}

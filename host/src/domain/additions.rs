@@ -1,0 +1,669 @@
+//! Adding data to imported accounts: notes, transactions, historical statements and payment
+//! instructions, and reading it all back for operators.
+//!
+//! Every request names its account by supplier code and external account number; only
+//! imported accounts visible to the caller's API key qualify (anything else is
+//! `account_not_found`), and the supplier's migration must be ongoing. Each request's records
+//! are written in one transaction and flushed before the call returns.
+
+use super::account::AccountLimits;
+use super::api_key::ApiKeyRecord;
+use super::documents::{INVALID_PATH_CODE, INVALID_PATH_DETAIL, document_key};
+use super::error::{DomainError, TransactionFailure};
+use super::import_process::{ImportState, PlatformAccount};
+use super::ledger::{
+    AccountSummary, LedgerEntry, Placement, Transaction, open_period_start, place, read_transaction,
+};
+use super::notes::{Note, NoteInput, NoteSource, NoteStatus, content_key, duplicate_of, read_note};
+use super::payment_instruction::{INSTRUCTION_TYPES, PaymentInstruction, instruction_key};
+use super::ports::{Documents, PaymentVendors, VendorError};
+use super::statements::{Statement, read_statement};
+use super::supplier::Supplier;
+use super::validation::{FieldError, FieldErrors, Items, ObjectReader, Required, StrRule};
+use crate::store::{AccountTable, AccountTx, Store, StoreError};
+use chrono::{DateTime, NaiveDate, Utc};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::collections::HashSet;
+use std::sync::Arc;
+
+pub const TRANSACTION_IMPORT_SUCCESS: &str = "TRANSACTION_IMPORT_SUCCESS";
+
+/// The query options of the transactions endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TransactionOptions {
+    pub check_previously_added: bool,
+    pub force_add_to_current_statement: bool,
+}
+
+impl Default for TransactionOptions {
+    fn default() -> Self {
+        Self {
+            check_previously_added: true,
+            force_add_to_current_statement: true,
+        }
+    }
+}
+
+/// The answer for one posted note.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoteResult {
+    pub created_at: DateTime<Utc>,
+    pub body: Option<String>,
+    pub status: NoteStatus,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum TransactionStatus {
+    TransactionAddedToAccount,
+    TransactionAlreadyExists,
+}
+
+/// The answer for one posted transaction.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct TransactionResult {
+    pub status: TransactionStatus,
+    pub transaction_data: Transaction,
+}
+
+/// Validated historical statements, as answered.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct StatementsBody {
+    pub import_supplier: String,
+    pub external_account_number: String,
+    pub statements: Vec<Statement>,
+}
+
+/// Everything kept on an imported account.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct AccountView {
+    pub platform_account_number: String,
+    pub import_supplier: String,
+    pub external_account_number: String,
+    pub created_at: DateTime<Utc>,
+    /// The account as migrated.
+    #[schema(value_type = Object)]
+    pub account: super::account::AccountPayload,
+    pub open_statement_period_start: NaiveDate,
+    /// What the customer owes (negative: in credit).
+    #[schema(value_type = String)]
+    pub balance: super::money::Money,
+    pub notes: Vec<Note>,
+    pub transactions: Vec<Transaction>,
+    pub ledger_entries: Vec<LedgerEntry>,
+    pub statements: Vec<Statement>,
+    pub payment_instructions: Vec<PaymentInstruction>,
+}
+
+/// The account a request adds to.
+struct Target {
+    supplier: Supplier,
+    account: PlatformAccount,
+}
+
+#[derive(Clone)]
+pub struct Additions {
+    store: Arc<dyn Store>,
+    documents: Arc<dyn Documents>,
+    vendors: Arc<dyn PaymentVendors>,
+    limits: AccountLimits,
+}
+
+impl std::fmt::Debug for Additions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Additions")
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+fn record<T: DeserializeOwned>(value: Value) -> Result<T, DomainError> {
+    serde_json::from_value(value).map_err(|source| {
+        DomainError::Store(StoreError::Corrupt {
+            key: "account record".into(),
+            source,
+        })
+    })
+}
+
+fn to_record<T: Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
+fn summary(tx: &dyn AccountTx) -> Result<AccountSummary, DomainError> {
+    tx.get(AccountTable::Summary, "")?
+        .map(record)
+        .transpose()
+        .map(Option::unwrap_or_default)
+}
+
+/// Reads `import_supplier` and `external_account_number`.
+fn read_reference(r: &mut ObjectReader<'_>) -> (Option<String>, Option<String>) {
+    (
+        r.string("import_supplier", Required, StrRule::max(64)),
+        r.string(
+            "external_account_number",
+            Required,
+            StrRule::max(super::account::MAX_EXTERNAL_ACCOUNT_NUMBER),
+        ),
+    )
+}
+
+/// Adds a note unless the account already has it (see `notes`).
+fn add_note(
+    tx: &dyn AccountTx,
+    input: &NoteInput,
+    source: NoteSource,
+    now: DateTime<Utc>,
+) -> Result<NoteResult, DomainError> {
+    let content = content_key(input.body.as_deref(), &input.document_paths);
+    let mut existing: Vec<DateTime<Utc>> = tx
+        .get(AccountTable::NoteIndex, &content)?
+        .map(record)
+        .transpose()?
+        .unwrap_or_default();
+    if let Some(at) = duplicate_of(&existing, input.created_at) {
+        return Ok(NoteResult {
+            created_at: at,
+            body: input.body.clone(),
+            status: NoteStatus::NoteAlreadyExists,
+        });
+    }
+    let created_at = input.created_at.unwrap_or(now);
+    let note = Note {
+        id: tx.next_id()?,
+        body: input.body.clone(),
+        document_paths: input.document_paths.clone(),
+        created_at,
+        is_pinned: input.is_pinned,
+        unpin_at: input.unpin_at,
+        source,
+    };
+    tx.put(
+        AccountTable::Notes,
+        &format!("{:020}", note.id),
+        &to_record(&note),
+    )?;
+    existing.push(created_at);
+    tx.put(AccountTable::NoteIndex, &content, &to_record(&existing))?;
+    Ok(NoteResult {
+        created_at,
+        body: note.body,
+        status: NoteStatus::NoteCreationSuccess,
+    })
+}
+
+fn transaction_failure(
+    index: usize,
+    posted: &Value,
+    field: &str,
+    code: &str,
+    detail: String,
+) -> DomainError {
+    let attr = format!("transactions.{index}.{field}");
+    DomainError::TransactionImport(Box::new(TransactionFailure {
+        code: code.to_owned(),
+        detail: format!("{attr}: {detail}"),
+        errors: FieldErrors::single(FieldError::new(attr, code, detail)),
+        transaction_data: posted.clone(),
+    }))
+}
+
+impl Additions {
+    pub fn new(
+        store: Arc<dyn Store>,
+        documents: Arc<dyn Documents>,
+        vendors: Arc<dyn PaymentVendors>,
+        limits: AccountLimits,
+    ) -> Self {
+        Self {
+            store,
+            documents,
+            vendors,
+            limits,
+        }
+    }
+
+    fn items(&self) -> Items {
+        Items {
+            min: 1,
+            max: self.limits.max_items,
+        }
+    }
+
+    /// The imported account `(supplier, external)` if the key may see it and its supplier's
+    /// migration is ongoing.
+    fn target(
+        &self,
+        key: &ApiKeyRecord,
+        supplier: &str,
+        external: &str,
+    ) -> Result<Target, DomainError> {
+        if !key.can_see(supplier) {
+            return Err(DomainError::AccountNotFound);
+        }
+        let supplier = self
+            .store
+            .supplier(supplier)?
+            .ok_or(DomainError::AccountNotFound)?;
+        let process = self
+            .store
+            .import_process(&supplier.code, external)?
+            .ok_or(DomainError::AccountNotFound)?;
+        let number = process
+            .platform_account_number
+            .filter(|_| process.state == ImportState::Processed)
+            .ok_or(DomainError::AccountNotFound)?;
+        let account = self
+            .store
+            .account(&number)?
+            .ok_or(DomainError::AccountNotFound)?;
+        supplier.ensure_ongoing()?;
+        Ok(Target { supplier, account })
+    }
+
+    /// Checks that `path` exists under the supplier's root; records an error at `attr` if not.
+    async fn check_document(
+        &self,
+        supplier: &Supplier,
+        path: &str,
+        attr: String,
+        errors: &mut FieldErrors,
+    ) -> Result<(), DomainError> {
+        let Ok(key) = document_key(&supplier.document_root, path) else {
+            errors.push(FieldError::new(
+                attr,
+                INVALID_PATH_CODE,
+                INVALID_PATH_DETAIL,
+            ));
+            return Ok(());
+        };
+        let exists = self
+            .documents
+            .exists(&key)
+            .await
+            .map_err(|error| DomainError::DocumentStore(error.to_string()))?;
+        if !exists {
+            errors.push(FieldError::new(
+                attr,
+                "path_does_not_exist_in_file_store",
+                format!("No document at {path} in the supplier's document store."),
+            ));
+        }
+        Ok(())
+    }
+
+    pub async fn add_notes(
+        &self,
+        key: &ApiKeyRecord,
+        body: &Value,
+    ) -> Result<Vec<NoteResult>, DomainError> {
+        let now = Utc::now();
+        let max_items = self.limits.max_items;
+        let mut r = ObjectReader::root(body).map_err(DomainError::invalid)?;
+        let (supplier, external) = read_reference(&mut r);
+        let notes = r.object_array("notes", Required, self.items(), |o| {
+            read_note(o, max_items, now)
+        });
+        let (supplier, external, notes) = r
+            .finish(|| Some((supplier?, external?, notes?)))
+            .map_err(DomainError::invalid)?;
+        let target = self.target(key, &supplier, &external)?;
+        let mut errors = FieldErrors::default();
+        for (i, note) in notes.iter().enumerate() {
+            for (j, path) in note.document_paths.iter().enumerate() {
+                let attr = format!("notes.{i}.document_paths.{j}.document_path");
+                self.check_document(&target.supplier, path, attr, &mut errors)
+                    .await?;
+            }
+        }
+        if !errors.is_empty() {
+            return Err(DomainError::invalid(errors));
+        }
+        let mut results = Vec::new();
+        self.store
+            .change_account_records(&target.account.number, &mut |tx| {
+                results.clear();
+                for note in &notes {
+                    results.push(add_note(tx, note, NoteSource::Import, now)?);
+                }
+                Ok(())
+            })?;
+        self.store.flush().await?;
+        Ok(results)
+    }
+
+    pub async fn add_transactions(
+        &self,
+        key: &ApiKeyRecord,
+        body: &Value,
+        options: TransactionOptions,
+    ) -> Result<Vec<TransactionResult>, DomainError> {
+        let now = Utc::now();
+        let mut r = ObjectReader::root(body).map_err(DomainError::invalid)?;
+        let (supplier, external) = read_reference(&mut r);
+        let posted = r.array("transactions", Required, self.items());
+        let (supplier, external, posted) = r
+            .finish(|| Some((supplier?, external?, posted?)))
+            .map_err(DomainError::invalid)?;
+        let target = self.target(key, &supplier, &external)?;
+
+        let mut transactions = Vec::with_capacity(posted.len());
+        let mut seen = HashSet::new();
+        for (index, value) in posted.iter().enumerate() {
+            let path = format!("transactions.{index}");
+            let transaction =
+                read_transaction(value, &path, self.limits.max_items, now.date_naive()).map_err(
+                    |errors| {
+                        let first = errors.0.first().cloned();
+                        DomainError::TransactionImport(Box::new(TransactionFailure {
+                            code: first
+                                .as_ref()
+                                .map_or_else(|| "invalid".to_owned(), |e| e.code.clone()),
+                            detail: first.map_or_else(String::new, |e| {
+                                format!("{}: {}", e.attr.unwrap_or_default(), e.detail)
+                            }),
+                            errors,
+                            transaction_data: value.clone(),
+                        }))
+                    },
+                )?;
+            if !seen.insert(transaction.transaction_id.clone()) {
+                return Err(transaction_failure(
+                    index,
+                    value,
+                    "transaction_id",
+                    "duplicate_transaction_ids",
+                    format!(
+                        "Transaction id {} appears more than once in this request.",
+                        transaction.transaction_id
+                    ),
+                ));
+            }
+            transactions.push(transaction);
+        }
+
+        let account_start = target
+            .account
+            .data
+            .open_statement_period_start
+            .unwrap_or_else(|| target.account.created_at.date_naive());
+        let mut results = Vec::new();
+        self.store.change_account_records(&target.account.number, &mut |tx| {
+            results.clear();
+            let mut summary = summary(tx)?;
+            let start = open_period_start(account_start, summary.latest_statement_to);
+            let mut moved = Vec::new();
+            for (index, (transaction, value)) in transactions.iter().zip(posted.iter()).enumerate() {
+                if let Some(existing) = tx.get(AccountTable::Transactions, &transaction.transaction_id)? {
+                    if !options.check_previously_added {
+                        return Err(transaction_failure(
+                            index,
+                            value,
+                            "transaction_id",
+                            "duplicate_transaction_ids",
+                            "This transaction was already added to the account.".to_owned(),
+                        ));
+                    }
+                    results.push(TransactionResult {
+                        status: TransactionStatus::TransactionAlreadyExists,
+                        transaction_data: record(existing)?,
+                    });
+                    continue;
+                }
+                let mut kept = transaction.clone();
+                match place(transaction.transaction_date, start, options.force_add_to_current_statement) {
+                    Placement::AsDated => {}
+                    Placement::Moved { to, description } => {
+                        kept.original_transaction_date = Some(kept.transaction_date);
+                        kept.transaction_date = to;
+                        kept.description = Some(description);
+                        moved.push(kept.transaction_id.clone());
+                    }
+                    Placement::Refused => {
+                        return Err(transaction_failure(
+                            index,
+                            value,
+                            "transaction_date",
+                            "transaction_outside_open_statement_period",
+                            format!("The transaction is dated before the open statement period, which starts {start}."),
+                        ));
+                    }
+                }
+                let entry = LedgerEntry {
+                    id: tx.next_id()?,
+                    transaction_id: kept.transaction_id.clone(),
+                    kind: kept.kind,
+                    amount: kept.amount,
+                    balance_after: summary.post(kept.kind, kept.amount),
+                    transaction_date: kept.transaction_date,
+                    posted_at: now,
+                };
+                kept.status = Some(TRANSACTION_IMPORT_SUCCESS.to_owned());
+                kept.ledger_entry_id = Some(entry.id);
+                tx.put(AccountTable::Transactions, &kept.transaction_id, &to_record(&kept))?;
+                tx.put(AccountTable::LedgerEntries, &format!("{:020}", entry.id), &to_record(&entry))?;
+                results.push(TransactionResult {
+                    status: TransactionStatus::TransactionAddedToAccount,
+                    transaction_data: kept,
+                });
+            }
+            if !moved.is_empty() {
+                let note = NoteInput {
+                    body: Some(format!(
+                        "Imported transactions dated before the open statement period (which starts {start}) were moved to its first day: {}.",
+                        moved.join(", ")
+                    )),
+                    document_paths: Vec::new(),
+                    created_at: None,
+                    is_pinned: true,
+                    unpin_at: None,
+                };
+                add_note(tx, &note, NoteSource::System, now)?;
+            }
+            tx.put(AccountTable::Summary, "", &to_record(&summary))?;
+            Ok(())
+        })?;
+        self.store.flush().await?;
+        Ok(results)
+    }
+
+    pub async fn add_statements(
+        &self,
+        key: &ApiKeyRecord,
+        body: &Value,
+    ) -> Result<StatementsBody, DomainError> {
+        let mut r = ObjectReader::root(body).map_err(DomainError::invalid)?;
+        let (supplier, external) = read_reference(&mut r);
+        let statements = r.object_array("statements", Required, self.items(), read_statement);
+        let (supplier, external, statements) = r
+            .finish(|| Some((supplier?, external?, statements?)))
+            .map_err(DomainError::invalid)?;
+        let target = self.target(key, &supplier, &external)?;
+        let mut errors = FieldErrors::default();
+        for (index, statement) in statements.iter().enumerate() {
+            if let Some(path) = &statement.statement_path {
+                let attr = format!("statements.{index}.statement_path");
+                self.check_document(&target.supplier, path, attr, &mut errors)
+                    .await?;
+            }
+        }
+        if !errors.is_empty() {
+            return Err(DomainError::invalid(errors));
+        }
+        self.store
+            .change_account_records(&target.account.number, &mut |tx| {
+                let mut summary = summary(tx)?;
+                for statement in &statements {
+                    if tx
+                        .get(AccountTable::Statements, &statement.statement_id)?
+                        .is_none()
+                    {
+                        tx.put(
+                            AccountTable::Statements,
+                            &statement.statement_id,
+                            &to_record(statement),
+                        )?;
+                    }
+                    let to = statement.bill_period_to_date;
+                    summary.latest_statement_to = Some(
+                        summary
+                            .latest_statement_to
+                            .map_or(to, |latest| latest.max(to)),
+                    );
+                }
+                tx.put(AccountTable::Summary, "", &to_record(&summary))?;
+                Ok(())
+            })?;
+        self.store.flush().await?;
+        Ok(StatementsBody {
+            import_supplier: supplier,
+            external_account_number: external,
+            statements,
+        })
+    }
+
+    /// Confirms the instruction with its vendor and keeps it; returns the platform account
+    /// number. Sending the same instruction again is harmless.
+    pub async fn add_payment_instruction(
+        &self,
+        key: &ApiKeyRecord,
+        body: &Value,
+    ) -> Result<String, DomainError> {
+        let mut r = ObjectReader::root(body).map_err(DomainError::invalid)?;
+        let (supplier, external) = read_reference(&mut r);
+        let vendor = r
+            .string("vendor", Required, StrRule::max(64))
+            .map(|v| v.to_uppercase());
+        if let Some(code) = &vendor
+            && !self.vendors.knows(code)
+        {
+            r.error(
+                r.attr("vendor"),
+                "invalid_choice",
+                format!("\"{code}\" is not a configured payment vendor."),
+            );
+        }
+        let reference = r.string("reference", Required, StrRule::max(255));
+        let kind = r.string("type", Required, StrRule::max(32));
+        if let Some(kind) = &kind
+            && !INSTRUCTION_TYPES.contains(&kind.as_str())
+        {
+            r.error(
+                r.attr("type"),
+                "invalid_choice",
+                format!(
+                    "\"{kind}\" is not a valid choice: use {}.",
+                    INSTRUCTION_TYPES.join(" or ")
+                ),
+            );
+        }
+        let (supplier, external, vendor, reference, kind) = r
+            .finish(|| Some((supplier?, external?, vendor?, reference?, kind?)))
+            .map_err(DomainError::invalid)?;
+        let target = self.target(key, &supplier, &external)?;
+        let number = target.account.number.clone();
+        let record_key = instruction_key(&vendor, &reference);
+
+        let mut known = false;
+        self.store.change_account_records(&number, &mut |tx| {
+            known = tx
+                .get(AccountTable::PaymentInstructions, &record_key)?
+                .is_some();
+            Ok(())
+        })?;
+        if known {
+            return Ok(number);
+        }
+        let details = self
+            .vendors
+            .fetch_instruction(&vendor, &reference)
+            .await
+            .map_err(|error| match error {
+                VendorError::NotFound => DomainError::VendorRejected {
+                    code: "payment_instruction_not_found",
+                    detail: format!(
+                        "{vendor} has no payment instruction with reference {reference}."
+                    ),
+                },
+                VendorError::Refused { status } => DomainError::VendorRejected {
+                    code: "payment_vendor_refused",
+                    detail: format!("{vendor} refused to confirm the instruction (HTTP {status})."),
+                },
+                VendorError::Unavailable(reason) => DomainError::VendorUnavailable(reason),
+            })?;
+        let instruction = PaymentInstruction {
+            vendor,
+            reference,
+            kind,
+            details,
+            added_at: Utc::now(),
+        };
+        self.store.change_account_records(&number, &mut |tx| {
+            if tx
+                .get(AccountTable::PaymentInstructions, &record_key)?
+                .is_none()
+            {
+                tx.put(
+                    AccountTable::PaymentInstructions,
+                    &record_key,
+                    &to_record(&instruction),
+                )?;
+            }
+            Ok(())
+        })?;
+        self.store.flush().await?;
+        Ok(number)
+    }
+
+    fn records<T: DeserializeOwned>(
+        &self,
+        number: &str,
+        table: AccountTable,
+    ) -> Result<Vec<T>, DomainError> {
+        self.store
+            .account_records(number, table)?
+            .into_iter()
+            .map(record)
+            .collect()
+    }
+
+    /// Everything on the platform account `number` (operators).
+    pub fn account_view(&self, number: &str) -> Result<AccountView, DomainError> {
+        let account = self
+            .store
+            .account(number)?
+            .ok_or(DomainError::AccountNotFound)?;
+        let summary: AccountSummary = self
+            .records(number, AccountTable::Summary)?
+            .into_iter()
+            .next()
+            .unwrap_or_default();
+        let account_start = account
+            .data
+            .open_statement_period_start
+            .unwrap_or_else(|| account.created_at.date_naive());
+        let mut transactions: Vec<Transaction> =
+            self.records(number, AccountTable::Transactions)?;
+        transactions.sort_by_key(|t| t.ledger_entry_id);
+        Ok(AccountView {
+            platform_account_number: account.number.clone(),
+            import_supplier: account.supplier_code.clone(),
+            external_account_number: account.external_account_number.clone(),
+            created_at: account.created_at,
+            open_statement_period_start: open_period_start(
+                account_start,
+                summary.latest_statement_to,
+            ),
+            balance: summary.balance,
+            notes: self.records(number, AccountTable::Notes)?,
+            transactions,
+            ledger_entries: self.records(number, AccountTable::LedgerEntries)?,
+            statements: self.records(number, AccountTable::Statements)?,
+            payment_instructions: self.records(number, AccountTable::PaymentInstructions)?,
+            account: account.data,
+        })
+    }
+}

@@ -1,0 +1,105 @@
+//! Historical statements: validation, documents, no duplicates, and the open period they move.
+
+use crate::support::*;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+const STATEMENTS: &str = "/v1/data-import/historical-statements/create/";
+
+fn statement(id: &str, from: &str, to: &str) -> Value {
+    json!({
+        "bill_period_from_date": from, "bill_period_to_date": to, "statement_id": id,
+        "issued_date": to, "number": format!("S-{id}"), "gross_amount": 120.5
+    })
+}
+
+fn body(statements: Value) -> Value {
+    json!({"import_supplier": "OLD_CO", "external_account_number": "ACC-1", "statements": statements})
+}
+
+#[tokio::test]
+async fn statements_are_kept_once_and_answered_as_validated() {
+    let server = Server::start().await;
+    let (token, number) = server
+        .imported_account("OLD_CO", "ACC-1", "2024-01-01")
+        .await;
+    server.put_document("old_co/statements/2024-01.pdf");
+    let mut first = statement("ST-1", "2024-01-01", "2024-01-31");
+    first["statement_path"] = json!("/statements/2024-01.pdf");
+    let posted = body(json!([
+        first,
+        statement("ST-2", "2024-02-01", "2024-02-29")
+    ]));
+    let (status, answer) = server.post(STATEMENTS, &token, &posted).await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    assert_eq!(answer["statements"][0]["gross_amount"], "120.50");
+    assert_eq!(
+        answer["statements"][0]["statement_path"],
+        "/statements/2024-01.pdf"
+    );
+    assert_eq!(answer["external_account_number"], "ACC-1");
+    let (status, _) = server.post(STATEMENTS, &token, &posted).await;
+    assert_eq!(status, StatusCode::CREATED);
+    let view = server.account_view(&number).await;
+    assert_eq!(view["statements"].as_array().map(Vec::len), Some(2));
+    assert_eq!(view["open_statement_period_start"], "2024-03-01");
+}
+
+#[tokio::test]
+async fn bad_statements_are_refused_with_every_error() {
+    let server = Server::start().await;
+    let (token, number) = server
+        .imported_account("OLD_CO", "ACC-1", "2024-01-01")
+        .await;
+    let mut missing_file = statement("ST-2", "2024-02-01", "2024-02-29");
+    missing_file["statement_path"] = json!("statements/nope.pdf");
+    let (status, answer) = server
+        .post(STATEMENTS, &token, &body(json!([missing_file])))
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        error_pairs(&answer),
+        vec![(
+            "statements.0.statement_path".to_owned(),
+            "path_does_not_exist_in_file_store".to_owned()
+        )]
+    );
+
+    let mut reversed = statement("ST-1", "2024-02-01", "2024-01-01");
+    reversed["gross_amount"] = json!("12.345");
+    let mut escaping = statement("ST-3", "2024-01-01", "2024-01-31");
+    escaping["statement_path"] = json!("../../etc/passwd");
+    let no_id = json!({"bill_period_from_date": "2024-01-01", "bill_period_to_date": "2024-01-31", "issued_date": "2024-02-01", "number": "9", "gross_amount": 1});
+    let (status, answer) = server
+        .post(
+            STATEMENTS,
+            &token,
+            &body(json!([reversed, escaping, no_id])),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let mut pairs = error_pairs(&answer);
+    pairs.sort();
+    assert_eq!(
+        pairs,
+        vec![
+            (
+                "statements.0.bill_period_to_date".to_owned(),
+                "bill_period_to_date_before_from_date".to_owned()
+            ),
+            (
+                "statements.0.gross_amount".to_owned(),
+                "max_decimal_places".to_owned()
+            ),
+            (
+                "statements.1.statement_path".to_owned(),
+                "invalid_document_path".to_owned()
+            ),
+            (
+                "statements.2.statement_id".to_owned(),
+                "required".to_owned()
+            ),
+        ]
+    );
+    assert_eq!(server.account_view(&number).await["statements"], json!([]));
+}
