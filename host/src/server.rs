@@ -81,6 +81,16 @@ pub async fn run(
         Arc::new(bucket),
         Arc::new(vendors),
     );
+    match state.imports.release_interrupted().await {
+        Ok(0) => {}
+        Ok(count) => tracing::warn!(
+            count,
+            "accounts of an interrupted bulk migration are pending again"
+        ),
+        Err(error) => {
+            tracing::error!(%error, "cannot release accounts of an interrupted bulk migration")
+        }
+    }
     tracing::info!(%address, data_dir = %data_dir.display(), bucket = %settings.bucket, "ferry listening");
     announce(&format!("ferry listening on http://{address}"));
     if settings.demo {

@@ -5,6 +5,7 @@ mod auth;
 mod cli;
 mod errors;
 mod notes;
+mod operations;
 mod payment_instructions;
 mod reads;
 mod staging;

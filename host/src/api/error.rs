@@ -56,8 +56,11 @@ impl ApiError {
                 DomainError::SupplierNotFound
                 | DomainError::ImportProcessNotFound
                 | DomainError::AccountNotFound
-                | DomainError::ApiKeyNotFound => StatusCode::NOT_FOUND,
-                DomainError::ImportInProgress => StatusCode::CONFLICT,
+                | DomainError::ApiKeyNotFound
+                | DomainError::MigrationNotFound => StatusCode::NOT_FOUND,
+                DomainError::ImportInProgress | DomainError::MigrationAlreadyRunning => {
+                    StatusCode::CONFLICT
+                }
                 DomainError::Store(_)
                 | DomainError::VendorUnavailable(_)
                 | DomainError::DocumentStore(_) => StatusCode::INTERNAL_SERVER_ERROR,

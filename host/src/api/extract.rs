@@ -5,7 +5,7 @@ use super::AppState;
 use super::error::ApiError;
 use crate::domain::api_key::ApiKeyRecord;
 use axum::body::Bytes;
-use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::extract::{FromRequest, FromRequestParts, Query, Request};
 use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
 use serde_json::Value;
@@ -78,5 +78,23 @@ impl FromRequestParts<AppState> for OperatorCaller {
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
         state.auth.operator_caller(authorization(parts))?;
         Ok(Self)
+    }
+}
+
+/// Query parameters, refused in the API's error format (unknown or malformed parameters).
+#[derive(Debug)]
+pub struct QueryParams<T>(pub T);
+
+impl<T: serde::de::DeserializeOwned + Send> FromRequestParts<AppState> for QueryParams<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        Query::<T>::from_request_parts(parts, state)
+            .await
+            .map(|Query(value)| Self(value))
+            .map_err(|rejection| ApiError::Query {
+                name: "query",
+                detail: rejection.body_text(),
+            })
     }
 }

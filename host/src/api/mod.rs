@@ -25,6 +25,7 @@ use crate::domain::account::AccountLimits;
 use crate::domain::additions::Additions;
 use crate::domain::admin::Admin;
 use crate::domain::imports::Imports;
+use crate::domain::migrations::Migrations;
 use crate::domain::ports::{Documents, PaymentVendors};
 use crate::store::Store;
 use axum::extract::DefaultBodyLimit;
@@ -64,6 +65,7 @@ pub struct AppState {
     pub imports: Imports,
     pub additions: Additions,
     pub admin: Admin,
+    pub migrations: Migrations,
     pub auth: Authenticator,
     pub graphql: graphql::PlatformSchema,
     pub metrics: PrometheusHandle,
@@ -90,8 +92,10 @@ impl AppState {
         let account_limits = AccountLimits {
             max_items: limits.max_items,
         };
+        let imports = Imports::new(store.clone(), account_limits);
         Self {
-            imports: Imports::new(store.clone(), account_limits),
+            migrations: Migrations::new(store.clone(), imports.clone()),
+            imports,
             additions: Additions::new(store.clone(), documents, vendors, account_limits),
             admin: Admin::new(store.clone()),
             graphql: graphql::schema(auth.clone()),

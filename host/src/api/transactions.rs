@@ -2,9 +2,9 @@
 
 use super::AppState;
 use super::error::{ApiError, ErrorBody, TransactionImportErrorBody};
-use super::extract::{JsonBody, SupplierCaller};
+use super::extract::{JsonBody, QueryParams, SupplierCaller};
 use crate::domain::additions::{TransactionOptions, TransactionResult};
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::post;
 use axum::{Json, Router};
@@ -68,7 +68,7 @@ fn options(query: &HashMap<String, String>) -> Result<TransactionOptions, ApiErr
 pub async fn create_transactions(
     State(state): State<AppState>,
     SupplierCaller(key): SupplierCaller,
-    Query(query): Query<HashMap<String, String>>,
+    QueryParams(query): QueryParams<HashMap<String, String>>,
     JsonBody(body): JsonBody,
 ) -> Result<(StatusCode, Json<TransactionResultsBody>), ApiError> {
     let options = options(&query)?;

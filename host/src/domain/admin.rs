@@ -23,6 +23,24 @@ pub struct IssuedApiKey {
     pub key: String,
 }
 
+/// One page of a supplier's import processes.
+#[derive(Debug, Clone)]
+pub struct ImportPage {
+    pub items: Vec<crate::domain::import_process::ImportProcess>,
+    /// Pass as `after` for the next page; `None` on the last one.
+    pub next_after: Option<String>,
+}
+
+/// What to page through.
+#[derive(Debug, Clone, Default)]
+pub struct ImportQuery {
+    pub state: Option<crate::domain::import_process::ImportState>,
+    /// Case-insensitive substring of the external account number.
+    pub search: Option<String>,
+    pub limit: usize,
+    pub after: Option<String>,
+}
+
 #[derive(Clone)]
 pub struct Admin {
     store: Arc<dyn Store>,
@@ -82,6 +100,40 @@ impl Admin {
             .ok_or(DomainError::SupplierNotFound)?;
         self.store.flush().await?;
         self.view(updated)
+    }
+
+    /// A page of the supplier's import processes, in external-account-number order.
+    pub fn import_page(&self, code: &str, query: &ImportQuery) -> Result<ImportPage, DomainError> {
+        self.store
+            .supplier(code)?
+            .ok_or(DomainError::SupplierNotFound)?;
+        let needle = query.search.as_ref().map(|text| text.to_lowercase());
+        let mut items = Vec::with_capacity(query.limit + 1);
+        for process in self.store.import_processes(code, query.after.as_deref()) {
+            let process = process?;
+            let state_ok = query.state.is_none_or(|state| state == process.state);
+            let search_ok = needle.as_ref().is_none_or(|needle| {
+                process
+                    .external_account_number
+                    .to_lowercase()
+                    .contains(needle)
+            });
+            if state_ok && search_ok {
+                items.push(process);
+                if items.len() > query.limit {
+                    break;
+                }
+            }
+        }
+        let next_after = if items.len() > query.limit {
+            items.truncate(query.limit);
+            items
+                .last()
+                .map(|process| process.external_account_number.clone())
+        } else {
+            None
+        };
+        Ok(ImportPage { items, next_after })
     }
 
     pub async fn create_api_key(&self, body: &Value) -> Result<IssuedApiKey, DomainError> {

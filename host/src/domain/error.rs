@@ -31,6 +31,10 @@ pub enum DomainError {
     ImportInProgress,
     #[error("the staged account expired and was cancelled; stage it again")]
     ImportCancelled,
+    #[error("a bulk migration of this supplier is already running")]
+    MigrationAlreadyRunning,
+    #[error("no such bulk migration")]
+    MigrationNotFound,
     #[error("the API key was not found")]
     ApiKeyNotFound,
     /// A transaction of a batch failed; nothing of the batch was added.
@@ -89,7 +93,8 @@ impl DomainError {
             Self::AlreadyImported => "account_import_process_already_imported",
             Self::ImportInProgress => "account_import_process_in_progress",
             Self::ImportCancelled => "account_import_process_cancelled",
-            Self::ApiKeyNotFound => "not_found",
+            Self::ApiKeyNotFound | Self::MigrationNotFound => "not_found",
+            Self::MigrationAlreadyRunning => "migration_already_running",
             Self::TransactionImport(_) => "transaction_import_error",
             Self::VendorRejected { code, .. } => code,
             Self::VendorUnavailable(_) => "payment_vendor_unavailable",

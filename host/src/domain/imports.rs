@@ -159,25 +159,132 @@ impl Imports {
                 external_account_number: current.external_account_number,
             });
         }
+        let account = self
+            .create_account(
+                &supplier.code,
+                &request.external_account_number,
+                ImportProcess::ensure_processable,
+            )
+            .await?;
+        Ok(ProcessOutcome::Created(Box::new(account)))
+    }
+
+    /// Creates the platform account of a process that `admits` (checked again inside the
+    /// transaction), and flushes.
+    async fn create_account(
+        &self,
+        supplier_code: &str,
+        external: &str,
+        admits: fn(&ImportProcess) -> Result<(), DomainError>,
+    ) -> Result<PlatformAccount, DomainError> {
         let now = Utc::now();
-        let change = self.store.change_import(
-            &supplier.code,
-            &request.external_account_number,
-            &mut |current| {
+        let change = self
+            .store
+            .change_import(supplier_code, external, &mut |current| {
                 let current = current.ok_or(DomainError::ImportProcessNotFound)?;
-                current.ensure_processable()?;
+                admits(current)?;
                 let account = PlatformAccount::open(current, now);
                 Ok(ImportChange {
                     process: current.processed(&account),
                     account: Some(account),
                 })
-            },
-        )?;
+            })?;
         self.store.flush().await?;
-        change
-            .account
-            .map(|account| ProcessOutcome::Created(Box::new(account)))
-            .ok_or(DomainError::ImportProcessNotFound)
+        change.account.ok_or(DomainError::ImportProcessNotFound)
+    }
+
+    /// Marks a pending process `IN_PROGRESS` for a bulk migration; `false` if it is no
+    /// longer pending.
+    pub fn claim(&self, supplier_code: &str, external: &str) -> Result<bool, DomainError> {
+        let now = Utc::now();
+        let claimed =
+            self.store
+                .change_import(supplier_code, external, &mut |current| match current {
+                    Some(process)
+                        if matches!(process.state, ImportState::Pending | ImportState::Errored) =>
+                    {
+                        let mut process = process.clone();
+                        process.state = ImportState::InProgress;
+                        process.updated_at = now;
+                        Ok(ImportChange {
+                            process,
+                            account: None,
+                        })
+                    }
+                    _ => Err(DomainError::ImportInProgress),
+                });
+        match claimed {
+            Ok(_) => Ok(true),
+            Err(DomainError::ImportInProgress) => Ok(false),
+            Err(other) => Err(other),
+        }
+    }
+
+    /// Puts a claimed process back to `PENDING` (a stopped or interrupted bulk migration).
+    pub fn release(&self, supplier_code: &str, external: &str) -> Result<(), DomainError> {
+        let now = Utc::now();
+        let released = self
+            .store
+            .change_import(supplier_code, external, &mut |current| match current {
+                Some(process) if process.state == ImportState::InProgress => {
+                    let mut process = process.clone();
+                    process.state = ImportState::Pending;
+                    process.updated_at = now;
+                    Ok(ImportChange {
+                        process,
+                        account: None,
+                    })
+                }
+                _ => Err(DomainError::ImportProcessNotFound),
+            });
+        match released {
+            Ok(_) | Err(DomainError::ImportProcessNotFound) => Ok(()),
+            Err(other) => Err(other),
+        }
+    }
+
+    /// Migrates a process claimed by a bulk migration: the platform account, or the failure
+    /// recorded on the process (`ERRORED`).
+    pub async fn migrate_claimed(
+        &self,
+        supplier_code: &str,
+        external: &str,
+    ) -> Result<PlatformAccount, DomainError> {
+        let current = self
+            .store
+            .import_process(supplier_code, external)?
+            .ok_or(DomainError::ImportProcessNotFound)?;
+        if let Err(failure) = self.revalidate(&current) {
+            self.record_failure(&current, &failure).await?;
+            return Err(failure);
+        }
+        self.create_account(supplier_code, external, |process| match process.state {
+            ImportState::InProgress => Ok(()),
+            _ => Err(DomainError::ImportProcessNotFound),
+        })
+        .await
+    }
+
+    /// Puts every `IN_PROGRESS` process back to `PENDING`: no bulk migration survives a
+    /// restart.
+    pub async fn release_interrupted(&self) -> Result<usize, DomainError> {
+        let mut released = 0;
+        for supplier in self.store.suppliers()? {
+            let stuck: Vec<String> = filtered(
+                self.store.import_processes(&supplier.code, None),
+                ListFilter::State(ImportState::InProgress),
+            )
+            .map(|process| process.map(|p| p.external_account_number))
+            .collect::<Result<_, _>>()?;
+            for external in stuck {
+                self.release(&supplier.code, &external)?;
+                released += 1;
+            }
+        }
+        if released > 0 {
+            self.store.flush().await?;
+        }
+        Ok(released)
     }
 
     /// The rules are applied again at migration time: they may have changed since staging.
@@ -397,6 +504,67 @@ mod tests {
                 counts.get(ImportState::Pending)
             ),
             (0, 1)
+        );
+    }
+}
+
+#[cfg(test)]
+mod claim_tests {
+    use super::*;
+    use crate::domain::account::AccountLimits;
+    use crate::domain::admin::Admin;
+    use crate::store::SledStore;
+    use serde_json::json;
+
+    #[tokio::test]
+    async fn claimed_accounts_are_released_after_a_restart() {
+        let dir = tempfile::tempdir().expect("temp");
+        let store: Arc<dyn Store> = Arc::new(SledStore::open(dir.path()).expect("store"));
+        Admin::new(store.clone())
+            .create_supplier(&json!({"code": "OLD_CO", "name": "Old", "document_root": ""}))
+            .await
+            .expect("supplier");
+        let key = ApiKeyRecord {
+            id: "k".into(),
+            organisation: "Org".into(),
+            suppliers: vec!["OLD_CO".into()],
+            key_digest: String::new(),
+            created_at: Utc::now(),
+            revoked_at: None,
+        };
+        let imports = Imports::new(store.clone(), AccountLimits { max_items: 10 });
+        let account = json!({
+            "import_supplier": "OLD_CO", "external_account_number": "A", "billing_name": "Ada",
+            "billing_address": {"address_line_1": "1 St", "town": "London", "postcode": "N1", "country": "GB"},
+            "customers": [{"given_name": "Ada", "family_name": "L", "email": "ada@example.com"}]
+        });
+        imports.stage(&key, &account).await.expect("stage");
+        assert!(imports.claim("OLD_CO", "A").expect("claim"));
+        assert!(!imports.claim("OLD_CO", "A").expect("claimed once"));
+        let status = imports
+            .import_process(&key, "OLD_CO", "A")
+            .expect("process")
+            .state;
+        assert_eq!(status, ImportState::InProgress);
+        let process = json!({"import_supplier_code": "OLD_CO", "external_account_number": "A"});
+        assert!(matches!(
+            imports.process(&key, &process).await,
+            Err(DomainError::ImportInProgress)
+        ));
+
+        assert_eq!(imports.release_interrupted().await.expect("release"), 1);
+        let status = imports
+            .import_process(&key, "OLD_CO", "A")
+            .expect("process")
+            .state;
+        assert_eq!(status, ImportState::Pending);
+        let counts = store.import_counts("OLD_CO").expect("counts");
+        assert_eq!(
+            (
+                counts.get(ImportState::Pending),
+                counts.get(ImportState::InProgress)
+            ),
+            (1, 0)
         );
     }
 }

@@ -13,6 +13,7 @@ pub mod error;
 pub mod import_process;
 pub mod imports;
 pub mod ledger;
+pub mod migrations;
 pub mod money;
 pub mod notes;
 pub mod payment_instruction;

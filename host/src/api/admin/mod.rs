@@ -2,6 +2,8 @@
 
 pub(crate) mod accounts;
 pub(crate) mod api_keys;
+pub(crate) mod imports;
+pub(crate) mod migrations;
 pub(crate) mod suppliers;
 
 pub use api_keys::{ApiKeyBody, IssuedApiKeyBody};
@@ -15,4 +17,6 @@ pub fn router() -> Router<AppState> {
         .merge(suppliers::router())
         .merge(api_keys::router())
         .merge(accounts::router())
+        .merge(imports::router())
+        .merge(migrations::router())
 }

@@ -1,0 +1,256 @@
+//! Bulk migrations: an operator starts the migration of every pending account of a supplier
+//! as a background job. The job first claims the accounts (they show `IN_PROGRESS`), then
+//! migrates them one by one; pausing the supplier stops it and puts the unmigrated accounts
+//! back to `PENDING`. Jobs live in memory: a restart releases claimed accounts
+//! ([`Imports::release_interrupted`]).
+
+use super::error::DomainError;
+use super::import_process::ImportState;
+use super::imports::{Imports, ListFilter, filtered};
+use super::supplier::SupplierStatus;
+use crate::store::Store;
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum MigrationState {
+    Running,
+    Completed,
+    /// The supplier was paused or completed while the job ran.
+    Stopped,
+}
+
+/// A snapshot of a job, as answered.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct MigrationView {
+    pub id: String,
+    pub supplier: String,
+    pub state: MigrationState,
+    /// Accounts claimed by the job.
+    pub total: u64,
+    /// Accounts migrated.
+    pub processed: u64,
+    /// Accounts whose migration failed (now `ERRORED`).
+    pub failed: u64,
+    pub started_at: DateTime<Utc>,
+    pub finished_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Debug)]
+struct Job {
+    id: String,
+    supplier: String,
+    total: u64,
+    processed: AtomicU64,
+    failed: AtomicU64,
+    started_at: DateTime<Utc>,
+    end: Mutex<Option<(MigrationState, DateTime<Utc>)>>,
+}
+
+impl Job {
+    fn view(&self) -> MigrationView {
+        let end = *self.end.lock().unwrap_or_else(PoisonError::into_inner);
+        MigrationView {
+            id: self.id.clone(),
+            supplier: self.supplier.clone(),
+            state: end.map_or(MigrationState::Running, |(state, _)| state),
+            total: self.total,
+            processed: self.processed.load(Ordering::Relaxed),
+            failed: self.failed.load(Ordering::Relaxed),
+            started_at: self.started_at,
+            finished_at: end.map(|(_, at)| at),
+        }
+    }
+
+    fn finish(&self, state: MigrationState) {
+        *self.end.lock().unwrap_or_else(PoisonError::into_inner) = Some((state, Utc::now()));
+    }
+
+    fn is_running(&self) -> bool {
+        self.end
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_none()
+    }
+}
+
+/// Accounts migrated between two flushes of a job's progress.
+const FLUSH_EVERY: u64 = 64;
+
+#[derive(Clone)]
+pub struct Migrations {
+    store: Arc<dyn Store>,
+    imports: Imports,
+    jobs: Arc<Mutex<HashMap<String, Vec<Arc<Job>>>>>,
+}
+
+impl std::fmt::Debug for Migrations {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Migrations").finish_non_exhaustive()
+    }
+}
+
+impl Migrations {
+    pub fn new(store: Arc<dyn Store>, imports: Imports) -> Self {
+        Self {
+            store,
+            imports,
+            jobs: Arc::default(),
+        }
+    }
+
+    fn jobs_of(&self, supplier: &str) -> Vec<Arc<Job>> {
+        let jobs = self.jobs.lock().unwrap_or_else(PoisonError::into_inner);
+        jobs.get(supplier).cloned().unwrap_or_default()
+    }
+
+    /// Claims the supplier's pending accounts and starts migrating them in the background.
+    pub async fn start(&self, supplier_code: &str) -> Result<MigrationView, DomainError> {
+        let supplier = self
+            .store
+            .supplier(supplier_code)?
+            .ok_or(DomainError::SupplierNotFound)?;
+        supplier.ensure_ongoing()?;
+        let job_id = uuid::Uuid::now_v7().to_string();
+        {
+            let mut jobs = self.jobs.lock().unwrap_or_else(PoisonError::into_inner);
+            let list = jobs.entry(supplier.code.clone()).or_default();
+            if list.iter().any(|job| job.is_running()) {
+                return Err(DomainError::MigrationAlreadyRunning);
+            }
+            // A placeholder keeps a second start out while this one claims accounts.
+            list.push(Arc::new(Job {
+                id: job_id.clone(),
+                supplier: supplier.code.clone(),
+                total: 0,
+                processed: AtomicU64::new(0),
+                failed: AtomicU64::new(0),
+                started_at: Utc::now(),
+                end: Mutex::new(None),
+            }));
+        }
+        let claimed = self.claim_pending(&supplier.code);
+        let claimed = match claimed {
+            Ok(claimed) => claimed,
+            Err(error) => {
+                self.replace(&supplier.code, &job_id, None);
+                return Err(error);
+            }
+        };
+        self.store.flush().await?;
+        let job = Arc::new(Job {
+            id: job_id.clone(),
+            supplier: supplier.code.clone(),
+            total: claimed.len() as u64,
+            processed: AtomicU64::new(0),
+            failed: AtomicU64::new(0),
+            started_at: Utc::now(),
+            end: Mutex::new(None),
+        });
+        self.replace(&supplier.code, &job_id, Some(job.clone()));
+        tracing::info!(supplier = %supplier.code, job = %job_id, accounts = claimed.len(), "bulk migration started");
+        tokio::spawn(self.clone().run(job.clone(), claimed));
+        Ok(job.view())
+    }
+
+    /// Swaps the placeholder of `id` for `job` (or drops it).
+    fn replace(&self, supplier: &str, id: &str, job: Option<Arc<Job>>) {
+        let mut jobs = self.jobs.lock().unwrap_or_else(PoisonError::into_inner);
+        let list = jobs.entry(supplier.to_owned()).or_default();
+        list.retain(|existing| existing.id != id);
+        if let Some(job) = job {
+            list.push(job);
+        }
+    }
+
+    fn claim_pending(&self, supplier: &str) -> Result<Vec<String>, DomainError> {
+        let pending: Vec<String> = filtered(
+            self.store.import_processes(supplier, None),
+            ListFilter::Pending,
+        )
+        .filter_map(|item| match item {
+            Ok(process) if process.state != ImportState::InProgress => {
+                Some(Ok(process.external_account_number))
+            }
+            Ok(_) => None,
+            Err(error) => Some(Err(error)),
+        })
+        .collect::<Result<_, _>>()?;
+        let mut claimed = Vec::with_capacity(pending.len());
+        for external in pending {
+            if self.imports.claim(supplier, &external)? {
+                claimed.push(external);
+            }
+        }
+        Ok(claimed)
+    }
+
+    async fn run(self, job: Arc<Job>, claimed: Vec<String>) {
+        let mut remaining = claimed.into_iter();
+        let mut since_flush = 0u64;
+        let state = loop {
+            let ongoing = matches!(
+                self.store.supplier(&job.supplier),
+                Ok(Some(supplier)) if supplier.status == SupplierStatus::Ongoing
+            );
+            if !ongoing {
+                break MigrationState::Stopped;
+            }
+            let Some(external) = remaining.next() else {
+                break MigrationState::Completed;
+            };
+            match self.imports.migrate_claimed(&job.supplier, &external).await {
+                Ok(_) => job.processed.fetch_add(1, Ordering::Relaxed),
+                Err(error) => {
+                    tracing::warn!(supplier = %job.supplier, %external, %error, "bulk migration of an account failed");
+                    job.failed.fetch_add(1, Ordering::Relaxed)
+                }
+            };
+            since_flush += 1;
+            if since_flush >= FLUSH_EVERY {
+                since_flush = 0;
+                tokio::task::yield_now().await;
+            }
+        };
+        for external in remaining {
+            if let Err(error) = self.imports.release(&job.supplier, &external) {
+                tracing::error!(%external, %error, "cannot release a claimed account");
+            }
+        }
+        if let Err(error) = self.store.flush().await {
+            tracing::error!(%error, "cannot flush after a bulk migration");
+        }
+        job.finish(state);
+        tracing::info!(supplier = %job.supplier, job = %job.id, ?state, "bulk migration ended");
+    }
+
+    /// The supplier's jobs, newest first.
+    pub fn list(&self, supplier: &str) -> Result<Vec<MigrationView>, DomainError> {
+        self.store
+            .supplier(supplier)?
+            .ok_or(DomainError::SupplierNotFound)?;
+        let mut views: Vec<MigrationView> = self
+            .jobs_of(supplier)
+            .iter()
+            .map(|job| job.view())
+            .collect();
+        views.sort_by(|a, b| {
+            b.started_at
+                .cmp(&a.started_at)
+                .then_with(|| b.id.cmp(&a.id))
+        });
+        Ok(views)
+    }
+
+    pub fn get(&self, supplier: &str, id: &str) -> Result<MigrationView, DomainError> {
+        self.jobs_of(supplier)
+            .iter()
+            .find(|job| job.id == id)
+            .map(|job| job.view())
+            .ok_or(DomainError::MigrationNotFound)
+    }
+}

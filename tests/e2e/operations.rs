@@ -1,0 +1,188 @@
+//! Operator views of imports (paging, filters, search) and bulk migrations.
+
+use crate::support::*;
+use reqwest::{Method, StatusCode};
+use serde_json::Value;
+use std::time::Duration;
+
+fn externals(page: &Value) -> Vec<String> {
+    page["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|item| {
+            item["external_account_number"]
+                .as_str()
+                .expect("number")
+                .to_owned()
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn operators_page_filter_and_search_imports() {
+    let server = Server::start().await;
+    let token = server.supplier_with_token("OLD_CO").await;
+    for index in 1..=7 {
+        server
+            .stage(&token, &account("OLD_CO", &format!("ACC-{index}")))
+            .await;
+    }
+    server.stage(&token, &account("OLD_CO", "OTHER-1")).await;
+    server.migrate(&token, "OLD_CO", "ACC-2").await;
+
+    let base = "/admin/v1/suppliers/OLD_CO/imports";
+    let (status, first) = server
+        .admin(Method::GET, &format!("{base}?limit=3"), None)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{first}");
+    assert_eq!(externals(&first), ["ACC-1", "ACC-2", "ACC-3"]);
+    assert_eq!(first["next_after"], "ACC-3");
+    assert_eq!(first["items"][1]["state"], "PROCESSED");
+    assert!(first["items"][1]["platform_account_number"].is_string());
+    let (_, second) = server
+        .admin(Method::GET, &format!("{base}?limit=3&after=ACC-3"), None)
+        .await;
+    assert_eq!(externals(&second), ["ACC-4", "ACC-5", "ACC-6"]);
+    let (_, last) = server
+        .admin(Method::GET, &format!("{base}?limit=3&after=ACC-6"), None)
+        .await;
+    assert_eq!(externals(&last), ["ACC-7", "OTHER-1"]);
+    assert!(last["next_after"].is_null());
+
+    let (_, processed) = server
+        .admin(Method::GET, &format!("{base}?state=PROCESSED"), None)
+        .await;
+    assert_eq!(externals(&processed), ["ACC-2"]);
+    let (_, found) = server
+        .admin(Method::GET, &format!("{base}?q=other"), None)
+        .await;
+    assert_eq!(externals(&found), ["OTHER-1"]);
+
+    for bad in ["state=DONE", "limit=0", "limit=501", "colour=blue"] {
+        let (status, body) = server
+            .admin(Method::GET, &format!("{base}?{bad}"), None)
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}: {body}");
+        assert_error(&body, "validation_error");
+    }
+    let (status, _) = server
+        .admin(Method::GET, "/admin/v1/suppliers/NOPE/imports", None)
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+async fn wait_for_end(server: &Server, supplier: &str, id: &str) -> Value {
+    for _ in 0..600 {
+        let (status, job) = server
+            .admin(
+                Method::GET,
+                &format!("/admin/v1/suppliers/{supplier}/migrations/{id}"),
+                None,
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{job}");
+        if job["state"] != "RUNNING" {
+            return job;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the bulk migration did not end");
+}
+
+#[tokio::test]
+async fn a_bulk_migration_migrates_every_pending_account() {
+    let server = Server::start().await;
+    let token = server.supplier_with_token("OLD_CO").await;
+    for index in 0..25 {
+        server
+            .stage(&token, &account("OLD_CO", &format!("ACC-{index:02}")))
+            .await;
+    }
+    server.migrate(&token, "OLD_CO", "ACC-00").await;
+    let (status, job) = server
+        .admin(Method::POST, "/admin/v1/suppliers/OLD_CO/migrations", None)
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{job}");
+    assert_eq!(job["total"], 24);
+    let id = job["id"].as_str().expect("id").to_owned();
+
+    // A second start while it runs is refused; once it has ended there is nothing left.
+    let (status, again) = server
+        .admin(Method::POST, "/admin/v1/suppliers/OLD_CO/migrations", None)
+        .await;
+    match status {
+        StatusCode::CONFLICT => assert_error(&again, "migration_already_running"),
+        StatusCode::ACCEPTED => assert_eq!(again["total"], 0, "{again}"),
+        other => panic!("unexpected {other}: {again}"),
+    }
+
+    let done = wait_for_end(&server, "OLD_CO", &id).await;
+    assert_eq!(done["state"], "COMPLETED", "{done}");
+    assert_eq!(
+        (done["processed"].as_u64(), done["failed"].as_u64()),
+        (Some(24), Some(0))
+    );
+    assert!(done["finished_at"].is_string());
+    let (_, supplier) = server
+        .admin(Method::GET, "/admin/v1/suppliers/OLD_CO", None)
+        .await;
+    assert_eq!(supplier["counts"]["PROCESSED"], 25, "{supplier}");
+    assert_eq!(supplier["counts"]["IN_PROGRESS"], 0);
+    let (_, status_body) = server
+        .get(
+            "/v1/data-import/account-transfer-status/OLD_CO/ACC-17/",
+            &token,
+        )
+        .await;
+    assert_eq!(status_body["status"], "COMPLETED");
+    let (_, list) = server
+        .admin(Method::GET, "/admin/v1/suppliers/OLD_CO/migrations", None)
+        .await;
+    assert!(
+        list.as_array()
+            .is_some_and(|jobs| jobs.iter().any(|job| job["id"] == id.as_str()))
+    );
+}
+
+#[tokio::test]
+async fn pausing_the_supplier_stops_a_bulk_migration_and_leaves_nothing_in_progress() {
+    let server = Server::start_with(Options {
+        env: vec![("FERRY_RATE_LIMIT_PER_SECOND".into(), "0".into())],
+        ..Options::default()
+    })
+    .await;
+    let token = server.supplier_with_token("OLD_CO").await;
+    let total = 150;
+    for index in 0..total {
+        server
+            .stage(&token, &account("OLD_CO", &format!("ACC-{index:03}")))
+            .await;
+    }
+    let (status, job) = server
+        .admin(Method::POST, "/admin/v1/suppliers/OLD_CO/migrations", None)
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{job}");
+    server.set_status("OLD_CO", "PAUSED").await;
+    let done = wait_for_end(&server, "OLD_CO", job["id"].as_str().expect("id")).await;
+
+    // Whenever the pause landed: nothing stays claimed, and every account is either migrated
+    // or pending again.
+    let (_, supplier) = server
+        .admin(Method::GET, "/admin/v1/suppliers/OLD_CO", None)
+        .await;
+    let counts = &supplier["counts"];
+    assert_eq!(counts["IN_PROGRESS"], 0, "{supplier}");
+    let processed = counts["PROCESSED"].as_u64().expect("processed");
+    let pending = counts["PENDING"].as_u64().expect("pending");
+    assert_eq!(processed + pending, total);
+    assert_eq!(done["processed"].as_u64(), Some(processed));
+    let expected_state = if pending > 0 { "STOPPED" } else { "COMPLETED" };
+    assert_eq!(done["state"], expected_state, "{done}");
+
+    let (status, body) = server
+        .admin(Method::POST, "/admin/v1/suppliers/OLD_CO/migrations", None)
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_error(&body, "import_supplier_migration_not_ongoing");
+}
