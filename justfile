@@ -8,6 +8,15 @@ run:
 demo:
     cargo run --release -p ferry-host -- serve --demo
 
+# Build the plugins in plugins/ (example and test fixtures) for wasm32-wasip2.
+plugins:
+    rustup target add wasm32-wasip2
+    cargo build --release --target wasm32-wasip2 --manifest-path plugins/Cargo.toml --target-dir target/plugins
+
+# Benchmarks: one plugin hook call on a fresh instance vs the same rules in native Rust.
+bench: plugins
+    cargo bench -p ferry-host --bench plugin_hook
+
 # The README's test command.
 test:
     cargo test

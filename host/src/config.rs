@@ -56,6 +56,15 @@ pub struct ServeArgs {
     /// How long a payment vendor may take, retries included, in milliseconds (default 5000).
     #[arg(long, env = "FERRY_VENDOR_DEADLINE_MS")]
     pub vendor_deadline_ms: Option<u64>,
+    /// Development: install DIR/<SUPPLIER>.wasm for its supplier whenever it changes.
+    #[arg(long, env = "FERRY_PLUGIN_DIR")]
+    pub plugin_dir: Option<PathBuf>,
+    /// How long one plugin hook call may run, in milliseconds (default 100).
+    #[arg(long, env = "FERRY_PLUGIN_DEADLINE_MS")]
+    pub plugin_deadline_ms: Option<u64>,
+    /// Memory one plugin hook call may use, in MiB (default 64).
+    #[arg(long, env = "FERRY_PLUGIN_MEMORY_MB")]
+    pub plugin_memory_mb: Option<usize>,
     /// Create a demo supplier and API key, and print a ready-to-paste request.
     #[arg(long)]
     pub demo: bool,
@@ -77,6 +86,9 @@ struct FileSettings {
     rate_limit_burst: Option<u32>,
     expiry_sweep_seconds: Option<u64>,
     vendor_deadline_ms: Option<u64>,
+    plugin_dir: Option<PathBuf>,
+    plugin_deadline_ms: Option<u64>,
+    plugin_memory_mb: Option<usize>,
     /// `[vendors.STRIPE] url = "...", key = "..."`
     #[serde(default)]
     vendors: BTreeMap<String, VendorSettings>,
@@ -115,6 +127,8 @@ pub struct Settings {
     /// `FERRY_VENDOR_<CODE>_KEY`.
     pub vendors: BTreeMap<String, VendorSettings>,
     pub vendor_deadline: Duration,
+    pub plugin_dir: Option<PathBuf>,
+    pub plugin_limits: crate::plugins::PluginLimits,
     pub demo: bool,
 }
 
@@ -194,6 +208,22 @@ impl Settings {
             expiry_sweep: Duration::from_secs(sweep.max(1)),
             vendors,
             vendor_deadline,
+            plugin_dir: args.plugin_dir.or(file.plugin_dir),
+            plugin_limits: crate::plugins::PluginLimits {
+                deadline: Duration::from_millis(
+                    args.plugin_deadline_ms
+                        .or(file.plugin_deadline_ms)
+                        .unwrap_or(100)
+                        .max(1),
+                ),
+                memory_bytes: args
+                    .plugin_memory_mb
+                    .or(file.plugin_memory_mb)
+                    .unwrap_or(64)
+                    .max(1)
+                    << 20,
+                ..crate::plugins::PluginLimits::default()
+            },
             demo: args.demo,
         })
     }

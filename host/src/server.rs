@@ -5,6 +5,7 @@ use crate::api::{self, AppState, sandbox};
 use crate::auth::{self, Authenticator};
 use crate::config::Settings;
 use crate::documents::Bucket;
+use crate::plugins::{Plugins, Runtime};
 use crate::store::{SledStore, Store, StoreError};
 use crate::vendors::{HttpVendors, VendorSettings};
 use serde_json::json;
@@ -74,12 +75,19 @@ pub async fn run(
     }
     let vendors = HttpVendors::new(&vendor_settings, settings.vendor_deadline)
         .map_err(|error| ServerError::Config(error.to_string()))?;
+    let runtime = Runtime::new(settings.plugin_limits, Some(data_dir.join("plugin-cache")))
+        .map_err(|error| ServerError::Config(error.to_string()))?;
+    let plugins = Arc::new(
+        Plugins::open(Arc::new(runtime), store.clone())
+            .map_err(|error| ServerError::Config(error.to_string()))?,
+    );
     let state = AppState::new(
         store.clone(),
         auth,
         settings.limits,
         Arc::new(bucket),
         Arc::new(vendors),
+        plugins.clone(),
     );
     match state.imports.release_interrupted().await {
         Ok(0) => {}
@@ -98,7 +106,19 @@ pub async fn run(
     }
 
     let (stop_tasks, stopped) = watch::channel(false);
-    let sweeper = tokio::spawn(sweep_expired(state.clone(), settings.expiry_sweep, stopped));
+    let sweeper = tokio::spawn(sweep_expired(
+        state.clone(),
+        settings.expiry_sweep,
+        stopped.clone(),
+    ));
+    let watcher = match &settings.plugin_dir {
+        Some(dir) => Some(
+            crate::plugins::watch::spawn(dir.clone(), plugins, stopped).map_err(|error| {
+                ServerError::Config(format!("cannot watch {}: {error}", dir.display()))
+            })?,
+        ),
+        None => None,
+    };
 
     let mut app = api::router(state);
     if settings.demo {
@@ -111,6 +131,9 @@ pub async fn run(
     tracing::info!("shutting down");
     let _ = stop_tasks.send(true);
     let _ = sweeper.await;
+    if let Some(watcher) = watcher {
+        let _ = watcher.await;
+    }
     store.flush().await?;
     Ok(())
 }
@@ -185,6 +208,11 @@ async fn sweep_expired(
 }
 
 const DEMO_SUPPLIER: &str = "DEMO";
+/// Where `just plugins` (and the tests) put the example plugin.
+const EXAMPLE_PLUGIN: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../target/plugins/wasm32-wasip2/release/example_plugin.wasm"
+);
 
 /// `--demo`: a demo supplier and a fresh API key, and a request to paste.
 async fn provision_demo(state: &AppState, address: &str) -> Result<(), ServerError> {
@@ -208,6 +236,33 @@ async fn provision_demo(state: &AppState, address: &str) -> Result<(), ServerErr
         .await
         .map_err(demo_error)?;
     let key = issued.key;
+    let example = std::path::Path::new(EXAMPLE_PLUGIN);
+    match std::fs::read(example) {
+        Ok(component) => {
+            let config = [("default_country_code".to_owned(), "44".to_owned())]
+                .into_iter()
+                .collect();
+            let record = state
+                .plugins
+                .install(
+                    DEMO_SUPPLIER,
+                    component,
+                    Some("example-plugin".into()),
+                    Some("0.1.0".into()),
+                    Some(config),
+                )
+                .await
+                .map_err(demo_error)?;
+            announce(&format!(
+                "The example plugin ({}) normalises DEMO's phone numbers.",
+                record.label()
+            ));
+        }
+        Err(_) => announce(&format!(
+            "The example plugin is not built ({}); build it with `just plugins` to see it at work.",
+            example.display()
+        )),
+    }
     announce(&format!(
         r#"
 Demo supplier {DEMO_SUPPLIER} is ready. Its API key (shown once): {key}

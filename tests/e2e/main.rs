@@ -7,6 +7,7 @@ mod errors;
 mod notes;
 mod operations;
 mod payment_instructions;
+mod plugins;
 mod reads;
 mod staging;
 mod statements;

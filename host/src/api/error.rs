@@ -52,18 +52,21 @@ impl ApiError {
                 | DomainError::AlreadyImported
                 | DomainError::ImportCancelled
                 | DomainError::TransactionImport(_)
-                | DomainError::VendorRejected { .. } => StatusCode::BAD_REQUEST,
+                | DomainError::VendorRejected { .. }
+                | DomainError::PluginRejected(_) => StatusCode::BAD_REQUEST,
                 DomainError::SupplierNotFound
                 | DomainError::ImportProcessNotFound
                 | DomainError::AccountNotFound
                 | DomainError::ApiKeyNotFound
-                | DomainError::MigrationNotFound => StatusCode::NOT_FOUND,
+                | DomainError::MigrationNotFound
+                | DomainError::PluginNotFound => StatusCode::NOT_FOUND,
                 DomainError::ImportInProgress | DomainError::MigrationAlreadyRunning => {
                     StatusCode::CONFLICT
                 }
                 DomainError::Store(_)
                 | DomainError::VendorUnavailable(_)
-                | DomainError::DocumentStore(_) => StatusCode::INTERNAL_SERVER_ERROR,
+                | DomainError::DocumentStore(_)
+                | DomainError::PluginFailed(_) => StatusCode::INTERNAL_SERVER_ERROR,
             },
             Self::Auth(error) => match error {
                 AuthError::NotAuthenticated | AuthError::AuthenticationFailed => {

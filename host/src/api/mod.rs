@@ -27,6 +27,7 @@ use crate::domain::admin::Admin;
 use crate::domain::imports::Imports;
 use crate::domain::migrations::Migrations;
 use crate::domain::ports::{Documents, PaymentVendors};
+use crate::plugins::Plugins;
 use crate::store::Store;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::get;
@@ -66,6 +67,7 @@ pub struct AppState {
     pub additions: Additions,
     pub admin: Admin,
     pub migrations: Migrations,
+    pub plugins: Arc<Plugins>,
     pub auth: Authenticator,
     pub graphql: graphql::PlatformSchema,
     pub metrics: PrometheusHandle,
@@ -88,17 +90,20 @@ impl AppState {
         limits: Limits,
         documents: Arc<dyn Documents>,
         vendors: Arc<dyn PaymentVendors>,
+        plugins: Arc<Plugins>,
     ) -> Self {
         let account_limits = AccountLimits {
             max_items: limits.max_items,
         };
-        let imports = Imports::new(store.clone(), account_limits);
+        let imports = Imports::with_rules(store.clone(), account_limits, plugins.clone());
         Self {
             migrations: Migrations::new(store.clone(), imports.clone()),
             imports,
-            additions: Additions::new(store.clone(), documents, vendors, account_limits),
+            additions: Additions::new(store.clone(), documents, vendors, account_limits)
+                .with_rules(plugins.clone()),
             admin: Admin::new(store.clone()),
             graphql: graphql::schema(auth.clone()),
+            plugins,
             auth,
             store,
             metrics: metrics_handle(),
@@ -179,12 +184,15 @@ mod tests {
             std::time::Duration::from_secs(1),
         )
         .expect("vendors");
+        let runtime = crate::plugins::Runtime::new(Default::default(), None).expect("runtime");
+        let plugins = Arc::new(Plugins::open(Arc::new(runtime), store.clone()).expect("plugins"));
         let state = AppState::new(
             store,
             auth,
             Limits::default(),
             Arc::new(bucket),
             Arc::new(vendors),
+            plugins,
         );
         (dir, router(state))
     }

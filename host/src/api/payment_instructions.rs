@@ -34,8 +34,8 @@ pub async fn create_payment_instruction(
     SupplierCaller(key): SupplierCaller,
     JsonBody(body): JsonBody,
 ) -> Result<(StatusCode, Json<PaymentInstructionCreated>), ApiError> {
-    let platform_account_number = state.additions.add_payment_instruction(&key, &body).await?;
-    let reference = body["reference"].as_str().unwrap_or_default().to_owned();
+    let (platform_account_number, reference) =
+        state.additions.add_payment_instruction(&key, &body).await?;
     Ok((
         StatusCode::CREATED,
         Json(PaymentInstructionCreated {

@@ -66,7 +66,7 @@ pub async fn validate_account(
     SupplierCaller(key): SupplierCaller,
     JsonBody(body): JsonBody,
 ) -> Result<Json<AccountPayload>, ApiError> {
-    Ok(Json(state.imports.validate(&key, &body)?))
+    Ok(Json(state.imports.validate(&key, &body).await?))
 }
 
 /// Validates and stages an account: 201 when first staged, 200 when re-staging updates it.

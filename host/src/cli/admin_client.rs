@@ -72,6 +72,37 @@ impl AdminClient {
     }
 }
 
+impl AdminClient {
+    /// `PUT`s raw bytes (a component) with query parameters.
+    pub async fn upload(
+        &self,
+        path: &str,
+        query: &[(&str, String)],
+        bytes: Vec<u8>,
+    ) -> anyhow::Result<Value> {
+        let response = self
+            .http
+            .put(format!("{}{path}", self.base))
+            .query(query)
+            .header("Authorization", format!("Token {}", self.operator_key))
+            .header("Content-Type", "application/wasm")
+            .body(bytes)
+            .send()
+            .await
+            .with_context(|| format!("cannot reach the Ferry server at {}", self.base))?;
+        let status = response.status();
+        let text = response.text().await.context("cannot read the answer")?;
+        let value: Value = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        if !status.is_success() {
+            anyhow::bail!(
+                "PUT {path} answered {status}:\n{}",
+                serde_json::to_string_pretty(&value).unwrap_or_default()
+            );
+        }
+        Ok(value)
+    }
+}
+
 /// Prints a JSON answer for people (and `jq`).
 pub fn print(value: &Value) {
     println!(

@@ -3,6 +3,7 @@
 
 mod admin_client;
 mod api_key;
+mod plugin;
 mod supplier;
 
 use crate::config::ServeArgs;
@@ -30,6 +31,13 @@ pub enum Command {
         connection: Connection,
         #[command(subcommand)]
         action: supplier::SupplierAction,
+    },
+    /// Check, run and install supplier plugins (WebAssembly components).
+    Plugin {
+        #[command(flatten)]
+        connection: Connection,
+        #[command(subcommand)]
+        action: plugin::PluginAction,
     },
     /// Issue and revoke organisation API keys (through the admin API).
     ApiKey {
@@ -72,6 +80,7 @@ pub async fn run_operator_command(command: Command) -> anyhow::Result<()> {
             let client = admin_client::AdminClient::connect(&connection)?;
             supplier::run(&client, action).await
         }
+        Command::Plugin { connection, action } => plugin::run(&connection, action).await,
         Command::ApiKey { connection, action } => {
             let client = admin_client::AdminClient::connect(&connection)?;
             api_key::run(&client, action).await

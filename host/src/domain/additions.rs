@@ -15,8 +15,12 @@ use super::ledger::{
     AccountSummary, LedgerEntry, Placement, Transaction, open_period_start, place, read_transaction,
 };
 use super::notes::{Note, NoteInput, NoteSource, NoteStatus, content_key, duplicate_of, read_note};
-use super::payment_instruction::{INSTRUCTION_TYPES, PaymentInstruction, instruction_key};
-use super::ports::{Documents, PaymentVendors, VendorError};
+use super::payment_instruction::{
+    INSTRUCTION_TYPES, PaymentInstruction, PaymentInstructionInput, instruction_key,
+};
+use super::ports::{
+    AccountTarget, Documents, Hook, NoRules, PaymentVendors, SupplierRules, VendorError,
+};
 use super::statements::{Statement, read_statement};
 use super::supplier::Supplier;
 use super::validation::{FieldError, FieldErrors, Items, ObjectReader, Required, StrRule};
@@ -97,6 +101,9 @@ pub struct AccountView {
     pub payment_instructions: Vec<PaymentInstruction>,
 }
 
+/// Each transaction read, with the JSON it was read from (for the error body).
+type PostedTransactions = Vec<(Transaction, Value)>;
+
 /// The account a request adds to.
 struct Target {
     supplier: Supplier,
@@ -108,6 +115,7 @@ pub struct Additions {
     store: Arc<dyn Store>,
     documents: Arc<dyn Documents>,
     vendors: Arc<dyn PaymentVendors>,
+    rules: Arc<dyn SupplierRules>,
     limits: AccountLimits,
 }
 
@@ -222,8 +230,15 @@ impl Additions {
             store,
             documents,
             vendors,
+            rules: Arc::new(NoRules),
             limits,
         }
+    }
+
+    /// The same, with the suppliers' rules (their plugins) applied to every request.
+    pub fn with_rules(mut self, rules: Arc<dyn SupplierRules>) -> Self {
+        self.rules = rules;
+        self
     }
 
     fn items(&self) -> Items {
@@ -295,22 +310,79 @@ impl Additions {
         Ok(())
     }
 
-    pub async fn add_notes(
+    /// The supplier's `hook` rules applied to the `field` array of `body` (or, without a
+    /// field, to the payment instruction's own fields): the body to read again, or `None`
+    /// when the supplier has no such rules.
+    async fn apply_rules(
         &self,
-        key: &ApiKeyRecord,
+        target: &Target,
+        hook: Hook,
         body: &Value,
-    ) -> Result<Vec<NoteResult>, DomainError> {
-        let now = Utc::now();
+        field: Option<&str>,
+    ) -> Result<Option<Value>, DomainError> {
+        let input = match field {
+            Some(field) => body.get(field).cloned().unwrap_or(Value::Null),
+            None => body.clone(),
+        };
+        let account = AccountTarget {
+            import_supplier: target.supplier.code.clone(),
+            external_account_number: target.account.external_account_number.clone(),
+            platform_account_number: target.account.number.clone(),
+        };
+        let mapped = super::rules::apply(
+            self.rules.as_ref(),
+            &target.supplier.code,
+            hook,
+            Some(&account),
+            input,
+            DomainError::invalid,
+        )
+        .await?;
+        Ok(mapped.map(|mapped| match field {
+            Some(field) => {
+                let mut body = body.clone();
+                body[field] = mapped;
+                body
+            }
+            None => {
+                let mut body = body.clone();
+                for key in ["vendor", "reference", "type"] {
+                    body[key] = mapped.get(key).cloned().unwrap_or(Value::Null);
+                }
+                body
+            }
+        }))
+    }
+
+    fn parse_notes(
+        &self,
+        body: &Value,
+        now: DateTime<Utc>,
+    ) -> Result<(String, String, Vec<NoteInput>), DomainError> {
         let max_items = self.limits.max_items;
         let mut r = ObjectReader::root(body).map_err(DomainError::invalid)?;
         let (supplier, external) = read_reference(&mut r);
         let notes = r.object_array("notes", Required, self.items(), |o| {
             read_note(o, max_items, now)
         });
-        let (supplier, external, notes) = r
-            .finish(|| Some((supplier?, external?, notes?)))
-            .map_err(DomainError::invalid)?;
+        r.finish(|| Some((supplier?, external?, notes?)))
+            .map_err(DomainError::invalid)
+    }
+
+    pub async fn add_notes(
+        &self,
+        key: &ApiKeyRecord,
+        body: &Value,
+    ) -> Result<Vec<NoteResult>, DomainError> {
+        let now = Utc::now();
+        let (supplier, external, mut notes) = self.parse_notes(body, now)?;
         let target = self.target(key, &supplier, &external)?;
+        if let Some(mapped) = self
+            .apply_rules(&target, Hook::MapNotes, body, Some("notes"))
+            .await?
+        {
+            notes = self.parse_notes(&mapped, now)?.2;
+        }
         let mut errors = FieldErrors::default();
         for (i, note) in notes.iter().enumerate() {
             for (j, path) in note.document_paths.iter().enumerate() {
@@ -335,41 +407,36 @@ impl Additions {
         Ok(results)
     }
 
-    pub async fn add_transactions(
+    /// Reads the envelope and every transaction; the first failing transaction fails all.
+    fn parse_transactions(
         &self,
-        key: &ApiKeyRecord,
         body: &Value,
-        options: TransactionOptions,
-    ) -> Result<Vec<TransactionResult>, DomainError> {
-        let now = Utc::now();
+        today: NaiveDate,
+    ) -> Result<(String, String, PostedTransactions), DomainError> {
         let mut r = ObjectReader::root(body).map_err(DomainError::invalid)?;
         let (supplier, external) = read_reference(&mut r);
         let posted = r.array("transactions", Required, self.items());
         let (supplier, external, posted) = r
             .finish(|| Some((supplier?, external?, posted?)))
             .map_err(DomainError::invalid)?;
-        let target = self.target(key, &supplier, &external)?;
-
         let mut transactions = Vec::with_capacity(posted.len());
         let mut seen = HashSet::new();
         for (index, value) in posted.iter().enumerate() {
             let path = format!("transactions.{index}");
-            let transaction =
-                read_transaction(value, &path, self.limits.max_items, now.date_naive()).map_err(
-                    |errors| {
-                        let first = errors.0.first().cloned();
-                        DomainError::TransactionImport(Box::new(TransactionFailure {
-                            code: first
-                                .as_ref()
-                                .map_or_else(|| "invalid".to_owned(), |e| e.code.clone()),
-                            detail: first.map_or_else(String::new, |e| {
-                                format!("{}: {}", e.attr.unwrap_or_default(), e.detail)
-                            }),
-                            errors,
-                            transaction_data: value.clone(),
-                        }))
-                    },
-                )?;
+            let transaction = read_transaction(value, &path, self.limits.max_items, today)
+                .map_err(|errors| {
+                    let first = errors.0.first().cloned();
+                    DomainError::TransactionImport(Box::new(TransactionFailure {
+                        code: first
+                            .as_ref()
+                            .map_or_else(|| "invalid".to_owned(), |e| e.code.clone()),
+                        detail: first.map_or_else(String::new, |e| {
+                            format!("{}: {}", e.attr.unwrap_or_default(), e.detail)
+                        }),
+                        errors,
+                        transaction_data: value.clone(),
+                    }))
+                })?;
             if !seen.insert(transaction.transaction_id.clone()) {
                 return Err(transaction_failure(
                     index,
@@ -382,7 +449,26 @@ impl Additions {
                     ),
                 ));
             }
-            transactions.push(transaction);
+            transactions.push((transaction, value.clone()));
+        }
+        Ok((supplier, external, transactions))
+    }
+
+    pub async fn add_transactions(
+        &self,
+        key: &ApiKeyRecord,
+        body: &Value,
+        options: TransactionOptions,
+    ) -> Result<Vec<TransactionResult>, DomainError> {
+        let now = Utc::now();
+        let (supplier, external, mut transactions) =
+            self.parse_transactions(body, now.date_naive())?;
+        let target = self.target(key, &supplier, &external)?;
+        if let Some(mapped) = self
+            .apply_rules(&target, Hook::MapTransactions, body, Some("transactions"))
+            .await?
+        {
+            transactions = self.parse_transactions(&mapped, now.date_naive())?.2;
         }
 
         let account_start = target
@@ -396,7 +482,7 @@ impl Additions {
             let mut summary = summary(tx)?;
             let start = open_period_start(account_start, summary.latest_statement_to);
             let mut moved = Vec::new();
-            for (index, (transaction, value)) in transactions.iter().zip(posted.iter()).enumerate() {
+            for (index, (transaction, value)) in transactions.iter().enumerate() {
                 if let Some(existing) = tx.get(AccountTable::Transactions, &transaction.transaction_id)? {
                     if !options.check_previously_added {
                         return Err(transaction_failure(
@@ -470,18 +556,30 @@ impl Additions {
         Ok(results)
     }
 
+    fn parse_statements(
+        &self,
+        body: &Value,
+    ) -> Result<(String, String, Vec<Statement>), DomainError> {
+        let mut r = ObjectReader::root(body).map_err(DomainError::invalid)?;
+        let (supplier, external) = read_reference(&mut r);
+        let statements = r.object_array("statements", Required, self.items(), read_statement);
+        r.finish(|| Some((supplier?, external?, statements?)))
+            .map_err(DomainError::invalid)
+    }
+
     pub async fn add_statements(
         &self,
         key: &ApiKeyRecord,
         body: &Value,
     ) -> Result<StatementsBody, DomainError> {
-        let mut r = ObjectReader::root(body).map_err(DomainError::invalid)?;
-        let (supplier, external) = read_reference(&mut r);
-        let statements = r.object_array("statements", Required, self.items(), read_statement);
-        let (supplier, external, statements) = r
-            .finish(|| Some((supplier?, external?, statements?)))
-            .map_err(DomainError::invalid)?;
+        let (supplier, external, mut statements) = self.parse_statements(body)?;
         let target = self.target(key, &supplier, &external)?;
+        if let Some(mapped) = self
+            .apply_rules(&target, Hook::MapStatements, body, Some("statements"))
+            .await?
+        {
+            statements = self.parse_statements(&mapped)?.2;
+        }
         let mut errors = FieldErrors::default();
         for (index, statement) in statements.iter().enumerate() {
             if let Some(path) = &statement.statement_path {
@@ -525,13 +623,10 @@ impl Additions {
         })
     }
 
-    /// Confirms the instruction with its vendor and keeps it; returns the platform account
-    /// number. Sending the same instruction again is harmless.
-    pub async fn add_payment_instruction(
+    fn parse_payment_instruction(
         &self,
-        key: &ApiKeyRecord,
         body: &Value,
-    ) -> Result<String, DomainError> {
+    ) -> Result<(String, String, PaymentInstructionInput), DomainError> {
         let mut r = ObjectReader::root(body).map_err(DomainError::invalid)?;
         let (supplier, external) = read_reference(&mut r);
         let vendor = r
@@ -560,10 +655,40 @@ impl Additions {
                 ),
             );
         }
-        let (supplier, external, vendor, reference, kind) = r
-            .finish(|| Some((supplier?, external?, vendor?, reference?, kind?)))
-            .map_err(DomainError::invalid)?;
+        r.finish(|| {
+            Some((
+                supplier?,
+                external?,
+                PaymentInstructionInput {
+                    vendor: vendor?,
+                    reference: reference?,
+                    kind: kind?,
+                },
+            ))
+        })
+        .map_err(DomainError::invalid)
+    }
+
+    /// Confirms the instruction with its vendor and keeps it; returns the platform account
+    /// number and the reference kept. Sending the same instruction again is harmless.
+    pub async fn add_payment_instruction(
+        &self,
+        key: &ApiKeyRecord,
+        body: &Value,
+    ) -> Result<(String, String), DomainError> {
+        let (supplier, external, mut input) = self.parse_payment_instruction(body)?;
         let target = self.target(key, &supplier, &external)?;
+        if let Some(mapped) = self
+            .apply_rules(&target, Hook::MapPaymentInstruction, body, None)
+            .await?
+        {
+            input = self.parse_payment_instruction(&mapped)?.2;
+        }
+        let PaymentInstructionInput {
+            vendor,
+            reference,
+            kind,
+        } = input;
         let number = target.account.number.clone();
         let record_key = instruction_key(&vendor, &reference);
 
@@ -575,7 +700,7 @@ impl Additions {
             Ok(())
         })?;
         if known {
-            return Ok(number);
+            return Ok((number, reference));
         }
         let details = self
             .vendors
@@ -596,7 +721,7 @@ impl Additions {
             })?;
         let instruction = PaymentInstruction {
             vendor,
-            reference,
+            reference: reference.clone(),
             kind,
             details,
             added_at: Utc::now(),
@@ -615,7 +740,7 @@ impl Additions {
             Ok(())
         })?;
         self.store.flush().await?;
-        Ok(number)
+        Ok((number, reference))
     }
 
     fn records<T: DeserializeOwned>(

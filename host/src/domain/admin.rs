@@ -14,6 +14,7 @@ use std::sync::Arc;
 pub struct SupplierView {
     pub supplier: Supplier,
     pub counts: ImportCounts,
+    pub plugin: Option<crate::domain::plugin::PluginRecord>,
 }
 
 /// A key just created: the only time the key itself is known.
@@ -59,7 +60,12 @@ impl Admin {
 
     fn view(&self, supplier: Supplier) -> Result<SupplierView, DomainError> {
         let counts = self.store.import_counts(&supplier.code)?;
-        Ok(SupplierView { supplier, counts })
+        let plugin = self.store.plugin(&supplier.code)?;
+        Ok(SupplierView {
+            supplier,
+            counts,
+            plugin,
+        })
     }
 
     pub async fn create_supplier(&self, body: &Value) -> Result<SupplierView, DomainError> {

@@ -46,6 +46,14 @@ pub enum DomainError {
     /// The payment vendor could not be reached in time: retry as is.
     #[error("The payment vendor could not be reached: {0}")]
     VendorUnavailable(String),
+    /// A supplier's plugin broke on this request (trap, deadline, memory cap).
+    #[error("{0}")]
+    PluginFailed(String),
+    #[error("the supplier has no plugin")]
+    PluginNotFound,
+    /// The component was refused at installation.
+    #[error("{0}")]
+    PluginRejected(String),
     #[error("The document store could not be reached: {0}")]
     DocumentStore(String),
     #[error(transparent)]
@@ -99,6 +107,9 @@ impl DomainError {
             Self::VendorRejected { code, .. } => code,
             Self::VendorUnavailable(_) => "payment_vendor_unavailable",
             Self::DocumentStore(_) => "document_store_unavailable",
+            Self::PluginFailed(_) => "plugin_failed",
+            Self::PluginNotFound => "plugin_not_found",
+            Self::PluginRejected(_) => "plugin_rejected",
             Self::Store(_) => "server_error",
         }
     }

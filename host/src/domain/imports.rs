@@ -7,8 +7,9 @@ use super::account::{AccountLimits, AccountPayload, read_account};
 use super::api_key::ApiKeyRecord;
 use super::error::DomainError;
 use super::import_process::{ImportProcess, ImportState, PlatformAccount, Staging};
+use super::ports::{Hook, NoRules, SupplierRules};
 use super::supplier::Supplier;
-use super::validation::{ObjectReader, Optional, Required, StrRule};
+use super::validation::{FieldError, FieldErrors, ObjectReader, Optional, Required, StrRule};
 use crate::store::{ImportChange, ImportIter, Store};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -60,6 +61,7 @@ pub enum ProcessOutcome {
 pub struct Imports {
     store: Arc<dyn Store>,
     limits: AccountLimits,
+    rules: Arc<dyn SupplierRules>,
 }
 
 impl std::fmt::Debug for Imports {
@@ -71,8 +73,21 @@ impl std::fmt::Debug for Imports {
 }
 
 impl Imports {
+    /// Imports without supplier rules.
     pub fn new(store: Arc<dyn Store>, limits: AccountLimits) -> Self {
-        Self { store, limits }
+        Self::with_rules(store, limits, Arc::new(NoRules))
+    }
+
+    pub fn with_rules(
+        store: Arc<dyn Store>,
+        limits: AccountLimits,
+        rules: Arc<dyn SupplierRules>,
+    ) -> Self {
+        Self {
+            store,
+            limits,
+            rules,
+        }
     }
 
     /// The supplier `code` if it exists and the key may see it.
@@ -89,23 +104,67 @@ impl Imports {
             .ok_or(DomainError::SupplierNotFound)
     }
 
-    fn read(
+    async fn read(
         &self,
         key: &ApiKeyRecord,
         body: &Value,
     ) -> Result<(AccountPayload, Supplier), DomainError> {
         let account = read_account(body, self.limits).map_err(DomainError::account_invalid)?;
         let supplier = self.visible_supplier(key, &account.import_supplier)?;
+        let account = self.apply_rules(account).await?;
         Ok((account, supplier))
     }
 
-    /// Validates an account without writing anything.
-    pub fn validate(
+    /// The supplier's `validate-account` rules, whose answer Ferry validates again. The rules
+    /// may change the account but not which account it is.
+    async fn apply_rules(&self, account: AccountPayload) -> Result<AccountPayload, DomainError> {
+        let input = serde_json::to_value(&account).unwrap_or(Value::Null);
+        let supplier = account.import_supplier.clone();
+        let mapped = super::rules::apply(
+            self.rules.as_ref(),
+            &supplier,
+            Hook::ValidateAccount,
+            None,
+            input,
+            DomainError::account_invalid,
+        )
+        .await?;
+        let Some(mapped) = mapped else {
+            return Ok(account);
+        };
+        let mapped = read_account(&mapped, self.limits).map_err(DomainError::account_invalid)?;
+        for (field, before, after) in [
+            (
+                "import_supplier",
+                &account.import_supplier,
+                &mapped.import_supplier,
+            ),
+            (
+                "external_account_number",
+                &account.external_account_number,
+                &mapped.external_account_number,
+            ),
+        ] {
+            if before != after {
+                return Err(DomainError::account_invalid(FieldErrors::single(
+                    FieldError::new(
+                        field.to_owned(),
+                        "plugin_changed_account_reference",
+                        "The supplier's plugin may not change which account this is.",
+                    ),
+                )));
+            }
+        }
+        Ok(mapped)
+    }
+
+    /// Validates an account (and applies the supplier's rules) without writing anything.
+    pub async fn validate(
         &self,
         key: &ApiKeyRecord,
         body: &Value,
     ) -> Result<AccountPayload, DomainError> {
-        self.read(key, body).map(|(account, _)| account)
+        self.read(key, body).await.map(|(account, _)| account)
     }
 
     /// Validates and stages an account (created, or updated while not yet migrated).
@@ -114,7 +173,7 @@ impl Imports {
         key: &ApiKeyRecord,
         body: &Value,
     ) -> Result<(ImportProcess, Staging), DomainError> {
-        let (account, supplier) = self.read(key, body)?;
+        let (account, supplier) = self.read(key, body).await?;
         supplier.ensure_ongoing()?;
         let now = Utc::now();
         let mut staging = Staging::Created;
@@ -148,7 +207,7 @@ impl Imports {
             .import_process(&supplier.code, &request.external_account_number)?
             .ok_or(DomainError::ImportProcessNotFound)?;
         current.ensure_processable()?;
-        if let Err(failure) = self.revalidate(&current) {
+        if let Err(failure) = self.revalidate(&current).await {
             if !request.dry_run {
                 self.record_failure(&current, &failure).await?;
             }
@@ -254,7 +313,7 @@ impl Imports {
             .store
             .import_process(supplier_code, external)?
             .ok_or(DomainError::ImportProcessNotFound)?;
-        if let Err(failure) = self.revalidate(&current) {
+        if let Err(failure) = self.revalidate(&current).await {
             self.record_failure(&current, &failure).await?;
             return Err(failure);
         }
@@ -287,10 +346,12 @@ impl Imports {
         Ok(released)
     }
 
-    /// The rules are applied again at migration time: they may have changed since staging.
-    fn revalidate(&self, process: &ImportProcess) -> Result<AccountPayload, DomainError> {
+    /// The rules are applied again at migration time: they may have changed since staging
+    /// (a plugin installed or replaced). A plugin that breaks now fails the attempt.
+    async fn revalidate(&self, process: &ImportProcess) -> Result<AccountPayload, DomainError> {
         let staged = serde_json::to_value(&process.account).unwrap_or(Value::Null);
-        read_account(&staged, self.limits).map_err(DomainError::account_invalid)
+        let account = read_account(&staged, self.limits).map_err(DomainError::account_invalid)?;
+        self.apply_rules(account).await
     }
 
     async fn record_failure(

@@ -40,3 +40,89 @@ pub trait PaymentVendors: Send + Sync + 'static {
         reference: &'a str,
     ) -> BoxFuture<'a, Result<Value, VendorError>>;
 }
+
+/// The hooks a supplier's rules may implement.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, utoipa::ToSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Hook {
+    ValidateAccount,
+    MapNotes,
+    MapTransactions,
+    MapStatements,
+    MapPaymentInstruction,
+}
+
+impl Hook {
+    pub const ALL: [Hook; 5] = [
+        Self::ValidateAccount,
+        Self::MapNotes,
+        Self::MapTransactions,
+        Self::MapStatements,
+        Self::MapPaymentInstruction,
+    ];
+
+    /// The hook's function name in the WIT package.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ValidateAccount => "validate-account",
+            Self::MapNotes => "map-notes",
+            Self::MapTransactions => "map-transactions",
+            Self::MapStatements => "map-statements",
+            Self::MapPaymentInstruction => "map-payment-instruction",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|hook| hook.as_str() == text)
+    }
+}
+
+/// The imported account a data-adding hook is about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccountTarget {
+    pub import_supplier: String,
+    pub external_account_number: String,
+    pub platform_account_number: String,
+}
+
+/// Why a supplier's rules did not pass a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RuleFailure {
+    /// The rules refused the request with these field errors.
+    Rejected(crate::domain::validation::FieldErrors),
+    /// The rules broke (trap, deadline, memory cap); the text names the plugin and version.
+    Broken(String),
+}
+
+/// A supplier's validation and mapping rules (its plugin, if any).
+///
+/// Input and output are in the request's JSON shape: the account, the array of notes,
+/// transactions or statements, or the payment instruction. `Ok(None)`: the supplier has no
+/// rules for this hook, keep the input.
+pub trait SupplierRules: Send + Sync + 'static {
+    fn apply<'a>(
+        &'a self,
+        supplier: &'a str,
+        hook: Hook,
+        target: Option<&'a AccountTarget>,
+        input: Value,
+    ) -> BoxFuture<'a, Result<Option<Value>, RuleFailure>>;
+}
+
+/// Rules for nobody: every hook keeps its input.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoRules;
+
+impl SupplierRules for NoRules {
+    fn apply<'a>(
+        &'a self,
+        _supplier: &'a str,
+        _hook: Hook,
+        _target: Option<&'a AccountTarget>,
+        _input: Value,
+    ) -> BoxFuture<'a, Result<Option<Value>, RuleFailure>> {
+        Box::pin(async { Ok(None) })
+    }
+}

@@ -12,6 +12,7 @@ pub use sled_store::SledStore;
 use crate::domain::api_key::ApiKeyRecord;
 use crate::domain::error::DomainError;
 use crate::domain::import_process::{ImportProcess, ImportState, PlatformAccount};
+use crate::domain::plugin::PluginRecord;
 use crate::domain::supplier::Supplier;
 use chrono::{DateTime, Utc};
 use futures_util::future::BoxFuture;
@@ -158,6 +159,14 @@ pub trait Store: Send + Sync + 'static {
         number: &str,
         table: AccountTable,
     ) -> Result<Vec<serde_json::Value>, StoreError>;
+
+    /// Installs (or replaces) a supplier's plugin: its record and its component bytes.
+    fn put_plugin(&self, record: &PluginRecord, component: &[u8]) -> Result<(), StoreError>;
+    fn plugin(&self, supplier: &str) -> Result<Option<PluginRecord>, StoreError>;
+    fn plugins(&self) -> Result<Vec<PluginRecord>, StoreError>;
+    fn plugin_component(&self, sha256: &str) -> Result<Option<Vec<u8>>, StoreError>;
+    /// Removes the supplier's plugin; `None` when it had none.
+    fn remove_plugin(&self, supplier: &str) -> Result<Option<PluginRecord>, StoreError>;
 
     /// A named secret, created by `make` on first use.
     fn secret(&self, name: &str, make: &mut dyn FnMut() -> Vec<u8>) -> Result<Vec<u8>, StoreError>;

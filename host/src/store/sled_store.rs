@@ -8,6 +8,7 @@ use super::{
 use crate::domain::api_key::ApiKeyRecord;
 use crate::domain::error::DomainError;
 use crate::domain::import_process::{ImportProcess, ImportState, PlatformAccount};
+use crate::domain::plugin::PluginRecord;
 use crate::domain::supplier::Supplier;
 use chrono::{DateTime, Utc};
 use futures_util::future::BoxFuture;
@@ -31,6 +32,8 @@ pub struct SledStore {
     import_counts: sled::Tree,
     accounts: sled::Tree,
     secrets: sled::Tree,
+    plugins: sled::Tree,
+    plugin_components: sled::Tree,
     /// One tree per [`AccountTable`], in `AccountTable::ALL` order.
     account_trees: Vec<sled::Tree>,
 }
@@ -59,6 +62,8 @@ impl SledStore {
             import_counts: db.open_tree("import_counts")?,
             accounts: db.open_tree("accounts")?,
             secrets: db.open_tree("secrets")?,
+            plugins: db.open_tree("plugins")?,
+            plugin_components: db.open_tree("plugin_components")?,
             account_trees: AccountTable::ALL
                 .iter()
                 .map(|table| db.open_tree(format!("account_{table:?}")))
@@ -402,6 +407,52 @@ impl Store for SledStore {
                 decode(&key, &value)
             })
             .collect()
+    }
+
+    fn put_plugin(&self, record: &PluginRecord, component: &[u8]) -> Result<(), StoreError> {
+        (&self.plugins, &self.plugin_components)
+            .transaction(|(plugins, components)| {
+                components.insert(record.sha256.as_bytes(), component)?;
+                plugins.insert(record.supplier.as_bytes(), encode(record))?;
+                Ok::<_, ConflictableTransactionError<()>>(())
+            })
+            .map_err(|error| match error {
+                TransactionError::Storage(error) => StoreError::Sled(error),
+                TransactionError::Abort(()) => {
+                    StoreError::Sled(sled::Error::Unsupported("aborted".into()))
+                }
+            })
+    }
+
+    fn plugin(&self, supplier: &str) -> Result<Option<PluginRecord>, StoreError> {
+        self.plugins
+            .get(supplier.as_bytes())?
+            .map(|bytes| decode(supplier.as_bytes(), &bytes))
+            .transpose()
+    }
+
+    fn plugins(&self) -> Result<Vec<PluginRecord>, StoreError> {
+        self.plugins
+            .iter()
+            .map(|entry| {
+                let (key, value) = entry?;
+                decode(&key, &value)
+            })
+            .collect()
+    }
+
+    fn plugin_component(&self, sha256: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self
+            .plugin_components
+            .get(sha256.as_bytes())?
+            .map(|bytes| bytes.to_vec()))
+    }
+
+    fn remove_plugin(&self, supplier: &str) -> Result<Option<PluginRecord>, StoreError> {
+        self.plugins
+            .remove(supplier.as_bytes())?
+            .map(|bytes| decode(supplier.as_bytes(), &bytes))
+            .transpose()
     }
 
     fn secret(&self, name: &str, make: &mut dyn FnMut() -> Vec<u8>) -> Result<Vec<u8>, StoreError> {

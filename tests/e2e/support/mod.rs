@@ -13,6 +13,45 @@ use std::time::Duration;
 
 pub const OPERATOR_KEY: &str = "test-operator-key";
 
+/// The workspace root.
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace")
+        .to_owned()
+}
+
+/// The component `name` (`example_plugin`, `fault_trap`, ...) built from `plugins/` for
+/// wasm32-wasip2. The first call builds them all (cargo skips what is up to date).
+pub fn plugin(name: &str) -> PathBuf {
+    static BUILT: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
+    let dir = BUILT.get_or_init(|| {
+        let root = workspace();
+        let target = root.join("target").join("plugins");
+        let output = Command::new(env!("CARGO"))
+            .args(["build", "--release", "--target", "wasm32-wasip2", "--manifest-path"])
+            .arg(root.join("plugins").join("Cargo.toml"))
+            .arg("--target-dir")
+            .arg(&target)
+            .env_remove("RUSTFLAGS")
+            .env_remove("CARGO_ENCODED_RUSTFLAGS")
+            .env_remove("CARGO_TARGET_DIR")
+            .output()
+            .map_err(|error| format!("cannot run cargo: {error}"))?;
+        if !output.status.success() {
+            return Err(format!(
+                "building plugins/ failed (is the wasm32-wasip2 target installed? `rustup target add wasm32-wasip2`):\n{}",
+                String::from_utf8_lossy(&output.stderr)
+            ));
+        }
+        Ok(target.join("wasm32-wasip2").join("release"))
+    });
+    match dir {
+        Ok(dir) => dir.join(format!("{name}.wasm")),
+        Err(error) => panic!("{error}"),
+    }
+}
+
 pub fn ferry_binary() -> &'static str {
     env!("CARGO_BIN_EXE_ferry")
 }
@@ -293,6 +332,37 @@ impl Server {
         let path = self.data_dir.join("bucket").join(key);
         std::fs::create_dir_all(path.parent().expect("parent")).expect("dirs");
         std::fs::write(path, b"%PDF-1.4 test").expect("document");
+    }
+
+    /// Installs the component `name` for `supplier` with `config`.
+    pub async fn install_plugin(&self, supplier: &str, name: &str, config: Value) -> Value {
+        let bytes = std::fs::read(plugin(name)).expect("component");
+        let response = self
+            .http
+            .put(self.url(&format!(
+                "/admin/v1/suppliers/{supplier}/plugin?name={name}&version=0.1.0"
+            )))
+            .header("Authorization", format!("Token {OPERATOR_KEY}"))
+            .header("Content-Type", "application/wasm")
+            .body(bytes)
+            .send()
+            .await
+            .expect("install");
+        let status = response.status();
+        let body: Value = response.json().await.expect("json");
+        assert_eq!(status, StatusCode::OK, "{body}");
+        if config.as_object().is_some_and(|c| !c.is_empty()) {
+            let (status, body) = self
+                .admin(
+                    Method::PUT,
+                    &format!("/admin/v1/suppliers/{supplier}/plugin/config"),
+                    Some(&config),
+                )
+                .await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+            return body;
+        }
+        body
     }
 
     /// What operators see of an account.

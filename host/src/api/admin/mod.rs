@@ -4,6 +4,7 @@ pub(crate) mod accounts;
 pub(crate) mod api_keys;
 pub(crate) mod imports;
 pub(crate) mod migrations;
+pub(crate) mod plugins;
 pub(crate) mod suppliers;
 
 pub use api_keys::{ApiKeyBody, IssuedApiKeyBody};
@@ -19,4 +20,5 @@ pub fn router() -> Router<AppState> {
         .merge(accounts::router())
         .merge(imports::router())
         .merge(migrations::router())
+        .merge(plugins::router())
 }

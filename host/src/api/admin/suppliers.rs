@@ -39,12 +39,31 @@ pub struct SupplierBody {
     /// Number of import processes in each state (`PENDING`, `IN_PROGRESS`, `PROCESSED`,
     /// `ERRORED`, `CANCELLED`).
     pub counts: BTreeMap<String, u64>,
+    /// The supplier's plugin, if it has one.
+    pub plugin: Option<SupplierPlugin>,
+}
+
+/// What the supplier list shows of a plugin.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct SupplierPlugin {
+    pub sha256: String,
+    pub name: String,
+    pub version: String,
+    pub size_bytes: u64,
+    pub installed_at: String,
 }
 
 impl From<SupplierView> for SupplierBody {
     fn from(view: SupplierView) -> Self {
         let supplier = view.supplier;
         Self {
+            plugin: view.plugin.map(|plugin| SupplierPlugin {
+                sha256: plugin.sha256,
+                name: plugin.name,
+                version: plugin.version,
+                size_bytes: plugin.size_bytes,
+                installed_at: format_datetime(plugin.installed_at),
+            }),
             counts: view
                 .counts
                 .0

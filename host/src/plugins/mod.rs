@@ -1,0 +1,18 @@
+//! The WebAssembly plugin host: per-supplier validation and mapping rules as sandboxed
+//! components of the WIT package `ferry:supplier-rules@0.1.0` (`wit/`).
+//!
+//! [`runtime`] runs components (wasmtime, one engine, a fresh store per call with deadline
+//! and memory cap), [`registry`] keeps one plugin per supplier and implements the domain's
+//! [`SupplierRules`](crate::domain::ports::SupplierRules), and [`watch`] hot-reloads plugins
+//! from a directory during development.
+
+mod bindings;
+mod cache;
+mod convert;
+pub mod registry;
+pub mod runtime;
+pub mod watch;
+
+pub use cache::sha256_hex;
+pub use registry::{PluginFailure, PluginView, Plugins};
+pub use runtime::{HookRun, LoadedComponent, LogLine, PluginError, PluginLimits, Runtime};

@@ -1,0 +1,475 @@
+//! The wasmtime runtime of plugins: one [`Engine`] (pooling allocator, epoch interruption),
+//! one [`Linker`] with WASI p2 and Ferry's `host` interface, one [`InstancePre`] per
+//! component, and a fresh, isolated [`Store`] for every hook call, with an epoch deadline, a
+//! memory cap, WASI granting nothing (no files, network, environment or arguments; clocks at
+//! the Unix epoch) and stdout/stderr captured with a cap.
+
+use super::bindings::ferry::supplier_rules::{host, types};
+use super::cache::ArtifactCache;
+use super::convert;
+use crate::domain::ports::{AccountTarget, Hook};
+use crate::domain::validation::FieldErrors;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use wasmtime::component::{
+    Component, ComponentExportIndex, HasSelf, InstancePre, Linker, ResourceTable,
+};
+use wasmtime::{
+    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, ResourceLimiter, Store,
+    Trap,
+};
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::{
+    HostMonotonicClock, HostWallClock, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView,
+};
+
+/// The WIT package plugins are built against.
+pub const PACKAGE: &str = "ferry:supplier-rules";
+pub const INTERFACE_VERSION: &str = "0.1.0";
+const TICK: Duration = Duration::from_millis(5);
+const MAX_LOG_LINES: usize = 100;
+
+/// Per-call limits.
+#[derive(Debug, Clone, Copy)]
+pub struct PluginLimits {
+    pub deadline: Duration,
+    pub memory_bytes: usize,
+    /// Bytes of stdout/stderr kept per call.
+    pub output_bytes: usize,
+}
+
+impl Default for PluginLimits {
+    fn default() -> Self {
+        Self {
+            deadline: Duration::from_millis(100),
+            memory_bytes: 64 << 20,
+            output_bytes: 64 << 10,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PluginError {
+    /// The bytes are not a component of the `ferry:supplier-rules@0.1.0` world.
+    #[error("not a valid plugin: {0}")]
+    Invalid(String),
+    #[error("exceeded its {0:?} deadline")]
+    Deadline(Duration),
+    #[error("exceeded its memory cap of {0} MiB")]
+    Memory(usize),
+    #[error("trapped: {0}")]
+    Trap(String),
+    #[error("the plugin runtime failed: {0}")]
+    Runtime(String),
+}
+
+/// One structured log line written by a plugin.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct LogLine {
+    pub level: String,
+    pub message: String,
+    pub fields: Vec<(String, String)>,
+}
+
+/// What one hook call did.
+#[derive(Debug)]
+pub struct HookRun {
+    /// The mapped value (request shape), or the plugin's field errors.
+    pub outcome: Result<Value, FieldErrors>,
+    pub logs: Vec<LogLine>,
+    pub output: String,
+    pub elapsed: Duration,
+}
+
+/// The data of one hook call's store.
+pub struct PluginState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    limits: CallLimits,
+    config: Vec<(String, String)>,
+    logs: Vec<LogLine>,
+}
+
+impl WasiView for PluginState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl types::Host for PluginState {}
+
+impl host::Host for PluginState {
+    fn log(&mut self, level: host::Level, message: String, fields: Vec<(String, String)>) {
+        if self.logs.len() < MAX_LOG_LINES {
+            let level = format!("{level:?}").to_lowercase();
+            self.logs.push(LogLine {
+                level,
+                message: message.chars().take(1000).collect(),
+                fields: fields.into_iter().take(20).collect(),
+            });
+        }
+    }
+
+    fn config(&mut self) -> Vec<(String, String)> {
+        self.config.clone()
+    }
+}
+
+/// Caps memory and tables, and remembers when a plugin hit the memory cap.
+struct CallLimits {
+    memory_bytes: usize,
+    memory_exhausted: bool,
+}
+
+impl ResourceLimiter for CallLimits {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        let allowed = desired <= self.memory_bytes;
+        if !allowed {
+            self.memory_exhausted = true;
+        }
+        Ok(allowed)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(desired <= 100_000)
+    }
+}
+
+/// Clocks frozen at the Unix epoch: plugins get no time from the host.
+struct FrozenClock;
+
+impl HostWallClock for FrozenClock {
+    fn resolution(&self) -> Duration {
+        Duration::from_secs(1)
+    }
+    fn now(&self) -> Duration {
+        Duration::ZERO
+    }
+}
+
+impl HostMonotonicClock for FrozenClock {
+    fn resolution(&self) -> u64 {
+        1_000_000_000
+    }
+    fn now(&self) -> u64 {
+        0
+    }
+}
+
+/// A component ready to instantiate, with the hooks it implements.
+pub struct LoadedComponent {
+    pre: InstancePre<PluginState>,
+    hooks: HashMap<Hook, ComponentExportIndex>,
+    pub sha256: String,
+}
+
+impl std::fmt::Debug for LoadedComponent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadedComponent")
+            .field("sha256", &self.sha256)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LoadedComponent {
+    /// The hooks, in WIT order.
+    pub fn hooks(&self) -> Vec<Hook> {
+        Hook::ALL
+            .into_iter()
+            .filter(|hook| self.hooks.contains_key(hook))
+            .collect()
+    }
+}
+
+fn interface_of(hook: Hook) -> &'static str {
+    match hook {
+        Hook::ValidateAccount => "account-rules",
+        Hook::MapNotes => "note-rules",
+        Hook::MapTransactions => "transaction-rules",
+        Hook::MapStatements => "statement-rules",
+        Hook::MapPaymentInstruction => "payment-instruction-rules",
+    }
+}
+
+/// The engine, linker and limits shared by every plugin.
+pub struct Runtime {
+    engine: Engine,
+    linker: Linker<PluginState>,
+    limits: PluginLimits,
+    cache: Option<ArtifactCache>,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Runtime {
+    /// A runtime whose compiled components are cached in `cache_dir` (none: no disk cache).
+    pub fn new(limits: PluginLimits, cache_dir: Option<PathBuf>) -> Result<Self, PluginError> {
+        let runtime_error = |error: wasmtime::Error| PluginError::Runtime(format!("{error:#}"));
+        let mut pool = PoolingAllocationConfig::default();
+        pool.total_component_instances(256)
+            .total_core_instances(2048)
+            .total_memories(512)
+            .total_tables(1024)
+            .max_memories_per_component(8)
+            .max_core_instances_per_component(32)
+            .max_tables_per_component(32)
+            .max_memory_size(limits.memory_bytes.max(1 << 20));
+        let mut config = Config::new();
+        config
+            .epoch_interruption(true)
+            .memory_reservation(limits.memory_bytes.max(1 << 20) as u64)
+            .memory_guard_size(64 << 10)
+            .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+        let engine = Engine::new(&config).map_err(runtime_error)?;
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(runtime_error)?;
+        host::add_to_linker::<PluginState, HasSelf<PluginState>>(&mut linker, |state| state)
+            .map_err(runtime_error)?;
+        types::add_to_linker::<PluginState, HasSelf<PluginState>>(&mut linker, |state| state)
+            .map_err(runtime_error)?;
+        start_ticker(&engine);
+        Ok(Self {
+            engine,
+            linker,
+            limits,
+            cache: cache_dir.map(ArtifactCache::new),
+        })
+    }
+
+    pub fn limits(&self) -> PluginLimits {
+        self.limits
+    }
+
+    /// Compiles (or loads from the cache), links and checks a component: it must be a
+    /// component whose imports Ferry provides and whose hooks have the WIT signatures.
+    pub fn load(&self, bytes: &[u8]) -> Result<LoadedComponent, PluginError> {
+        let invalid = |error: wasmtime::Error| PluginError::Invalid(format!("{error:#}"));
+        let sha256 = super::cache::sha256_hex(bytes);
+        let component = match &self.cache {
+            Some(cache) => cache.component(&self.engine, &sha256, bytes),
+            None => Component::new(&self.engine, bytes),
+        }
+        .map_err(invalid)?;
+        let pre = self.linker.instantiate_pre(&component).map_err(|error| {
+            PluginError::Invalid(format!(
+                "its imports are not what Ferry provides: {error:#}"
+            ))
+        })?;
+        let mut hooks = HashMap::new();
+        for hook in Hook::ALL {
+            let interface = format!("{PACKAGE}/{}@{INTERFACE_VERSION}", interface_of(hook));
+            let Some(exported) = component.get_export_index(None, &interface) else {
+                continue;
+            };
+            let function = component
+                .get_export_index(Some(&exported), hook.as_str())
+                .ok_or_else(|| {
+                    PluginError::Invalid(format!("{interface} does not export {}", hook.as_str()))
+                })?;
+            hooks.insert(hook, function);
+        }
+        if hooks.is_empty() {
+            return Err(PluginError::Invalid(format!(
+                "it exports none of the {PACKAGE}@{INTERFACE_VERSION} rules interfaces"
+            )));
+        }
+        let loaded = LoadedComponent { pre, hooks, sha256 };
+        // Instantiate once to check every hook's signature against the WIT.
+        let scratch = MemoryOutputPipe::new(self.limits.output_bytes);
+        let mut store = self.store(&[], scratch);
+        let instance = loaded.pre.instantiate(&mut store).map_err(invalid)?;
+        for (hook, index) in &loaded.hooks {
+            check_signature(&mut store, &instance, *hook, index).map_err(|error| {
+                PluginError::Invalid(format!(
+                    "{} does not have the {PACKAGE}@{INTERFACE_VERSION} signature: {error:#}",
+                    hook.as_str()
+                ))
+            })?;
+        }
+        Ok(loaded)
+    }
+
+    /// A fresh store for one call; the guest's stdout and stderr go to `output`.
+    fn store(&self, config: &[(String, String)], output: MemoryOutputPipe) -> Store<PluginState> {
+        let stdout = output;
+        let wasi = WasiCtxBuilder::new()
+            .stdout(stdout.clone())
+            .stderr(stdout)
+            .wall_clock(FrozenClock)
+            .monotonic_clock(FrozenClock)
+            .build();
+        let state = PluginState {
+            wasi,
+            table: ResourceTable::new(),
+            limits: CallLimits {
+                memory_bytes: self.limits.memory_bytes,
+                memory_exhausted: false,
+            },
+            config: config.to_vec(),
+            logs: Vec::new(),
+        };
+        let mut store = Store::new(&self.engine, state);
+        store.limiter(|state| &mut state.limits);
+        let ticks = (self.limits.deadline.as_millis() / TICK.as_millis()).max(1) as u64 + 1;
+        store.set_epoch_deadline(ticks);
+        store.epoch_deadline_trap();
+        store
+    }
+
+    /// Runs `hook` of `component` on `input` (request shape) in a fresh store.
+    pub fn call(
+        &self,
+        component: &LoadedComponent,
+        hook: Hook,
+        config: &[(String, String)],
+        target: Option<&AccountTarget>,
+        input: &Value,
+    ) -> Result<HookRun, PluginError> {
+        let index = component.hooks.get(&hook).ok_or_else(|| {
+            PluginError::Invalid(format!("it does not implement {}", hook.as_str()))
+        })?;
+        let started = Instant::now();
+        let stdout = MemoryOutputPipe::new(self.limits.output_bytes);
+        let mut store = self.store(config, stdout.clone());
+        let result = component
+            .pre
+            .instantiate(&mut store)
+            .and_then(|instance| invoke(&mut store, &instance, hook, index, target, input));
+        let elapsed = started.elapsed();
+        let outcome = result.map_err(|error| self.classify(&store, error))?;
+        let output = String::from_utf8_lossy(&stdout.contents()).into_owned();
+        Ok(HookRun {
+            outcome,
+            logs: std::mem::take(&mut store.data_mut().logs),
+            output,
+            elapsed,
+        })
+    }
+
+    fn classify(&self, store: &Store<PluginState>, error: wasmtime::Error) -> PluginError {
+        if store.data().limits.memory_exhausted {
+            return PluginError::Memory(self.limits.memory_bytes >> 20);
+        }
+        match error.downcast_ref::<Trap>() {
+            Some(Trap::Interrupt) => PluginError::Deadline(self.limits.deadline),
+            Some(trap) => PluginError::Trap(trap.to_string()),
+            None => PluginError::Trap(format!("{error:#}")),
+        }
+    }
+}
+
+/// One thread per engine advances its epoch every tick, until the engine is dropped.
+fn start_ticker(engine: &Engine) {
+    let weak = engine.weak();
+    let spawned = std::thread::Builder::new()
+        .name("plugin-epoch".into())
+        .spawn(move || {
+            while let Some(engine) = weak.upgrade() {
+                engine.increment_epoch();
+                drop(engine);
+                std::thread::sleep(TICK);
+            }
+        });
+    if let Err(error) = spawned {
+        tracing::error!(%error, "cannot start the plugin deadline ticker");
+    }
+}
+
+fn check_signature(
+    store: &mut Store<PluginState>,
+    instance: &wasmtime::component::Instance,
+    hook: Hook,
+    index: &ComponentExportIndex,
+) -> wasmtime::Result<()> {
+    match hook {
+        Hook::ValidateAccount => {
+            instance.get_typed_func::<(types::Account,), (Result<types::Account, Vec<types::FieldError>>,)>(&mut *store, index)?;
+        }
+        Hook::MapNotes => {
+            instance.get_typed_func::<(types::AccountRef, Vec<types::Note>), (Result<Vec<types::Note>, Vec<types::FieldError>>,)>(&mut *store, index)?;
+        }
+        Hook::MapTransactions => {
+            instance.get_typed_func::<(types::AccountRef, Vec<types::Transaction>), (Result<Vec<types::Transaction>, Vec<types::FieldError>>,)>(&mut *store, index)?;
+        }
+        Hook::MapStatements => {
+            instance.get_typed_func::<(types::AccountRef, Vec<types::Statement>), (Result<Vec<types::Statement>, Vec<types::FieldError>>,)>(&mut *store, index)?;
+        }
+        Hook::MapPaymentInstruction => {
+            instance.get_typed_func::<(types::AccountRef, types::PaymentInstruction), (Result<types::PaymentInstruction, Vec<types::FieldError>>,)>(&mut *store, index)?;
+        }
+    }
+    Ok(())
+}
+
+fn invoke(
+    store: &mut Store<PluginState>,
+    instance: &wasmtime::component::Instance,
+    hook: Hook,
+    index: &ComponentExportIndex,
+    target: Option<&AccountTarget>,
+    input: &Value,
+) -> wasmtime::Result<Result<Value, FieldErrors>> {
+    let target = convert::account_ref(target);
+    Ok(match hook {
+        Hook::ValidateAccount => {
+            let function = instance.get_typed_func::<(types::Account,), (Result<types::Account, Vec<types::FieldError>>,)>(&mut *store, index)?;
+            let (result,) = function.call(&mut *store, (convert::account_to_wit(input),))?;
+            result
+                .map(|account| convert::account_to_json(&account))
+                .map_err(convert::field_errors)
+        }
+        Hook::MapNotes => {
+            let function = instance.get_typed_func::<(types::AccountRef, Vec<types::Note>), (Result<Vec<types::Note>, Vec<types::FieldError>>,)>(&mut *store, index)?;
+            let notes = convert::list(input, convert::note_to_wit);
+            let (result,) = function.call(&mut *store, (target, notes))?;
+            result
+                .map(|notes| Value::Array(notes.iter().map(convert::note_to_json).collect()))
+                .map_err(convert::field_errors)
+        }
+        Hook::MapTransactions => {
+            let function = instance.get_typed_func::<(types::AccountRef, Vec<types::Transaction>), (Result<Vec<types::Transaction>, Vec<types::FieldError>>,)>(&mut *store, index)?;
+            let transactions = convert::list(input, convert::transaction_to_wit);
+            let (result,) = function.call(&mut *store, (target, transactions))?;
+            result
+                .map(|list| Value::Array(list.iter().map(convert::transaction_to_json).collect()))
+                .map_err(convert::field_errors)
+        }
+        Hook::MapStatements => {
+            let function = instance.get_typed_func::<(types::AccountRef, Vec<types::Statement>), (Result<Vec<types::Statement>, Vec<types::FieldError>>,)>(&mut *store, index)?;
+            let statements = convert::list(input, convert::statement_to_wit);
+            let (result,) = function.call(&mut *store, (target, statements))?;
+            result
+                .map(|list| Value::Array(list.iter().map(convert::statement_to_json).collect()))
+                .map_err(convert::field_errors)
+        }
+        Hook::MapPaymentInstruction => {
+            let function = instance.get_typed_func::<(types::AccountRef, types::PaymentInstruction), (Result<types::PaymentInstruction, Vec<types::FieldError>>,)>(&mut *store, index)?;
+            let (result,) =
+                function.call(&mut *store, (target, convert::instruction_to_wit(input)))?;
+            result
+                .map(|instruction| convert::instruction_to_json(&instruction))
+                .map_err(convert::field_errors)
+        }
+    })
+}

@@ -1,0 +1,146 @@
+//! Ferry's example supplier plugin. Copy this crate to start your own (see PLUGINS.md).
+//!
+//! It implements every hook of `ferry:supplier-rules@0.1.0`:
+//! - accounts: phone numbers become E.164 (`07700 900123` → `+447700900123`, with the
+//!   country code from the `default_country_code` setting, default `44`), and external
+//!   account numbers must start with the `account_number_prefix` setting (when set) followed
+//!   by digits;
+//! - transactions and supply points: the supplier's own product codes are mapped to the
+//!   platform's through settings `product_code.<THEIRS>` = `<OURS>`;
+//! - notes, statements and payment instructions pass through unchanged.
+//!
+//! Settings are the supplier's plugin configuration, set by the operator.
+
+wit_bindgen::generate!({
+    path: "../../wit",
+    world: "plugin",
+});
+
+use exports::ferry::supplier_rules::{
+    account_rules, note_rules, payment_instruction_rules, statement_rules, transaction_rules,
+};
+use ferry::supplier_rules::host::{self, Level};
+use ferry::supplier_rules::types::{
+    Account, AccountRef, FieldError, Note, PaymentInstruction, Statement, Transaction,
+};
+
+struct Plugin;
+
+/// The supplier's settings.
+struct Settings(Vec<(String, String)>);
+
+impl Settings {
+    fn load() -> Self {
+        Self(host::config())
+    }
+    fn get(&self, key: &str) -> Option<&str> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+    }
+    fn product_code(&self, theirs: &str) -> Option<String> {
+        self.get(&format!("product_code.{theirs}")).map(str::to_owned)
+    }
+}
+
+fn error(attr: String, code: &str, detail: String) -> FieldError {
+    FieldError {
+        code: code.to_owned(),
+        detail,
+        attr,
+    }
+}
+
+/// `07700 900123` → `+447700900123` for country code 44; numbers already in `+` form keep it.
+fn to_e164(number: &str, country_code: &str) -> Option<String> {
+    let digits: String = number.chars().filter(char::is_ascii_digit).collect();
+    let e164 = if number.trim_start().starts_with('+') {
+        format!("+{digits}")
+    } else if let Some(national) = digits.strip_prefix('0') {
+        format!("+{country_code}{national}")
+    } else {
+        return None;
+    };
+    (9..=16).contains(&e164.len()).then_some(e164)
+}
+
+impl account_rules::Guest for Plugin {
+    fn validate_account(mut account: Account) -> Result<Account, Vec<FieldError>> {
+        let settings = Settings::load();
+        let country = settings.get("default_country_code").unwrap_or("44").to_owned();
+        let mut errors = Vec::new();
+
+        if let Some(prefix) = settings.get("account_number_prefix") {
+            let rest = account.external_account_number.strip_prefix(prefix);
+            if !rest.is_some_and(|r| !r.is_empty() && r.chars().all(|c| c.is_ascii_digit())) {
+                errors.push(error(
+                    "external_account_number".into(),
+                    "invalid_account_number",
+                    format!("Account numbers of this supplier look like {prefix}12345."),
+                ));
+            }
+        }
+
+        let mut normalised = 0;
+        for (index, customer) in account.customers.iter_mut().enumerate() {
+            for (field, number) in [("mobile", &mut customer.mobile), ("landline", &mut customer.landline)] {
+                let Some(current) = number.as_deref() else { continue };
+                match to_e164(current, &country) {
+                    Some(e164) => {
+                        normalised += 1;
+                        *number = Some(e164);
+                    }
+                    None => errors.push(error(
+                        format!("customers.{index}.{field}"),
+                        "invalid_phone_number",
+                        "Not a national or international phone number.".into(),
+                    )),
+                }
+            }
+        }
+        for point in &mut account.supply_points {
+            if let Some(mapped) = point.product_code.as_deref().and_then(|code| settings.product_code(code)) {
+                point.product_code = Some(mapped);
+            }
+        }
+        host::log(
+            Level::Info,
+            "account checked",
+            &[
+                ("external_account_number".into(), account.external_account_number.clone()),
+                ("phone_numbers_normalised".into(), normalised.to_string()),
+            ],
+        );
+        if errors.is_empty() { Ok(account) } else { Err(errors) }
+    }
+}
+
+impl transaction_rules::Guest for Plugin {
+    fn map_transactions(_target: AccountRef, mut transactions: Vec<Transaction>) -> Result<Vec<Transaction>, Vec<FieldError>> {
+        let settings = Settings::load();
+        for transaction in &mut transactions {
+            if let Some(mapped) = transaction.product_code.as_deref().and_then(|code| settings.product_code(code)) {
+                transaction.product_code = Some(mapped);
+            }
+        }
+        Ok(transactions)
+    }
+}
+
+impl note_rules::Guest for Plugin {
+    fn map_notes(_target: AccountRef, notes: Vec<Note>) -> Result<Vec<Note>, Vec<FieldError>> {
+        Ok(notes)
+    }
+}
+
+impl statement_rules::Guest for Plugin {
+    fn map_statements(_target: AccountRef, statements: Vec<Statement>) -> Result<Vec<Statement>, Vec<FieldError>> {
+        Ok(statements)
+    }
+}
+
+impl payment_instruction_rules::Guest for Plugin {
+    fn map_payment_instruction(_target: AccountRef, instruction: PaymentInstruction) -> Result<PaymentInstruction, Vec<FieldError>> {
+        Ok(instruction)
+    }
+}
+
+export!(Plugin);
