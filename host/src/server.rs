@@ -208,11 +208,6 @@ async fn sweep_expired(
 }
 
 const DEMO_SUPPLIER: &str = "DEMO";
-/// Where `just plugins` (and the tests) put the example plugin.
-const EXAMPLE_PLUGIN: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../target/plugins/wasm32-wasip2/release/example_plugin.wasm"
-);
 
 /// `--demo`: a demo supplier and a fresh API key, and a request to paste.
 async fn provision_demo(state: &AppState, address: &str) -> Result<(), ServerError> {
@@ -236,8 +231,8 @@ async fn provision_demo(state: &AppState, address: &str) -> Result<(), ServerErr
         .await
         .map_err(demo_error)?;
     let key = issued.key;
-    let example = std::path::Path::new(EXAMPLE_PLUGIN);
-    match std::fs::read(example) {
+    let example = crate::plugins::dev::components_dir().join("example_plugin.wasm");
+    match std::fs::read(&example) {
         Ok(component) => {
             let config = [("default_country_code".to_owned(), "44".to_owned())]
                 .into_iter()

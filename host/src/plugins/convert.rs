@@ -89,18 +89,18 @@ pub fn account_ref(target: Option<&AccountTarget>) -> types::AccountRef {
 }
 
 pub fn account_to_wit(value: &Value) -> types::Account {
-    let address = value.get("billing_address").cloned().unwrap_or(Value::Null);
+    let address = value.get("billing_address").unwrap_or(&Value::Null);
     types::Account {
         import_supplier: text(value, "import_supplier"),
         external_account_number: text(value, "external_account_number"),
         billing_name: text(value, "billing_name"),
         billing_address: types::Address {
-            address_line_1: text(&address, "address_line_1"),
-            address_line_2: optional(&address, "address_line_2"),
-            address_line_3: optional(&address, "address_line_3"),
-            town: text(&address, "town"),
-            postcode: text(&address, "postcode"),
-            country: text(&address, "country"),
+            address_line_1: text(address, "address_line_1"),
+            address_line_2: optional(address, "address_line_2"),
+            address_line_3: optional(address, "address_line_3"),
+            town: text(address, "town"),
+            postcode: text(address, "postcode"),
+            country: text(address, "country"),
         },
         customers: items(value, "customers")
             .iter()

@@ -9,6 +9,7 @@
 mod bindings;
 mod cache;
 mod convert;
+pub mod dev;
 pub mod registry;
 pub mod runtime;
 pub mod watch;

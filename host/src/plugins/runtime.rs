@@ -30,6 +30,8 @@ pub const PACKAGE: &str = "ferry:supplier-rules";
 pub const INTERFACE_VERSION: &str = "0.1.0";
 const TICK: Duration = Duration::from_millis(5);
 const MAX_LOG_LINES: usize = 100;
+/// Bytes of each pooled memory kept resident between instances.
+const KEEP_RESIDENT: usize = 256 << 10;
 
 /// Per-call limits.
 #[derive(Debug, Clone, Copy)]
@@ -234,7 +236,11 @@ impl Runtime {
             .max_memories_per_component(8)
             .max_core_instances_per_component(32)
             .max_tables_per_component(32)
-            .max_memory_size(limits.memory_bytes.max(1 << 20));
+            .max_memory_size(limits.memory_bytes.max(1 << 20))
+            // Reset the first pages of a slot by zeroing rather than by handing them back to
+            // the kernel: a fresh instance per call then does not fault its stack back in.
+            .linear_memory_keep_resident(KEEP_RESIDENT)
+            .table_keep_resident(64 << 10);
         let mut config = Config::new();
         config
             .epoch_interruption(true)

@@ -13,47 +13,21 @@ use std::time::Duration;
 
 pub const OPERATOR_KEY: &str = "test-operator-key";
 
-/// The workspace root.
-pub fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace")
-        .to_owned()
-}
-
-/// The component `name` (`example_plugin`, `fault_trap`, ...) built from `plugins/` for
-/// wasm32-wasip2. The first call builds them all (cargo skips what is up to date).
-pub fn plugin(name: &str) -> PathBuf {
-    static BUILT: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
-    let dir = BUILT.get_or_init(|| {
-        let root = workspace();
-        let target = root.join("target").join("plugins");
-        let output = Command::new(env!("CARGO"))
-            .args(["build", "--release", "--target", "wasm32-wasip2", "--manifest-path"])
-            .arg(root.join("plugins").join("Cargo.toml"))
-            .arg("--target-dir")
-            .arg(&target)
-            .env_remove("RUSTFLAGS")
-            .env_remove("CARGO_ENCODED_RUSTFLAGS")
-            .env_remove("CARGO_TARGET_DIR")
-            .output()
-            .map_err(|error| format!("cannot run cargo: {error}"))?;
-        if !output.status.success() {
-            return Err(format!(
-                "building plugins/ failed (is the wasm32-wasip2 target installed? `rustup target add wasm32-wasip2`):\n{}",
-                String::from_utf8_lossy(&output.stderr)
-            ));
-        }
-        Ok(target.join("wasm32-wasip2").join("release"))
-    });
-    match dir {
-        Ok(dir) => dir.join(format!("{name}.wasm")),
-        Err(error) => panic!("{error}"),
-    }
-}
+/// No request of the tests may take longer: a hang fails the test instead of the run.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
 pub fn ferry_binary() -> &'static str {
     env!("CARGO_BIN_EXE_ferry")
+}
+
+/// The component `name` (`example_plugin`, `fault_trap`, ...) built from `plugins/` for
+/// wasm32-wasip2. The first call builds them all.
+pub fn plugin(name: &str) -> PathBuf {
+    static BUILT: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
+    match BUILT.get_or_init(ferry_host::plugins::dev::build_plugins) {
+        Ok(dir) => dir.join(format!("{name}.wasm")),
+        Err(error) => panic!("{error}"),
+    }
 }
 
 /// A running `ferry serve`; killed when dropped.
@@ -150,7 +124,10 @@ impl Server {
             data_dir: data_dir.to_owned(),
             stdout: printed,
             _temp: None,
-            http: reqwest::Client::new(),
+            http: reqwest::Client::builder()
+                .timeout(REQUEST_TIMEOUT)
+                .build()
+                .expect("http client"),
         }
     }
 
@@ -170,8 +147,17 @@ impl Server {
             .status()
             .expect("kill");
         assert!(status.success());
-        let exit = self.child.wait().expect("wait");
-        exit.success()
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(exit) = self.child.try_wait().expect("wait") {
+                return exit.success();
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "ferry did not shut down within 30 s of SIGTERM"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     /// Any HTTP call; the answer's status and JSON body (Null when empty, a string when not JSON).

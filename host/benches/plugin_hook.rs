@@ -1,0 +1,148 @@
+//! One plugin hook call on a fresh instance, against the same rules written natively.
+//!
+//! The example plugin's `validate-account` (E.164 phone numbers, an account-number pattern,
+//! product-code mapping) runs on a small account through the real runtime (new store, WASI
+//! context, instantiation, call, conversions). The native side applies the same rules in Rust
+//! to the same JSON. Run with `just bench`; the ratio of the medians is printed at the end.
+
+use criterion::Criterion;
+use ferry_host::domain::ports::Hook;
+use ferry_host::plugins::{PluginLimits, Runtime, dev};
+use serde_json::{Value, json};
+use std::hint::black_box;
+
+fn account() -> Value {
+    json!({
+        "import_supplier": "OLD_CO",
+        "external_account_number": "OE-1001",
+        "billing_name": "Ada Lovelace",
+        "billing_address": {"address_line_1": "1 Analytical Street", "town": "London", "postcode": "N1 1AA", "country": "GB"},
+        "customers": [{"given_name": "Ada", "family_name": "Lovelace", "email": "ada@example.com",
+                       "mobile": "07700 900123", "landline": "+44 20 7946 0000", "is_primary": true}],
+        "supply_points": [{"market": "ELECTRICITY", "identifier": "1200023305967", "product_code": "OLDVAR"}],
+        "transfer_balance": "12.30"
+    })
+}
+
+fn config() -> Vec<(String, String)> {
+    vec![
+        ("default_country_code".into(), "44".into()),
+        ("account_number_prefix".into(), "OE-".into()),
+        ("product_code.OLDVAR".into(), "VAR-22".into()),
+    ]
+}
+
+/// The example plugin's rules, natively.
+fn native_rules(input: &Value, config: &[(String, String)]) -> Result<Value, Vec<String>> {
+    let setting = |key: &str| {
+        config
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    };
+    let mut account = input.clone();
+    let mut errors = Vec::new();
+    if let Some(prefix) = setting("account_number_prefix") {
+        let number = account["external_account_number"]
+            .as_str()
+            .unwrap_or_default();
+        let rest = number.strip_prefix(prefix);
+        if !rest.is_some_and(|r| !r.is_empty() && r.chars().all(|c| c.is_ascii_digit())) {
+            errors.push("invalid_account_number".to_owned());
+        }
+    }
+    let country = setting("default_country_code").unwrap_or("44").to_owned();
+    if let Some(customers) = account["customers"].as_array_mut() {
+        for customer in customers {
+            for field in ["mobile", "landline"] {
+                let Some(number) = customer[field].as_str() else {
+                    continue;
+                };
+                let digits: String = number.chars().filter(char::is_ascii_digit).collect();
+                let e164 = if number.trim_start().starts_with('+') {
+                    Some(format!("+{digits}"))
+                } else {
+                    digits
+                        .strip_prefix('0')
+                        .map(|national| format!("+{country}{national}"))
+                };
+                match e164.filter(|e| (9..=16).contains(&e.len())) {
+                    Some(e164) => customer[field] = Value::String(e164),
+                    None => errors.push("invalid_phone_number".to_owned()),
+                }
+            }
+        }
+    }
+    if let Some(points) = account["supply_points"].as_array_mut() {
+        for point in points {
+            if let Some(mapped) = point["product_code"]
+                .as_str()
+                .and_then(|code| setting(&format!("product_code.{code}")))
+            {
+                point["product_code"] = Value::String(mapped.to_owned());
+            }
+        }
+    }
+    if errors.is_empty() {
+        Ok(account)
+    } else {
+        Err(errors)
+    }
+}
+
+fn median_ns(id: &str) -> Option<f64> {
+    let path = dev::workspace_root()
+        .join("target/criterion")
+        .join(id)
+        .join("new/estimates.json");
+    let estimates: Value = serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
+    estimates["median"]["point_estimate"].as_f64()
+}
+
+fn main() {
+    let dir = dev::build_plugins().unwrap_or_else(|error| panic!("{error}"));
+    let bytes = std::fs::read(dir.join("example_plugin.wasm")).expect("example plugin");
+    let runtime = Runtime::new(PluginLimits::default(), None).expect("runtime");
+    let loaded = runtime.load(&bytes).expect("component");
+    let input = account();
+    let config = config();
+
+    let wasm = runtime
+        .call(&loaded, Hook::ValidateAccount, &config, None, &input)
+        .expect("call");
+    let native = native_rules(&input, &config);
+    assert_eq!(
+        wasm.outcome.ok(),
+        native.ok(),
+        "the plugin and the native rules must agree"
+    );
+
+    let mut criterion = Criterion::default().configure_from_args();
+    criterion.bench_function("plugin_validate_account_fresh_instance", |b| {
+        b.iter(|| {
+            runtime.call(
+                &loaded,
+                Hook::ValidateAccount,
+                &config,
+                None,
+                black_box(&input),
+            )
+        })
+    });
+    criterion.bench_function("native_validate_account", |b| {
+        b.iter(|| native_rules(black_box(&input), &config))
+    });
+    criterion.final_summary();
+
+    if let (Some(plugin), Some(native)) = (
+        median_ns("plugin_validate_account_fresh_instance"),
+        median_ns("native_validate_account"),
+    ) {
+        println!(
+            "\nmedian: plugin {:.2} µs (target ≤ 10 µs), native {:.2} µs, ratio plugin/native {:.1}",
+            plugin / 1000.0,
+            native / 1000.0,
+            plugin / native
+        );
+    }
+}

@@ -1,0 +1,47 @@
+//! For tests, benchmarks and `--demo`: building the plugins of this repository (`plugins/`)
+//! for wasm32-wasip2 with the cargo that builds Ferry.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The repository root (the workspace of `ferry-host`).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_owned)
+        .unwrap_or_default()
+}
+
+/// Where the built components are: `<root>/target/plugins/wasm32-wasip2/release`.
+pub fn components_dir() -> PathBuf {
+    workspace_root().join("target/plugins/wasm32-wasip2/release")
+}
+
+/// Builds every plugin in `plugins/` (cargo skips what is up to date); returns
+/// [`components_dir`].
+pub fn build_plugins() -> Result<PathBuf, String> {
+    let root = workspace_root();
+    let output = Command::new(env!("CARGO"))
+        .args([
+            "build",
+            "--release",
+            "--target",
+            "wasm32-wasip2",
+            "--manifest-path",
+        ])
+        .arg(root.join("plugins/Cargo.toml"))
+        .arg("--target-dir")
+        .arg(root.join("target/plugins"))
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env_remove("CARGO_TARGET_DIR")
+        .output()
+        .map_err(|error| format!("cannot run cargo: {error}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "building plugins/ failed (is the wasm32-wasip2 target installed? `rustup target add wasm32-wasip2`):\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    Ok(components_dir())
+}
