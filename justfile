@@ -17,6 +17,10 @@ plugins:
 bench: plugins
     cargo bench -p ferry-host --bench plugin_hook
 
+# The operator console against a local server (key from ./ferry-data/operator.key unless set).
+console url="http://127.0.0.1:8080":
+    cargo run -p ferry-console -- --url {{url}} --operator-key "${FERRY_OPERATOR_KEY:-$(cat ferry-data/operator.key)}"
+
 # The README's test command.
 test:
     cargo test

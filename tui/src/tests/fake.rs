@@ -1,0 +1,280 @@
+//! A recording fake of the admin API: it answers from the fixtures, keeps status changes (as
+//! the host persists them), and records every request as the HTTP request the real client
+//! would send, so tests can assert exactly what went to the host.
+
+use super::fixtures;
+use crate::api::{
+    AccountDetail, AdminApi, ApiError, EventPage, ImportPage, ImportQuery, ImportRow, Migration,
+    PluginDetail, Supplier, SupplierStatus,
+};
+use crate::app::{Action, App};
+use crate::calls::{ApiCall, perform};
+use crate::keys::handle_key;
+use ratatui::crossterm::event::{KeyCode, KeyEvent};
+use serde_json::{Value, json};
+use std::sync::Mutex;
+
+/// One request as it would go over HTTP.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    pub method: &'static str,
+    pub path: String,
+    pub body: Option<Value>,
+}
+
+impl Request {
+    fn new(method: &'static str, path: impl Into<String>, body: Option<Value>) -> Self {
+        Self {
+            method,
+            path: path.into(),
+            body,
+        }
+    }
+}
+
+/// How the fake host behaves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Host {
+    /// Everything of the contract is deployed.
+    Complete,
+    /// Only today's endpoints exist: the others answer a plain 404.
+    Today,
+    /// Nothing answers.
+    Down,
+}
+
+pub struct FakeApi {
+    host: Host,
+    suppliers: Mutex<Vec<Supplier>>,
+    imports: Vec<ImportRow>,
+    requests: Mutex<Vec<Request>>,
+}
+
+fn missing() -> ApiError {
+    ApiError::Refused {
+        status: 404,
+        code: "not_found".to_owned(),
+        detail: "Not found.".to_owned(),
+    }
+}
+
+impl FakeApi {
+    pub fn new(host: Host) -> Self {
+        Self {
+            host,
+            suppliers: Mutex::new(fixtures::suppliers()),
+            imports: fixtures::imports(),
+            requests: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Every request so far, oldest first.
+    pub fn requests(&self) -> Vec<Request> {
+        self.requests.lock().expect("lock").clone()
+    }
+
+    /// The requests that change something on the host.
+    pub fn changes(&self) -> Vec<Request> {
+        self.requests()
+            .into_iter()
+            .filter(|request| request.method != "GET")
+            .collect()
+    }
+
+    pub fn supplier(&self, code: &str) -> Supplier {
+        self.suppliers
+            .lock()
+            .expect("lock")
+            .iter()
+            .find(|s| s.code == code)
+            .cloned()
+            .expect("a fixture supplier")
+    }
+
+    /// Records the request; fails the way the host is set up to.
+    fn receive(&self, request: Request, deployed_today: bool) -> Result<(), ApiError> {
+        self.requests.lock().expect("lock").push(request);
+        match self.host {
+            Host::Down => Err(ApiError::Unreachable("connection refused".to_owned())),
+            Host::Today if !deployed_today => Err(missing()),
+            Host::Today | Host::Complete => Ok(()),
+        }
+    }
+}
+
+impl AdminApi for FakeApi {
+    async fn suppliers(&self) -> Result<Vec<Supplier>, ApiError> {
+        self.receive(Request::new("GET", "/admin/v1/suppliers", None), true)?;
+        Ok(self.suppliers.lock().expect("lock").clone())
+    }
+
+    async fn set_supplier_status(
+        &self,
+        code: &str,
+        status: SupplierStatus,
+    ) -> Result<Supplier, ApiError> {
+        let body = json!({"status": status.as_str()});
+        let path = format!("/admin/v1/suppliers/{code}");
+        self.receive(Request::new("PATCH", path, Some(body)), true)?;
+        let mut suppliers = self.suppliers.lock().expect("lock");
+        let supplier = suppliers
+            .iter_mut()
+            .find(|s| s.code == code)
+            .ok_or_else(|| ApiError::Refused {
+                status: 404,
+                code: "import_supplier_not_found".to_owned(),
+                detail: "Import supplier not found.".to_owned(),
+            })?;
+        supplier.status = status.as_str().to_owned();
+        Ok(supplier.clone())
+    }
+
+    async fn imports(&self, code: &str, query: &ImportQuery) -> Result<ImportPage, ApiError> {
+        let mut path = format!("/admin/v1/suppliers/{code}/imports?limit={}", query.limit);
+        if let Some(state) = query.state {
+            path.push_str(&format!("&state={}", state.as_str()));
+        }
+        if !query.search.is_empty() {
+            path.push_str(&format!("&q={}", query.search));
+        }
+        if let Some(after) = &query.after {
+            path.push_str(&format!("&after={after}"));
+        }
+        self.receive(Request::new("GET", path, None), false)?;
+        let rows = if code == "OLD_CO" {
+            &self.imports[..]
+        } else {
+            &[]
+        };
+        let search = query.search.to_lowercase();
+        let matching: Vec<&ImportRow> = rows
+            .iter()
+            .filter(|row| query.state.is_none_or(|state| row.state == state.as_str()))
+            .filter(|row| row.external_account_number.to_lowercase().contains(&search))
+            .filter(|row| {
+                query
+                    .after
+                    .as_ref()
+                    .is_none_or(|after| row.external_account_number > *after)
+            })
+            .collect();
+        let limit = usize::try_from(query.limit).expect("limit");
+        let items: Vec<ImportRow> = matching
+            .iter()
+            .take(limit)
+            .map(|row| (*row).clone())
+            .collect();
+        let next_after = if matching.len() > limit {
+            items.last().map(|row| row.external_account_number.clone())
+        } else {
+            None
+        };
+        Ok(ImportPage { items, next_after })
+    }
+
+    async fn account(&self, number: &str) -> Result<AccountDetail, ApiError> {
+        let path = format!("/admin/v1/accounts/{number}");
+        self.receive(Request::new("GET", path, None), true)?;
+        let account = fixtures::account();
+        if account.platform_account_number == number {
+            Ok(account)
+        } else {
+            Err(ApiError::Refused {
+                status: 404,
+                code: "account_not_found".to_owned(),
+                detail: "Account not found.".to_owned(),
+            })
+        }
+    }
+
+    async fn start_migration(&self, code: &str) -> Result<Migration, ApiError> {
+        let path = format!("/admin/v1/suppliers/{code}/migrations");
+        self.receive(Request::new("POST", path, Some(json!({}))), false)?;
+        let mut migration = fixtures::running_migration();
+        migration.processed = 0;
+        migration.failed = 0;
+        Ok(migration)
+    }
+
+    async fn migrations(&self, code: &str) -> Result<Vec<Migration>, ApiError> {
+        let path = format!("/admin/v1/suppliers/{code}/migrations");
+        self.receive(Request::new("GET", path, None), false)?;
+        Ok(if code == "OLD_CO" {
+            vec![fixtures::running_migration()]
+        } else {
+            Vec::new()
+        })
+    }
+
+    async fn migration(&self, code: &str, id: &str) -> Result<Migration, ApiError> {
+        let path = format!("/admin/v1/suppliers/{code}/migrations/{id}");
+        self.receive(Request::new("GET", path, None), false)?;
+        Ok(fixtures::running_migration())
+    }
+
+    async fn plugin(&self, code: &str) -> Result<PluginDetail, ApiError> {
+        let path = format!("/admin/v1/suppliers/{code}/plugin");
+        self.receive(Request::new("GET", path, None), false)?;
+        if code == "OLD_CO" {
+            Ok(fixtures::plugin())
+        } else {
+            Err(ApiError::Refused {
+                status: 404,
+                code: "plugin_not_found".to_owned(),
+                detail: "This supplier has no plugin.".to_owned(),
+            })
+        }
+    }
+
+    async fn events(&self, after: Option<&str>, limit: u32) -> Result<EventPage, ApiError> {
+        let mut path = format!("/admin/v1/events?limit={limit}");
+        if let Some(after) = after {
+            path.push_str(&format!("&after={after}"));
+        }
+        self.receive(Request::new("GET", path, None), false)?;
+        Ok(fixtures::events_after(
+            after,
+            usize::try_from(limit).expect("limit"),
+        ))
+    }
+}
+
+/// Does what the event loop does with an action: makes the calls (and the calls that follow
+/// from their answers) and feeds the answers into the state. Returns whether it was Quit.
+pub async fn settle(app: &mut App, api: &FakeApi, action: Option<Action>) -> bool {
+    let mut calls: Vec<ApiCall> = match action {
+        Some(Action::Quit) => return true,
+        Some(Action::Call(call)) => vec![call],
+        Some(Action::Refresh) => app.refresh_calls(),
+        None => Vec::new(),
+    };
+    let mut made = 0;
+    while !calls.is_empty() {
+        made += 1;
+        assert!(made < 100, "calls keep coming: {calls:?}");
+        let call = calls.remove(0);
+        let done = perform(api, call).await;
+        calls.extend(app.apply(done));
+    }
+    false
+}
+
+/// Presses each key in turn, settling after each.
+pub async fn press(app: &mut App, api: &FakeApi, keys: &[KeyCode]) {
+    for code in keys {
+        let action = handle_key(app, KeyEvent::from(*code));
+        settle(app, api, action).await;
+    }
+}
+
+/// A fresh console that has loaded its first screen from `api`.
+pub async fn started(api: &FakeApi) -> App {
+    let mut app = App::new("http://127.0.0.1:8080", 3);
+    settle(&mut app, api, Some(Action::Refresh)).await;
+    app
+}
+
+/// The keys of a string, one `Char` each.
+pub fn typed(text: &str) -> Vec<KeyCode> {
+    text.chars().map(KeyCode::Char).collect()
+}

@@ -1,0 +1,207 @@
+//! Realistic, fixed data for the tests: three suppliers in different states, one supplier's
+//! imports (hand-written rows and enough generated ones to need several pages), one account in
+//! full, a plugin, a migration and a few events. All times are fixed.
+
+use crate::api::{
+    AccountDetail, Event, EventPage, ImportFailure, ImportRow, Migration, PluginDetail,
+    PluginSummary, RelayStatus, Supplier,
+};
+use serde_json::json;
+use std::collections::BTreeMap;
+
+pub const OLD_CO_SHA256: &str = "9f2c1e7a4b5d6c8e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f70";
+
+fn supplier(code: &str, name: &str, status: &str, counts: [u64; 5]) -> Supplier {
+    let states = [
+        "PENDING",
+        "IN_PROGRESS",
+        "PROCESSED",
+        "ERRORED",
+        "CANCELLED",
+    ];
+    Supplier {
+        code: code.to_owned(),
+        name: name.to_owned(),
+        document_root: format!("{}/", code.to_lowercase()),
+        send_migration_emails: true,
+        status: status.to_owned(),
+        expiry_window_days: 30,
+        created_at: "2025-01-06T09:00:00Z".to_owned(),
+        updated_at: "2025-02-27T16:40:00Z".to_owned(),
+        counts: states
+            .iter()
+            .zip(counts)
+            .map(|(state, count)| ((*state).to_owned(), count))
+            .collect::<BTreeMap<_, _>>(),
+        plugin: None,
+    }
+}
+
+pub fn suppliers() -> Vec<Supplier> {
+    let mut old_co = supplier("OLD_CO", "Old Co Energy", "ONGOING", [120, 3, 842, 7, 2]);
+    old_co.plugin = Some(PluginSummary {
+        sha256: OLD_CO_SHA256.to_owned(),
+        name: Some("old-co-rules".to_owned()),
+        version: Some("1.4.0".to_owned()),
+        installed_at: "2025-02-27T16:40:00Z".to_owned(),
+        size_bytes: Some(48_213),
+    });
+    vec![
+        old_co,
+        supplier("BRIGHT", "Bright Power Ltd", "PAUSED", [0, 0, 1530, 12, 4]),
+        supplier(
+            "NORTHWIND",
+            "Northwind Gas & Electric",
+            "COMPLETE",
+            [0, 0, 2210, 0, 9],
+        ),
+    ]
+}
+
+fn row(number: &str, state: &str, platform: Option<&str>, day: u32) -> ImportRow {
+    ImportRow {
+        external_account_number: number.to_owned(),
+        state: state.to_owned(),
+        platform_account_number: platform.map(str::to_owned),
+        account_created_at: platform.map(|_| format!("2025-03-{day:02}T10:02:00Z")),
+        staged_at: format!("2025-03-{day:02}T09:15:00Z"),
+        updated_at: format!("2025-03-{day:02}T10:02:00Z"),
+        last_failure: None,
+    }
+}
+
+/// OLD_CO's import processes, ordered by external account number as the host orders them.
+pub fn imports() -> Vec<ImportRow> {
+    let mut rows = vec![
+        row("ACC-1001", "PROCESSED", Some("A-1B2C3D4E"), 3),
+        row("ACC-1002", "PROCESSED", Some("A-2C3D4E5F"), 3),
+        row("ACC-1003", "ERRORED", None, 4),
+        row("ACC-1004", "PENDING", None, 4),
+        row("ACC-1005", "IN_PROGRESS", None, 5),
+        row("ACC-1010", "ERRORED", None, 5),
+        row("ACC-1011", "CANCELLED", None, 6),
+        row("ACC-1012", "PROCESSED", Some("A-3D4E5F6A"), 6),
+    ];
+    rows[2].last_failure = Some(ImportFailure {
+        code: "invalid_postcode".to_owned(),
+        detail: "Postcode \"XX1 1XX\" is not a UK postcode.".to_owned(),
+        at: "2025-03-04T09:16:00Z".to_owned(),
+    });
+    rows[5].last_failure = Some(ImportFailure {
+        code: "duplicate_email".to_owned(),
+        detail: "ada@example.com is already a customer.".to_owned(),
+        at: "2025-03-05T09:16:00Z".to_owned(),
+    });
+    rows.extend((0..60).map(|index| row(&format!("ACC-2{index:03}"), "PENDING", None, 7)));
+    rows
+}
+
+pub fn account() -> AccountDetail {
+    serde_json::from_value(json!({
+        "platform_account_number": "A-1B2C3D4E",
+        "import_supplier": "OLD_CO",
+        "external_account_number": "ACC-1001",
+        "created_at": "2025-03-03T10:02:00.482113Z",
+        "account": {
+            "billing_name": "Ada Lovelace",
+            "billing_address": {"address_line_1": "1 Analytical St", "town": "London", "postcode": "N1 1AA", "country": "GB"},
+            "customers": [{"given_name": "Ada", "family_name": "Lovelace", "email": "ada@example.com"}]
+        },
+        "open_statement_period_start": "2025-03-01",
+        "balance": "42.17",
+        "notes": [
+            {"id": 1, "body": "Customer prefers contact by email.", "document_paths": [], "created_at": "2025-03-03T10:02:00Z", "is_pinned": true, "source": "IMPORT"},
+            {"id": 2, "document_paths": ["old_co/letters/ACC-1001-welcome.pdf"], "created_at": "2025-03-03T10:05:00Z", "is_pinned": false, "source": "SYSTEM"}
+        ],
+        "transactions": [
+            {"transaction_id": "T-1", "transaction_date": "2025-01-31", "amount": "58.40", "type": "CHARGE", "reason": "ENERGY", "reference": "INV-2025-01", "description": "January electricity", "status": "POSTED", "ledger_entry_id": 1},
+            {"transaction_id": "T-2", "transaction_date": "2025-02-14", "amount": "-40.00", "type": "PAYMENT", "reference": "DD-0214", "payment_type": "DIRECT_DEBIT", "status": "POSTED", "ledger_entry_id": 2},
+            {"transaction_id": "T-3", "transaction_date": "2025-02-28", "amount": "23.77", "type": "CHARGE", "reference": "INV-2025-02", "description": "February electricity", "status": "POSTED", "ledger_entry_id": 3}
+        ],
+        "ledger_entries": [],
+        "statements": [
+            {"bill_period_from_date": "2025-01-01", "bill_period_to_date": "2025-01-31", "statement_id": "S-1", "issued_date": "2025-02-03", "number": "ST-0001", "gross_amount": "58.40", "statement_path": "old_co/statements/ST-0001.pdf"},
+            {"bill_period_from_date": "2025-02-01", "bill_period_to_date": "2025-02-28", "statement_id": "S-2", "issued_date": "2025-03-03", "number": "ST-0002", "gross_amount": "23.77"}
+        ],
+        "payment_instructions": [
+            {"vendor": "GOCARDLESS", "reference": "MD-00042", "type": "DIRECT_DEBIT", "details": {"mandate_id": "MD-00042", "day_of_month": 14}, "added_at": "2025-03-03T10:02:00Z"}
+        ]
+    }))
+    .expect("the account fixture reads")
+}
+
+pub fn running_migration() -> Migration {
+    Migration {
+        id: "mig-0007".to_owned(),
+        supplier: "OLD_CO".to_owned(),
+        state: "RUNNING".to_owned(),
+        total: 120,
+        processed: 45,
+        failed: 3,
+        started_at: "2025-03-07T11:00:00Z".to_owned(),
+        finished_at: None,
+    }
+}
+
+pub fn plugin() -> PluginDetail {
+    serde_json::from_value(json!({
+        "supplier": "OLD_CO",
+        "sha256": OLD_CO_SHA256,
+        "name": "old-co-rules",
+        "version": "1.4.0",
+        "size_bytes": 48213,
+        "installed_at": "2025-02-27T16:40:00Z",
+        "config": {"strict_postcodes": "true", "tariff_map": "legacy-v2"},
+        "hooks": ["validate-account", "map-notes", "map-transactions"],
+        "recent_failures": [
+            {"at": "2025-03-05T09:16:00Z", "hook": "validate-account", "error": "wasm trap: wasm `unreachable` instruction executed"},
+            {"at": "2025-03-04T09:16:00Z", "hook": "map-notes", "error": "the plugin ran past its deadline (epoch interruption)"}
+        ]
+    }))
+    .expect("the plugin fixture reads")
+}
+
+pub fn events() -> Vec<Event> {
+    serde_json::from_value(json!([
+        {"id": "evt-0001", "type": "import_supplier.status_changed", "version": 1, "time": "2025-03-07T10:58:00Z",
+         "subject": "OLD_CO", "data": {"from": "PAUSED", "to": "ONGOING"}, "published_at": "2025-03-07T10:58:01Z"},
+        {"id": "evt-0002", "type": "migration.started", "version": 1, "time": "2025-03-07T11:00:00Z",
+         "subject": "OLD_CO", "data": {"migration_id": "mig-0007", "total": 120}, "published_at": "2025-03-07T11:00:01Z"},
+        {"id": "evt-0003", "type": "account.migrated", "version": 1, "time": "2025-03-07T11:00:04Z",
+         "subject": "A-1B2C3D4E", "data": {"external_account_number": "ACC-1001", "import_supplier": "OLD_CO", "balance": "42.17"}, "published_at": null},
+        {"id": "evt-0004", "type": "account.import_failed", "version": 1, "time": "2025-03-07T11:00:05Z",
+         "subject": null, "data": {"external_account_number": "ACC-1003", "code": "invalid_postcode"}, "published_at": null}
+    ]))
+    .expect("the events fixture reads")
+}
+
+pub fn relay() -> RelayStatus {
+    RelayStatus {
+        state: "RUNNING".to_owned(),
+        lag: 2,
+        last_error: None,
+    }
+}
+
+/// The event page after `after`, `limit` at most.
+pub fn events_after(after: Option<&str>, limit: usize) -> EventPage {
+    let all = events();
+    let start = after
+        .and_then(|after| {
+            all.iter()
+                .position(|event| event.id == after)
+                .map(|i| i + 1)
+        })
+        .unwrap_or(0);
+    let page: Vec<Event> = all.iter().skip(start).take(limit).cloned().collect();
+    let more = start + page.len() < all.len();
+    EventPage {
+        next_after: if more {
+            page.last().map(|event| event.id.clone())
+        } else {
+            None
+        },
+        events: page,
+        relay: Some(relay()),
+    }
+}

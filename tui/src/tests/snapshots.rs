@@ -1,0 +1,163 @@
+//! Snapshot tests: every screen and dialog drawn on a 120×32 test terminal from the fixtures,
+//! reached with the same keys an operator would press.
+
+use super::fake::{FakeApi, Host, press, started, typed};
+use crate::app::App;
+use crate::ui::render;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::KeyCode;
+
+fn draw(app: &App) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(120, 32)).expect("test terminal");
+    terminal.draw(|frame| render(frame, app)).expect("draw");
+    terminal.backend().to_string()
+}
+
+#[tokio::test]
+async fn suppliers_with_a_running_migration() {
+    let api = FakeApi::new(Host::Complete);
+    let app = started(&api).await;
+    insta::assert_snapshot!(draw(&app));
+}
+
+#[tokio::test]
+async fn suppliers_without_a_migration() {
+    let api = FakeApi::new(Host::Complete);
+    let mut app = started(&api).await;
+    press(&mut app, &api, &[KeyCode::Char('j')]).await;
+    insta::assert_snapshot!(draw(&app));
+}
+
+#[tokio::test]
+async fn suppliers_status_confirmation() {
+    let api = FakeApi::new(Host::Complete);
+    let mut app = started(&api).await;
+    press(&mut app, &api, &[KeyCode::Char('p')]).await;
+    insta::assert_snapshot!(draw(&app));
+}
+
+#[tokio::test]
+async fn suppliers_after_pausing() {
+    let api = FakeApi::new(Host::Complete);
+    let mut app = started(&api).await;
+    press(&mut app, &api, &typed("py")).await;
+    insta::assert_snapshot!(draw(&app));
+}
+
+#[tokio::test]
+async fn suppliers_migration_confirmation() {
+    let api = FakeApi::new(Host::Today);
+    let mut app = started(&api).await;
+    press(&mut app, &api, &[KeyCode::Char('m')]).await;
+    insta::assert_snapshot!(draw(&app));
+}
+
+#[tokio::test]
+async fn help_overlay() {
+    let api = FakeApi::new(Host::Complete);
+    let mut app = started(&api).await;
+    press(&mut app, &api, &[KeyCode::Char('?')]).await;
+    insta::assert_snapshot!(draw(&app));
+}
+
+#[tokio::test]
+async fn imports_first_page() {
+    let api = FakeApi::new(Host::Complete);
+    let mut app = started(&api).await;
+    press(&mut app, &api, &[KeyCode::Enter]).await;
+    insta::assert_snapshot!(draw(&app));
+}
+
+#[tokio::test]
+async fn imports_filtered_by_state() {
+    let api = FakeApi::new(Host::Complete);
+    let mut app = started(&api).await;
+    // All → PENDING → IN_PROGRESS → PROCESSED → ERRORED.
+    press(&mut app, &api, &[KeyCode::Enter]).await;
+    press(&mut app, &api, &typed("ffff")).await;
+    insta::assert_snapshot!(draw(&app));
+}
+
+#[tokio::test]
+async fn imports_search_being_typed() {
+    let api = FakeApi::new(Host::Complete);
+    let mut app = started(&api).await;
+    press(&mut app, &api, &[KeyCode::Enter]).await;
+    press(&mut app, &api, &typed("/acc-101")).await;
+    insta::assert_snapshot!(draw(&app));
+}
+
+#[tokio::test]
+async fn imports_searched() {
+    let api = FakeApi::new(Host::Complete);
+    let mut app = started(&api).await;
+    press(&mut app, &api, &[KeyCode::Enter]).await;
+    press(&mut app, &api, &typed("/acc-101")).await;
+    press(&mut app, &api, &[KeyCode::Enter]).await;
+    insta::assert_snapshot!(draw(&app));
+}
+
+#[tokio::test]
+async fn imports_not_available_on_todays_host() {
+    let api = FakeApi::new(Host::Today);
+    let mut app = started(&api).await;
+    press(&mut app, &api, &[KeyCode::Enter]).await;
+    insta::assert_snapshot!(draw(&app));
+}
+
+#[tokio::test]
+async fn account_detail() {
+    let api = FakeApi::new(Host::Complete);
+    let mut app = started(&api).await;
+    press(&mut app, &api, &[KeyCode::Enter, KeyCode::Enter]).await;
+    insta::assert_snapshot!(draw(&app));
+}
+
+#[tokio::test]
+async fn events_with_the_selected_payload() {
+    let api = FakeApi::new(Host::Complete);
+    let mut app = started(&api).await;
+    press(&mut app, &api, &[KeyCode::Char('3'), KeyCode::Char('k')]).await;
+    insta::assert_snapshot!(draw(&app));
+}
+
+#[tokio::test]
+async fn events_not_available_on_todays_host() {
+    let api = FakeApi::new(Host::Today);
+    let mut app = started(&api).await;
+    press(&mut app, &api, &[KeyCode::Char('3')]).await;
+    insta::assert_snapshot!(draw(&app));
+}
+
+#[tokio::test]
+async fn plugins() {
+    let api = FakeApi::new(Host::Complete);
+    let mut app = started(&api).await;
+    press(&mut app, &api, &[KeyCode::Char('4')]).await;
+    insta::assert_snapshot!(draw(&app));
+}
+
+#[tokio::test]
+async fn plugins_of_a_supplier_without_one() {
+    let api = FakeApi::new(Host::Complete);
+    let mut app = started(&api).await;
+    press(&mut app, &api, &[KeyCode::Char('4'), KeyCode::Char('j')]).await;
+    insta::assert_snapshot!(draw(&app));
+}
+
+#[tokio::test]
+async fn unreachable_host_before_any_answer() {
+    let api = FakeApi::new(Host::Down);
+    let app = started(&api).await;
+    insta::assert_snapshot!(draw(&app));
+}
+
+#[tokio::test]
+async fn unreachable_host_after_data_arrived() {
+    let api = FakeApi::new(Host::Complete);
+    let mut app = started(&api).await;
+    let down = FakeApi::new(Host::Down);
+    press(&mut app, &down, &[KeyCode::Char('r')]).await;
+    insta::assert_snapshot!(draw(&app));
+}

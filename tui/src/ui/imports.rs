@@ -1,0 +1,168 @@
+//! The Imports screen: one page of a supplier's import processes, with the state filter, the
+//! search by external account number and the page number.
+
+use super::{loading_text, placeholder, time, titled};
+use crate::app::{App, ImportsState, Loadable};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Style, Stylize};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Cell, Row, Table, TableState};
+
+pub fn render(frame: &mut Frame, app: &App, area: Rect) {
+    let imports = &app.imports;
+    let Some(code) = &imports.supplier else {
+        let text = match app.suppliers.list {
+            Loadable::Ready(_) => {
+                "Choose a supplier on the Suppliers screen (1) and press Enter.".to_owned()
+            }
+            _ => loading_text(app, "suppliers"),
+        };
+        return placeholder(frame, area, titled("Imports"), text);
+    };
+    let [filter_area, list_area, failure_area] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(3),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    frame.render_widget(filter_line(imports), filter_area);
+
+    let title = format!("Imports · {code} · page {}", imports.page_number());
+    let page = match &imports.page {
+        Loadable::Ready(page) => page,
+        Loadable::Loading => {
+            return placeholder(
+                frame,
+                list_area,
+                titled(title),
+                loading_text(app, "imports"),
+            );
+        }
+        Loadable::Unavailable(reason) => {
+            return placeholder(frame, list_area, titled(title), reason.clone());
+        }
+        Loadable::Failed(reason) => {
+            let text = format!("Could not load the imports: {reason}");
+            return placeholder(frame, list_area, titled(title), text);
+        }
+    };
+    if page.items.is_empty() {
+        let text = if imports.state_filter.is_some() || !imports.search.is_empty() {
+            "No imports match. Esc clears the filter and search."
+        } else {
+            "No accounts have been staged for this supplier yet."
+        };
+        return placeholder(frame, list_area, titled(title), text);
+    }
+
+    let header = Row::new([
+        "External account",
+        "State",
+        "Platform account",
+        "Staged",
+        "Updated",
+        "Last failure",
+    ])
+    .bold();
+    let rows = page.items.iter().map(|row| {
+        let failure = row
+            .last_failure
+            .as_ref()
+            .map(|failure| format!("{}: {}", failure.code, failure.detail))
+            .unwrap_or_default();
+        Row::new([
+            Cell::from(row.external_account_number.clone()),
+            Cell::from(row.state.clone()).style(state_style(&row.state)),
+            Cell::from(
+                row.platform_account_number
+                    .clone()
+                    .unwrap_or_else(|| "-".to_owned()),
+            ),
+            Cell::from(time(&row.staged_at)),
+            Cell::from(time(&row.updated_at)),
+            Cell::from(failure).style(Style::new().fg(Color::Red)),
+        ])
+    });
+    let widths = [
+        Constraint::Length(18),
+        Constraint::Length(11),
+        Constraint::Length(16),
+        Constraint::Length(19),
+        Constraint::Length(19),
+        Constraint::Min(10),
+    ];
+    let more = if page.next_after.is_some() {
+        "n: next page"
+    } else {
+        "last page"
+    };
+    let bottom = format!(
+        " {} rows · {more}{} ",
+        page.items.len(),
+        if imports.previous_pages.is_empty() {
+            ""
+        } else {
+            " · b: previous page"
+        }
+    );
+    let table = Table::new(rows, widths)
+        .header(header)
+        .block(titled(title).title_bottom(Line::from(bottom).right_aligned()))
+        .row_highlight_style(Style::new().reversed())
+        .highlight_symbol("▶ ");
+    let mut state = TableState::new().with_selected(Some(imports.selected));
+    frame.render_stateful_widget(table, list_area, &mut state);
+
+    // The table cuts long failures short: the selected one in full.
+    if let Some(row) = page.items.get(imports.selected)
+        && let Some(failure) = &row.last_failure
+    {
+        let line = Line::from(vec![
+            Span::raw(format!(
+                " {} failed at {}: ",
+                row.external_account_number,
+                time(&failure.at)
+            )),
+            Span::styled(
+                format!("{} ({})", failure.detail, failure.code),
+                Style::new().fg(Color::Red),
+            ),
+        ]);
+        frame.render_widget(line, failure_area);
+    }
+}
+
+/// `state: ERRORED   search: ACC-1`, or the search being typed.
+fn filter_line(imports: &ImportsState) -> Line<'static> {
+    let state = imports.state_filter.map_or("all", |state| state.as_str());
+    let mut spans = vec![
+        Span::raw(" state: "),
+        Span::styled(state, Style::new().bold().fg(Color::Cyan)),
+        Span::raw("   search: "),
+    ];
+    match &imports.search_input {
+        Some(typing) => {
+            spans.push(Span::styled(
+                format!("/{typing}█"),
+                Style::new().bold().fg(Color::Yellow),
+            ));
+        }
+        None if imports.search.is_empty() => spans.push(Span::raw("- (press / to search)")),
+        None => spans.push(Span::styled(
+            format!("\"{}\"", imports.search),
+            Style::new().bold().fg(Color::Cyan),
+        )),
+    }
+    Line::from(spans)
+}
+
+pub(super) fn state_style(state: &str) -> Style {
+    match state {
+        "PROCESSED" => Style::new().fg(Color::Green),
+        "ERRORED" => Style::new().fg(Color::Red),
+        "IN_PROGRESS" => Style::new().fg(Color::Yellow),
+        "CANCELLED" => Style::new().fg(Color::DarkGray),
+        _ => Style::new(),
+    }
+}

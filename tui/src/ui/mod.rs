@@ -1,0 +1,273 @@
+//! Drawing: [`render`] is a pure function of the [`App`] state. It lays out the tab bar, the
+//! host banner, the current screen, the message line and the footer of keys, then the overlays
+//! (help, confirmation dialogs) on top.
+
+mod account;
+mod events;
+mod imports;
+mod overlays;
+mod plugins;
+mod suppliers;
+
+pub use account::account_lines;
+
+use crate::app::{App, HostStatus, Screen};
+use ratatui::Frame;
+use ratatui::layout::{Alignment, Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span, Text};
+use ratatui::widgets::{Block, Paragraph, Wrap};
+
+/// Draws the whole console.
+pub fn render(frame: &mut Frame, app: &App) {
+    let banner = host_banner(app);
+    let [header, banner_area, body, message, footer] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Length(u16::from(banner.is_some())),
+        Constraint::Min(3),
+        Constraint::Length(1),
+        Constraint::Length(1),
+    ])
+    .areas(frame.area());
+
+    render_header(frame, app, header);
+    if let Some(banner) = banner {
+        frame.render_widget(banner, banner_area);
+    }
+    match app.screen {
+        Screen::Suppliers => suppliers::render(frame, app, body),
+        Screen::Imports => match &app.imports.detail {
+            Some(detail) => account::render(frame, detail, body),
+            None => imports::render(frame, app, body),
+        },
+        Screen::Events => events::render(frame, app, body),
+        Screen::Plugins => plugins::render(frame, app, body),
+    }
+    if let Some(text) = &app.message {
+        let style = if text.is_error {
+            Style::new().fg(Color::Red)
+        } else {
+            Style::new().fg(Color::Green)
+        };
+        frame.render_widget(Line::styled(format!(" {}", text.text), style), message);
+    }
+    frame.render_widget(key_line(&footer_keys(app)), footer);
+
+    if app.show_help {
+        overlays::render_help(frame, app);
+    }
+    if let Some(dialog) = &app.dialog {
+        overlays::render_dialog(frame, dialog);
+    }
+}
+
+fn render_header(frame: &mut Frame, app: &App, area: Rect) {
+    let mut spans = vec![Span::styled(" Ferry ", Style::new().bold().reversed())];
+    for (index, screen) in Screen::ALL.iter().enumerate() {
+        let (label, style) = if *screen == app.screen {
+            (
+                format!("[{} {}]", index + 1, screen.title()),
+                Style::new().bold().fg(Color::Yellow).reversed(),
+            )
+        } else {
+            (format!(" {} {} ", index + 1, screen.title()), Style::new())
+        };
+        spans.push(Span::raw(" "));
+        spans.push(Span::styled(label, style));
+    }
+    frame.render_widget(Line::from(spans), area);
+
+    let (mark, style) = match app.host {
+        HostStatus::Connecting => ("connecting", Style::new().fg(Color::Yellow)),
+        HostStatus::Connected => ("connected", Style::new().fg(Color::Green)),
+        HostStatus::Unreachable(_) => ("unreachable", Style::new().fg(Color::Red)),
+        HostStatus::Unauthorized(_) => ("key refused", Style::new().fg(Color::Red)),
+    };
+    let status = Line::from(vec![
+        Span::raw(app.host_url.clone()),
+        Span::raw(" "),
+        Span::styled(format!("● {mark} "), style),
+    ])
+    .alignment(Alignment::Right);
+    frame.render_widget(status, area);
+}
+
+/// The red line under the tabs while the host cannot be used.
+fn host_banner(app: &App) -> Option<Paragraph<'static>> {
+    let text = match &app.host {
+        HostStatus::Unreachable(reason) => format!(
+            " Cannot reach the Ferry host at {} ({reason}). Retrying every {}s; data shown may be stale.",
+            app.host_url, app.refresh_seconds
+        ),
+        HostStatus::Unauthorized(reason) => format!(
+            " The host refused the operator key ({reason}). Check --operator-key / FERRY_OPERATOR_KEY."
+        ),
+        HostStatus::Connecting | HostStatus::Connected => return None,
+    };
+    Some(Paragraph::new(text).style(Style::new().fg(Color::White).bg(Color::Red).bold()))
+}
+
+/// A key and what it does.
+pub(crate) type KeyHint = (&'static str, &'static str);
+
+/// The keys of whatever has focus, for the footer.
+fn footer_keys(app: &App) -> Vec<KeyHint> {
+    if app.dialog.is_some() {
+        return vec![("y/Enter", "confirm"), ("n/Esc", "cancel")];
+    }
+    if app.show_help {
+        return vec![("Esc/?", "close help"), ("q", "quit")];
+    }
+    if app.screen == Screen::Imports && app.imports.search_input.is_some() {
+        return vec![
+            ("Enter", "search"),
+            ("Esc", "cancel"),
+            ("Backspace", "delete"),
+        ];
+    }
+    let mut keys = screen_keys(app);
+    keys.extend([("?", "help"), ("q", "quit")]);
+    keys
+}
+
+/// The keys particular to the current screen (and view within it).
+pub(crate) fn screen_keys(app: &App) -> Vec<KeyHint> {
+    match app.screen {
+        Screen::Suppliers => vec![
+            ("↑↓/jk", "move"),
+            ("Enter", "imports"),
+            ("o/p/c", "set ONGOING/PAUSED/COMPLETE"),
+            ("m", "migrate pending"),
+            ("r", "refresh"),
+        ],
+        Screen::Imports if app.imports.detail.is_some() => vec![
+            ("↑↓/jk", "scroll"),
+            ("PgUp/PgDn", "page"),
+            ("Esc", "back to imports"),
+        ],
+        Screen::Imports => vec![
+            ("↑↓/jk", "move"),
+            ("Enter", "account"),
+            ("/", "search"),
+            ("f/F", "state"),
+            ("n/b", "next/prev page"),
+            ("[/]", "supplier"),
+            ("Esc", "clear/back"),
+        ],
+        Screen::Events => vec![
+            ("↑↓/jk", "move"),
+            ("G", "follow newest"),
+            ("g", "oldest"),
+            ("Esc", "back"),
+        ],
+        Screen::Plugins => vec![("↑↓/jk", "move"), ("r", "refresh"), ("Esc", "back")],
+    }
+}
+
+/// `key description  key description ...`, keys highlighted.
+fn key_line(keys: &[KeyHint]) -> Line<'static> {
+    let mut spans = vec![Span::raw(" ")];
+    for (key, description) in keys {
+        spans.push(Span::styled(
+            *key,
+            Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
+        ));
+        spans.push(Span::raw(format!(" {description}  ")));
+    }
+    Line::from(spans)
+}
+
+/// A bordered block with a title.
+fn titled(title: impl Into<String>) -> Block<'static> {
+    Block::bordered().title(Span::styled(
+        format!(" {} ", title.into()),
+        Style::new().bold(),
+    ))
+}
+
+/// A message in place of a list: loading, empty, unavailable or failed.
+fn placeholder(
+    frame: &mut Frame,
+    area: Rect,
+    block: Block<'static>,
+    text: impl Into<Text<'static>>,
+) {
+    frame.render_widget(
+        Paragraph::new(text)
+            .wrap(Wrap { trim: false })
+            .block(block)
+            .style(Style::new().italic()),
+        area,
+    );
+}
+
+/// What to say while something is loading: waiting for the host if it is away.
+fn loading_text(app: &App, what: &str) -> String {
+    match &app.host {
+        HostStatus::Unreachable(_) => format!(
+            "Waiting for the host at {} to answer… Is `ferry serve` running there? Check --url / FERRY_URL.",
+            app.host_url
+        ),
+        HostStatus::Unauthorized(_) => format!("Cannot load {what}: the operator key was refused."),
+        HostStatus::Connecting | HostStatus::Connected => format!("Loading {what}…"),
+    }
+}
+
+/// An RFC 3339 time as `YYYY-MM-DD HH:MM:SS` (UTC as sent); anything else unchanged, `-` if empty.
+pub(crate) fn time(text: &str) -> String {
+    if text.is_empty() {
+        return "-".to_owned();
+    }
+    match chrono::DateTime::parse_from_rfc3339(text) {
+        Ok(moment) => moment.format("%Y-%m-%d %H:%M:%S").to_string(),
+        Err(_) => text.to_owned(),
+    }
+}
+
+/// A byte count for people.
+pub(crate) fn size(bytes: u64) -> String {
+    const KIB: u64 = 1024;
+    const MIB: u64 = 1024 * 1024;
+    if bytes < KIB {
+        format!("{bytes} B")
+    } else if bytes < MIB {
+        format!("{}.{} KiB", bytes / KIB, bytes % KIB * 10 / KIB)
+    } else {
+        format!("{}.{} MiB", bytes / MIB, bytes % MIB * 10 / MIB)
+    }
+}
+
+/// The first `length` characters of a digest, marked as shortened.
+pub(crate) fn short_digest(digest: &str, length: usize) -> String {
+    if digest.chars().count() <= length {
+        digest.to_owned()
+    } else {
+        let head: String = digest.chars().take(length).collect();
+        format!("{head}…")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_are_shown_in_utc_without_fractions() {
+        assert_eq!(time("2025-03-01T10:15:00.123456Z"), "2025-03-01 10:15:00");
+        assert_eq!(time("2025-03-01"), "2025-03-01");
+        assert_eq!(time(""), "-");
+    }
+
+    #[test]
+    fn sizes_use_binary_units_with_one_decimal() {
+        assert_eq!(size(512), "512 B");
+        assert_eq!(size(1536), "1.5 KiB");
+        assert_eq!(size(3 * 1024 * 1024 + 1024 * 1024 / 2), "3.5 MiB");
+    }
+
+    #[test]
+    fn digests_are_shortened_with_a_mark() {
+        assert_eq!(short_digest("abcdef", 4), "abcd…");
+        assert_eq!(short_digest("abc", 4), "abc");
+    }
+}
