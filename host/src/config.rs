@@ -38,6 +38,9 @@ pub struct ServeArgs {
     /// <data-dir>/operator.key).
     #[arg(long, env = "FERRY_OPERATOR_KEY", hide_env_values = true)]
     pub operator_key: Option<String>,
+    /// Approximate length the Redis stream is trimmed to (default 1000000).
+    #[arg(long, env = "FERRY_REDIS_MAXLEN")]
+    pub redis_maxlen: Option<usize>,
     /// Largest accepted request body, in bytes (default 2 MiB).
     #[arg(long, env = "FERRY_MAX_BODY_BYTES")]
     pub max_body_bytes: Option<usize>,
@@ -78,6 +81,7 @@ struct FileSettings {
     data_dir: Option<PathBuf>,
     redis_url: Option<String>,
     redis_stream: Option<String>,
+    redis_maxlen: Option<usize>,
     bucket: Option<String>,
     operator_key: Option<String>,
     max_body_bytes: Option<usize>,
@@ -119,6 +123,7 @@ pub struct Settings {
     pub data_dir: PathBuf,
     pub redis_url: Option<String>,
     pub redis_stream: String,
+    pub redis_maxlen: usize,
     pub bucket: String,
     pub operator_key: Option<String>,
     pub limits: Limits,
@@ -200,6 +205,7 @@ impl Settings {
                 .redis_stream
                 .or(file.redis_stream)
                 .unwrap_or_else(|| DEFAULT_REDIS_STREAM.to_owned()),
+            redis_maxlen: args.redis_maxlen.or(file.redis_maxlen).unwrap_or(1_000_000),
             operator_key: args
                 .operator_key
                 .or(file.operator_key)

@@ -11,6 +11,7 @@ pub mod cli;
 pub mod config;
 pub mod documents;
 pub mod domain;
+pub mod events;
 pub mod plugins;
 pub mod server;
 pub mod store;

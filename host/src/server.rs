@@ -5,6 +5,7 @@ use crate::api::{self, AppState, sandbox};
 use crate::auth::{self, Authenticator};
 use crate::config::Settings;
 use crate::documents::Bucket;
+use crate::events::relay::{self, RelayConfig, RelayStatus};
 use crate::plugins::{Plugins, Runtime};
 use crate::store::{SledStore, Store, StoreError};
 use crate::vendors::{HttpVendors, VendorSettings};
@@ -81,7 +82,7 @@ pub async fn run(
         Plugins::open(Arc::new(runtime), store.clone())
             .map_err(|error| ServerError::Config(error.to_string()))?,
     );
-    let state = AppState::new(
+    let mut state = AppState::new(
         store.clone(),
         auth,
         settings.limits,
@@ -106,6 +107,25 @@ pub async fn run(
     }
 
     let (stop_tasks, stopped) = watch::channel(false);
+    let relay = match &settings.redis_url {
+        Some(url) => {
+            let status = Arc::new(RelayStatus::new(true));
+            state.relay = status.clone();
+            let config = RelayConfig {
+                url: url.clone(),
+                stream: settings.redis_stream.clone(),
+                max_len: settings.redis_maxlen,
+                batch: 256,
+            };
+            Some(tokio::spawn(relay::run(
+                store.clone(),
+                config,
+                status,
+                stopped.clone(),
+            )))
+        }
+        None => None,
+    };
     let sweeper = tokio::spawn(sweep_expired(
         state.clone(),
         settings.expiry_sweep,
@@ -131,6 +151,9 @@ pub async fn run(
     tracing::info!("shutting down");
     let _ = stop_tasks.send(true);
     let _ = sweeper.await;
+    if let Some(relay) = relay {
+        let _ = relay.await;
+    }
     if let Some(watcher) = watcher {
         let _ = watcher.await;
     }

@@ -4,6 +4,7 @@ mod admin;
 mod auth;
 mod cli;
 mod errors;
+mod events;
 mod notes;
 mod operations;
 mod payment_instructions;

@@ -67,6 +67,7 @@ impl ApiError {
                 | DomainError::VendorUnavailable(_)
                 | DomainError::DocumentStore(_)
                 | DomainError::PluginFailed(_) => StatusCode::INTERNAL_SERVER_ERROR,
+                DomainError::InvalidEvent(_) => StatusCode::BAD_REQUEST,
             },
             Self::Auth(error) => match error {
                 AuthError::NotAuthenticated | AuthError::AuthenticationFailed => {

@@ -21,14 +21,17 @@ async fn healthz() -> Json<serde_json::Value> {
     Json(json!({"status": "ok"}))
 }
 
-/// Ready when the store answers. The event relay arrives with the events work; until then
-/// it is reported as not configured.
+/// Ready when the store answers; the relay's state is reported (events wait durably in the
+/// outbox while Redis is away, so a relay that is retrying does not make Ferry unready).
 async fn readyz(State(state): State<AppState>) -> Response {
     let store_ok = state.store.supplier("").is_ok();
+    let relay = state.relay.snapshot();
     let body = json!({
         "status": if store_ok { "ready" } else { "unavailable" },
         "store": if store_ok { "ok" } else { "error" },
-        "relay": "not_configured",
+        "relay": relay.state,
+        "relay_last_error": relay.last_error,
+        "outbox_pending": state.store.outbox_len().unwrap_or(0),
     });
     let status = if store_ok {
         StatusCode::OK

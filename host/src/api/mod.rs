@@ -72,6 +72,8 @@ pub struct AppState {
     pub graphql: graphql::PlatformSchema,
     pub metrics: PrometheusHandle,
     pub throttle: throttle::Throttle,
+    /// The event relay's live state (replaced by the server when it starts one).
+    pub relay: Arc<crate::events::relay::RelayStatus>,
     pub limits: Limits,
 }
 
@@ -108,6 +110,7 @@ impl AppState {
             store,
             metrics: metrics_handle(),
             throttle: throttle::Throttle::new(limits.requests_per_second, limits.request_burst),
+            relay: Arc::new(crate::events::relay::RelayStatus::new(false)),
             limits,
         }
     }

@@ -36,6 +36,8 @@ use utoipa::{Modify, OpenApi};
         admin::plugins::get_plugin,
         admin::plugins::remove_plugin,
         admin::plugins::set_plugin_config,
+        admin::events::list_events,
+        admin::events::publish_event,
         admin::suppliers::create_supplier,
         admin::suppliers::list_suppliers,
         admin::suppliers::get_supplier,

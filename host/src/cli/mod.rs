@@ -3,6 +3,7 @@
 
 mod admin_client;
 mod api_key;
+mod events;
 mod plugin;
 mod supplier;
 
@@ -31,6 +32,11 @@ pub enum Command {
         connection: Connection,
         #[command(subcommand)]
         action: supplier::SupplierAction,
+    },
+    /// Follow the event stream; list the event catalogue; write its AsyncAPI document.
+    Events {
+        #[command(subcommand)]
+        action: events::EventsAction,
     },
     /// Check, run and install supplier plugins (WebAssembly components).
     Plugin {
@@ -80,6 +86,7 @@ pub async fn run_operator_command(command: Command) -> anyhow::Result<()> {
             let client = admin_client::AdminClient::connect(&connection)?;
             supplier::run(&client, action).await
         }
+        Command::Events { action } => events::run(action).await,
         Command::Plugin { connection, action } => plugin::run(&connection, action).await,
         Command::ApiKey { connection, action } => {
             let client = admin_client::AdminClient::connect(&connection)?;

@@ -10,6 +10,7 @@ use super::account::AccountLimits;
 use super::api_key::ApiKeyRecord;
 use super::documents::{INVALID_PATH_CODE, INVALID_PATH_DETAIL, document_key};
 use super::error::{DomainError, TransactionFailure};
+use super::events;
 use super::import_process::{ImportState, PlatformAccount};
 use super::ledger::{
     AccountSummary, LedgerEntry, Placement, Transaction, open_period_start, place, read_transaction,
@@ -529,6 +530,7 @@ impl Additions {
                 };
                 kept.status = Some(TRANSACTION_IMPORT_SUCCESS.to_owned());
                 kept.ledger_entry_id = Some(entry.id);
+                tx.publish(&events::ledger_entry_posted(&target.account.number, &entry)?)?;
                 tx.put(AccountTable::Transactions, &kept.transaction_id, &to_record(&kept))?;
                 tx.put(AccountTable::LedgerEntries, &format!("{:020}", entry.id), &to_record(&entry))?;
                 results.push(TransactionResult {
@@ -736,6 +738,7 @@ impl Additions {
                     &record_key,
                     &to_record(&instruction),
                 )?;
+                tx.publish(&events::payment_method_new(&number, &instruction)?)?;
             }
             Ok(())
         })?;

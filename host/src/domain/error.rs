@@ -56,6 +56,9 @@ pub enum DomainError {
     PluginRejected(String),
     #[error("The document store could not be reached: {0}")]
     DocumentStore(String),
+    /// An event that does not match the catalogue (operators: 400; Ferry's own: a bug).
+    #[error("{0}")]
+    InvalidEvent(String),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -110,6 +113,7 @@ impl DomainError {
             Self::PluginFailed(_) => "plugin_failed",
             Self::PluginNotFound => "plugin_not_found",
             Self::PluginRejected(_) => "plugin_rejected",
+            Self::InvalidEvent(_) => "invalid_event",
             Self::Store(_) => "server_error",
         }
     }

@@ -6,6 +6,7 @@
 use super::account::{AccountLimits, AccountPayload, read_account};
 use super::api_key::ApiKeyRecord;
 use super::error::DomainError;
+use super::events;
 use super::import_process::{ImportProcess, ImportState, PlatformAccount, Staging};
 use super::ports::{Hook, NoRules, SupplierRules};
 use super::supplier::Supplier;
@@ -183,10 +184,7 @@ impl Imports {
             &mut |current| {
                 let (process, how) = ImportProcess::stage(current, account.clone(), now)?;
                 staging = how;
-                Ok(ImportChange {
-                    process,
-                    account: None,
-                })
+                Ok(ImportChange::process(process))
             },
         )?;
         self.store.flush().await?;
@@ -206,17 +204,13 @@ impl Imports {
             .store
             .import_process(&supplier.code, &request.external_account_number)?
             .ok_or(DomainError::ImportProcessNotFound)?;
+        if request.dry_run {
+            return self.dry_run(current).await;
+        }
         current.ensure_processable()?;
         if let Err(failure) = self.revalidate(&current).await {
-            if !request.dry_run {
-                self.record_failure(&current, &failure).await?;
-            }
+            self.record_failure(&current, &failure).await?;
             return Err(failure);
-        }
-        if request.dry_run {
-            return Ok(ProcessOutcome::WouldSucceed {
-                external_account_number: current.external_account_number,
-            });
         }
         let account = self
             .create_account(
@@ -226,6 +220,23 @@ impl Imports {
             )
             .await?;
         Ok(ProcessOutcome::Created(Box::new(account)))
+    }
+
+    /// A dry run: the answer the real run would give, and its event; nothing else is kept.
+    async fn dry_run(&self, current: ImportProcess) -> Result<ProcessOutcome, DomainError> {
+        let verdict = match current.ensure_processable() {
+            Ok(()) => self.revalidate(&current).await.map(|_| ()),
+            Err(refusal) => Err(refusal),
+        };
+        let event = match &verdict {
+            Ok(()) => events::dry_run_complete(&current)?,
+            Err(failure) => events::dry_run_error(&current, failure.code(), &failure.to_string())?,
+        };
+        self.store.publish_events(&[event])?;
+        self.store.flush().await?;
+        verdict.map(|()| ProcessOutcome::WouldSucceed {
+            external_account_number: current.external_account_number,
+        })
     }
 
     /// Creates the platform account of a process that `admits` (checked again inside the
@@ -243,9 +254,15 @@ impl Imports {
                 let current = current.ok_or(DomainError::ImportProcessNotFound)?;
                 admits(current)?;
                 let account = PlatformAccount::open(current, now);
+                let process = current.processed(&account);
+                let events = vec![
+                    events::import_complete(&process, &account)?,
+                    events::account_created(&account)?,
+                ];
                 Ok(ImportChange {
-                    process: current.processed(&account),
+                    process,
                     account: Some(account),
+                    events,
                 })
             })?;
         self.store.flush().await?;
@@ -265,10 +282,7 @@ impl Imports {
                         let mut process = process.clone();
                         process.state = ImportState::InProgress;
                         process.updated_at = now;
-                        Ok(ImportChange {
-                            process,
-                            account: None,
-                        })
+                        Ok(ImportChange::process(process))
                     }
                     _ => Err(DomainError::ImportInProgress),
                 });
@@ -289,10 +303,7 @@ impl Imports {
                     let mut process = process.clone();
                     process.state = ImportState::Pending;
                     process.updated_at = now;
-                    Ok(ImportChange {
-                        process,
-                        account: None,
-                    })
+                    Ok(ImportChange::process(process))
                 }
                 _ => Err(DomainError::ImportProcessNotFound),
             });
@@ -369,6 +380,7 @@ impl Imports {
                 Ok(ImportChange {
                     process: current.errored(failure.code(), &detail, now),
                     account: None,
+                    events: vec![events::import_error(current, failure.code(), &detail)?],
                 })
             },
         )?;
@@ -423,6 +435,10 @@ impl Imports {
                         Some(current) if current.is_expired(window, now) => Ok(ImportChange {
                             process: current.cancelled(now),
                             account: None,
+                            events: vec![events::import_cancelled(
+                                current,
+                                current.expires_at(window),
+                            )?],
                         }),
                         _ => Err(DomainError::ImportInProgress),
                     },
@@ -547,6 +563,13 @@ mod tests {
             ),
             (1, 0)
         );
+        let outbox = store.pending_events(100).expect("outbox");
+        let cancelled_event = outbox
+            .iter()
+            .find(|event| event.event_type == "data_import.import_process.cancelled")
+            .expect("a cancelled event in the outbox");
+        assert_eq!(cancelled_event.data["external_identifier"], "OLD");
+        assert_eq!(cancelled_event.data["resource_type"], "ACCOUNT");
 
         let blocked = json!({"import_supplier_code": "OLD_CO", "external_account_number": "OLD"});
         assert!(matches!(

@@ -10,6 +10,7 @@ pub mod admin;
 pub mod api_key;
 pub mod documents;
 pub mod error;
+pub mod events;
 pub mod import_process;
 pub mod imports;
 pub mod ledger;

@@ -11,6 +11,7 @@ pub use sled_store::SledStore;
 
 use crate::domain::api_key::ApiKeyRecord;
 use crate::domain::error::DomainError;
+use crate::domain::events::Event;
 use crate::domain::import_process::{ImportProcess, ImportState, PlatformAccount};
 use crate::domain::plugin::PluginRecord;
 use crate::domain::supplier::Supplier;
@@ -78,6 +79,8 @@ pub trait AccountTx {
     ) -> Result<(), StoreError>;
     /// A number never handed out before (ledger entry ids, note ids).
     fn next_id(&self) -> Result<u64, StoreError>;
+    /// Writes `event` to the outbox with this change.
+    fn publish(&self, event: &Event) -> Result<(), StoreError>;
 }
 
 /// Makes an atomic change to one account's records; may run more than once.
@@ -89,6 +92,19 @@ pub struct ImportChange {
     pub process: ImportProcess,
     /// A platform account created by this change.
     pub account: Option<PlatformAccount>,
+    /// Events describing the change, written to the outbox in the same transaction.
+    pub events: Vec<Event>,
+}
+
+impl ImportChange {
+    /// A change of the process alone.
+    pub fn process(process: ImportProcess) -> Self {
+        Self {
+            process,
+            account: None,
+            events: Vec::new(),
+        }
+    }
 }
 
 /// How many import processes of a supplier are in each state.
@@ -167,6 +183,19 @@ pub trait Store: Send + Sync + 'static {
     fn plugin_component(&self, sha256: &str) -> Result<Option<Vec<u8>>, StoreError>;
     /// Removes the supplier's plugin; `None` when it had none.
     fn remove_plugin(&self, supplier: &str) -> Result<Option<PluginRecord>, StoreError>;
+
+    /// Writes events to the outbox on their own (operator-published events, dry runs).
+    fn publish_events(&self, events: &[Event]) -> Result<(), StoreError>;
+    /// The oldest events not yet published, in log order.
+    fn pending_events(&self, limit: usize) -> Result<Vec<Event>, StoreError>;
+    /// Marks events published (by `seq`): out of the outbox, `published_at` in the log.
+    fn mark_published(&self, seqs: &[u64], at: DateTime<Utc>) -> Result<(), StoreError>;
+    /// The event log after `after` (a `seq`), oldest first.
+    fn events_after(&self, after: Option<u64>, limit: usize) -> Result<Vec<Event>, StoreError>;
+    /// The `seq` of the event with this id.
+    fn event_seq(&self, id: &str) -> Result<Option<u64>, StoreError>;
+    /// How many events wait in the outbox.
+    fn outbox_len(&self) -> Result<usize, StoreError>;
 
     /// A named secret, created by `make` on first use.
     fn secret(&self, name: &str, make: &mut dyn FnMut() -> Vec<u8>) -> Result<Vec<u8>, StoreError>;

@@ -7,6 +7,7 @@ use super::{
 };
 use crate::domain::api_key::ApiKeyRecord;
 use crate::domain::error::DomainError;
+use crate::domain::events::Event;
 use crate::domain::import_process::{ImportProcess, ImportState, PlatformAccount};
 use crate::domain::plugin::PluginRecord;
 use crate::domain::supplier::Supplier;
@@ -34,7 +35,14 @@ pub struct SledStore {
     secrets: sled::Tree,
     plugins: sled::Tree,
     plugin_components: sled::Tree,
-    /// One tree per [`AccountTable`], in `AccountTable::ALL` order.
+    /// Every event, by `seq`.
+    events: sled::Tree,
+    /// Events not yet published, by `seq`.
+    outbox: sled::Tree,
+    /// Event id → `seq`.
+    event_ids: sled::Tree,
+    /// One tree per [`AccountTable`], in `AccountTable::ALL` order, then the three event
+    /// trees (events, outbox, event ids) so account changes can publish.
     account_trees: Vec<sled::Tree>,
 }
 
@@ -64,9 +72,17 @@ impl SledStore {
             secrets: db.open_tree("secrets")?,
             plugins: db.open_tree("plugins")?,
             plugin_components: db.open_tree("plugin_components")?,
+            events: db.open_tree("events")?,
+            outbox: db.open_tree("outbox")?,
+            event_ids: db.open_tree("event_ids")?,
             account_trees: AccountTable::ALL
                 .iter()
                 .map(|table| db.open_tree(format!("account_{table:?}")))
+                .chain(
+                    ["events", "outbox", "event_ids"]
+                        .into_iter()
+                        .map(|name| db.open_tree(name)),
+                )
                 .collect::<Result<_, _>>()?,
             db,
         })
@@ -96,6 +112,29 @@ fn pair_key(first: &str, second: &str) -> Vec<u8> {
     key.push(SEPARATOR);
     key.extend_from_slice(second.as_bytes());
     key
+}
+
+/// Writes `event` into the log, the outbox and the id index, within a transaction.
+fn write_event(
+    events: &TransactionalTree,
+    outbox: &TransactionalTree,
+    ids: &TransactionalTree,
+    event: &Event,
+) -> Result<(), sled::transaction::UnabortableTransactionError> {
+    let mut event = event.clone();
+    event.seq = events.generate_id()?;
+    let key = event.seq.to_be_bytes();
+    let bytes = encode(&event);
+    events.insert(&key, bytes.clone())?;
+    outbox.insert(&key, bytes)?;
+    ids.insert(event.id.as_bytes(), &key)?;
+    Ok(())
+}
+
+fn seq_of(key: &[u8]) -> u64 {
+    <[u8; 8]>::try_from(key)
+        .map(u64::from_be_bytes)
+        .unwrap_or(0)
 }
 
 fn table_index(table: AccountTable) -> usize {
@@ -132,6 +171,17 @@ impl AccountTx for SledAccountTx<'_> {
 
     fn next_id(&self) -> Result<u64, StoreError> {
         Ok(self.trees[0].generate_id()?)
+    }
+
+    fn publish(&self, event: &Event) -> Result<(), StoreError> {
+        let events = AccountTable::ALL.len();
+        write_event(
+            &self.trees[events],
+            &self.trees[events + 1],
+            &self.trees[events + 2],
+            event,
+        )?;
+        Ok(())
     }
 }
 
@@ -299,8 +349,16 @@ impl Store for SledStore {
         let key = pair_key(supplier, external);
         let decide = RefCell::new(decide);
         for _ in 0..NUMBER_ATTEMPTS {
-            let result = (&self.imports, &self.import_counts, &self.accounts).transaction(
-                |(imports, counts, accounts)| {
+            let trees = (
+                &self.imports,
+                &self.import_counts,
+                &self.accounts,
+                &self.events,
+                &self.outbox,
+                &self.event_ids,
+            );
+            let result =
+                trees.transaction(|(imports, counts, accounts, events, outbox, event_ids)| {
                     let current: Option<ImportProcess> = match imports.get(&key)? {
                         Some(bytes) => Some(decode(&key, &bytes).map_err(|error| {
                             ConflictableTransactionError::Abort(Abort::Corrupt(error))
@@ -325,9 +383,11 @@ impl Store for SledStore {
                         add_count(counts, supplier, after, 1)?;
                     }
                     imports.insert(key.as_slice(), encode(&change.process))?;
+                    for event in &change.events {
+                        write_event(events, outbox, event_ids, event)?;
+                    }
                     Ok(change)
-                },
-            );
+                });
             match result {
                 Ok(change) => return Ok(change),
                 Err(TransactionError::Abort(Abort::NumberTaken)) => continue,
@@ -455,6 +515,68 @@ impl Store for SledStore {
             .transpose()
     }
 
+    fn publish_events(&self, events: &[Event]) -> Result<(), StoreError> {
+        (&self.events, &self.outbox, &self.event_ids)
+            .transaction(|(log, outbox, ids)| {
+                for event in events {
+                    write_event(log, outbox, ids, event)?;
+                }
+                Ok::<_, ConflictableTransactionError<()>>(())
+            })
+            .map_err(|error| match error {
+                TransactionError::Storage(error) => StoreError::Sled(error),
+                TransactionError::Abort(()) => {
+                    StoreError::Sled(sled::Error::Unsupported("aborted".into()))
+                }
+            })
+    }
+
+    fn pending_events(&self, limit: usize) -> Result<Vec<Event>, StoreError> {
+        self.outbox
+            .iter()
+            .take(limit)
+            .map(|entry| {
+                let (key, value) = entry?;
+                decode(&key, &value)
+            })
+            .collect()
+    }
+
+    fn mark_published(&self, seqs: &[u64], at: DateTime<Utc>) -> Result<(), StoreError> {
+        for seq in seqs {
+            let key = seq.to_be_bytes();
+            if let Some(bytes) = self.events.get(key)? {
+                let mut event: Event = decode(&key, &bytes)?;
+                event.published_at = Some(at);
+                self.events.insert(key, encode(&event))?;
+            }
+            self.outbox.remove(key)?;
+        }
+        Ok(())
+    }
+
+    fn events_after(&self, after: Option<u64>, limit: usize) -> Result<Vec<Event>, StoreError> {
+        let start = after.map_or(0, |seq| seq.saturating_add(1));
+        self.events
+            .range(start.to_be_bytes()..)
+            .take(limit)
+            .map(|entry| {
+                let (key, value) = entry?;
+                let mut event: Event = decode(&key, &value)?;
+                event.seq = seq_of(&key);
+                Ok(event)
+            })
+            .collect()
+    }
+
+    fn event_seq(&self, id: &str) -> Result<Option<u64>, StoreError> {
+        Ok(self.event_ids.get(id.as_bytes())?.map(|key| seq_of(&key)))
+    }
+
+    fn outbox_len(&self) -> Result<usize, StoreError> {
+        Ok(self.outbox.len())
+    }
+
     fn secret(&self, name: &str, make: &mut dyn FnMut() -> Vec<u8>) -> Result<Vec<u8>, StoreError> {
         if let Some(existing) = self.secrets.get(name.as_bytes())? {
             return Ok(existing.to_vec());
@@ -471,9 +593,16 @@ impl Store for SledStore {
     }
 
     fn flush(&self) -> BoxFuture<'static, Result<(), StoreError>> {
+        // sled's own `flush_async` runs on sled's I/O thread pool and was seen to never
+        // resolve once in this project's tests; the synchronous flush on Tokio's blocking pool
+        // has not (concurrent flushes share sled's work: each covers everything before it).
         let db = self.db.clone();
         Box::pin(async move {
-            db.flush_async().await?;
+            tokio::task::spawn_blocking(move || db.flush())
+                .await
+                .map_err(|error| {
+                    StoreError::Sled(sled::Error::ReportableBug(error.to_string()))
+                })??;
             Ok(())
         })
     }

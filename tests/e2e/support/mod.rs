@@ -417,3 +417,125 @@ pub fn assert_error(body: &Value, code: &str) {
     assert!(body["detail"].is_string(), "{body}");
     assert!(body["errors"].is_array(), "{body}");
 }
+
+/// A private `redis-server` on a unix socket in a temporary directory, keeping what it
+/// acknowledges on disk (`appendfsync always`), so it can be stopped and started again.
+pub struct Redis {
+    dir: tempfile::TempDir,
+    child: Option<Child>,
+}
+
+impl Redis {
+    pub fn start() -> Redis {
+        let mut redis = Redis {
+            dir: tempfile::tempdir().expect("temp"),
+            child: None,
+        };
+        redis.resume();
+        redis
+    }
+
+    pub fn socket(&self) -> PathBuf {
+        self.dir.path().join("redis.sock")
+    }
+
+    /// The URL Ferry and the tests use.
+    pub fn url(&self) -> String {
+        format!("redis+unix://{}", self.socket().display())
+    }
+
+    /// Starts the server (again), on the same data.
+    pub fn resume(&mut self) {
+        let _ = std::fs::remove_file(self.socket());
+        let child = Command::new("redis-server")
+            .args(["--port", "0", "--unixsocket"])
+            .arg(self.socket())
+            .args([
+                "--unixsocketperm",
+                "700",
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+                "--save",
+                "",
+            ])
+            .arg("--dir")
+            .arg(self.dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start redis-server (is it installed?)");
+        self.child = Some(child);
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while std::time::Instant::now() < deadline {
+            if std::os::unix::net::UnixStream::connect(self.socket()).is_ok() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("redis-server did not start");
+    }
+
+    /// Stops the server (SIGKILL; what it acknowledged is already on disk).
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Every entry of `stream`: (entry id, fields).
+    pub async fn entries(
+        &self,
+        stream: &str,
+    ) -> Vec<(String, std::collections::HashMap<String, String>)> {
+        let client = redis::Client::open(self.url()).expect("client");
+        let mut con = client
+            .get_multiplexed_async_connection()
+            .await
+            .expect("connect");
+        let reply: redis::streams::StreamRangeReply = redis::cmd("XRANGE")
+            .arg(stream)
+            .arg("-")
+            .arg("+")
+            .query_async(&mut con)
+            .await
+            .expect("XRANGE");
+        reply
+            .ids
+            .into_iter()
+            .map(|entry| {
+                let fields = entry
+                    .map
+                    .keys()
+                    .map(|key| (key.clone(), entry.get::<String>(key).unwrap_or_default()))
+                    .collect();
+                (entry.id, fields)
+            })
+            .collect()
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+impl Server {
+    /// Waits until the relay has published everything (the outbox is empty); returns the log.
+    pub async fn wait_for_published(&self) -> Vec<Value> {
+        for _ in 0..400 {
+            let (status, page) = self
+                .admin(Method::GET, "/admin/v1/events?limit=1000", None)
+                .await;
+            assert_eq!(status, StatusCode::OK, "{page}");
+            if page["relay"]["lag"] == 0 {
+                return page["events"].as_array().cloned().unwrap_or_default();
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("the relay did not empty the outbox");
+    }
+}

@@ -2,6 +2,7 @@
 
 pub(crate) mod accounts;
 pub(crate) mod api_keys;
+pub(crate) mod events;
 pub(crate) mod imports;
 pub(crate) mod migrations;
 pub(crate) mod plugins;
@@ -21,4 +22,5 @@ pub fn router() -> Router<AppState> {
         .merge(imports::router())
         .merge(migrations::router())
         .merge(plugins::router())
+        .merge(events::router())
 }

@@ -1,0 +1,219 @@
+//! The events Ferry emits, as typed, versioned payloads of the event catalogue.
+//!
+//! Every event is checked against the catalogue when it is made; an event that does not
+//! match is a bug, fails the change it belongs to, and is never stored or published. Events
+//! are written to the outbox in the same transaction as the change they describe.
+
+use super::error::DomainError;
+use super::import_process::{ImportProcess, PlatformAccount, format_datetime};
+use super::ledger::{LedgerEntry, TransactionType};
+use super::payment_instruction::PaymentInstruction;
+use crate::events::catalogue::{Catalogue, CatalogueError};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// An event as stored (outbox and log) and published.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct Event {
+    /// Position in the event log, assigned when stored.
+    #[serde(default)]
+    pub seq: u64,
+    /// UUIDv7.
+    pub id: String,
+    #[serde(rename = "type")]
+    pub event_type: String,
+    /// Payload version (`v1`, `v2`, … or `1.0.0`).
+    pub version: String,
+    pub time: DateTime<Utc>,
+    /// The account number, when the event is about an account.
+    pub subject: Option<String>,
+    pub data: Value,
+    /// When the relay wrote it to the stream.
+    #[serde(default)]
+    pub published_at: Option<DateTime<Utc>>,
+}
+
+impl Event {
+    /// A new event, checked against the catalogue.
+    pub fn new(
+        event_type: &str,
+        version: &str,
+        subject: Option<&str>,
+        data: Value,
+    ) -> Result<Event, CatalogueError> {
+        Catalogue::embedded().validate(event_type, version, &data)?;
+        Ok(Event {
+            seq: 0,
+            id: uuid::Uuid::now_v7().to_string(),
+            event_type: event_type.to_owned(),
+            version: version.to_owned(),
+            time: Utc::now(),
+            subject: subject.map(str::to_owned),
+            data,
+            published_at: None,
+        })
+    }
+
+    /// One of Ferry's own events: a mismatch with the catalogue is a bug.
+    fn own(
+        event_type: &str,
+        version: &str,
+        subject: Option<&str>,
+        data: Value,
+    ) -> Result<Event, DomainError> {
+        Event::new(event_type, version, subject, data).map_err(|error| {
+            tracing::error!(%error, "Ferry made an event that does not match the catalogue");
+            DomainError::InvalidEvent(error.to_string())
+        })
+    }
+}
+
+const ACCOUNT: &str = "ACCOUNT";
+
+pub fn import_complete(
+    process: &ImportProcess,
+    account: &PlatformAccount,
+) -> Result<Event, DomainError> {
+    Event::own(
+        "data_import.import_process.complete",
+        "v1",
+        Some(&account.number),
+        json!({"resource_type": ACCOUNT, "external_identifier": process.external_account_number, "identifier": account.number}),
+    )
+}
+
+pub fn import_error(
+    process: &ImportProcess,
+    code: &str,
+    detail: &str,
+) -> Result<Event, DomainError> {
+    Event::own(
+        "data_import.import_process.error",
+        "v1",
+        None,
+        json!({"resource_type": ACCOUNT, "external_identifier": process.external_account_number, "error_code": code, "error_detail": detail}),
+    )
+}
+
+pub fn dry_run_complete(process: &ImportProcess) -> Result<Event, DomainError> {
+    Event::own(
+        "data_import.import_process.dry_run_complete",
+        "v1",
+        None,
+        json!({"resource_type": ACCOUNT, "external_identifier": process.external_account_number}),
+    )
+}
+
+pub fn dry_run_error(
+    process: &ImportProcess,
+    code: &str,
+    detail: &str,
+) -> Result<Event, DomainError> {
+    Event::own(
+        "data_import.import_process.dry_run_error",
+        "v1",
+        None,
+        json!({"resource_type": ACCOUNT, "external_identifier": process.external_account_number, "error_code": code, "error_detail": detail}),
+    )
+}
+
+pub fn import_cancelled(
+    process: &ImportProcess,
+    expiry_window_end: DateTime<Utc>,
+) -> Result<Event, DomainError> {
+    Event::own(
+        "data_import.import_process.cancelled",
+        "v1",
+        None,
+        json!({"resource_type": ACCOUNT, "external_identifier": process.external_account_number, "expiry_window_end": format_datetime(expiry_window_end)}),
+    )
+}
+
+pub fn account_created(account: &PlatformAccount) -> Result<Event, DomainError> {
+    let emails: Vec<&str> = account
+        .data
+        .customers
+        .iter()
+        .map(|c| c.email.as_str())
+        .collect();
+    Event::own(
+        "account.created",
+        "v1",
+        Some(&account.number),
+        json!({"account_number": account.number, "account_user_emails": emails, "is_imported": true}),
+    )
+}
+
+/// The ledger of a platform account: `L-` and the account's hex digits.
+pub fn ledger_number(account_number: &str) -> String {
+    format!(
+        "L-{}",
+        account_number.strip_prefix("A-").unwrap_or(account_number)
+    )
+}
+
+pub fn ledger_entry_posted(
+    account_number: &str,
+    entry: &LedgerEntry,
+) -> Result<Event, DomainError> {
+    let ledger = ledger_number(account_number);
+    Event::own(
+        "billing.ledger.entry_posted",
+        "v2",
+        Some(account_number),
+        json!({
+            "ledger": {"account": {"number": account_number}, "number": ledger, "id": ledger},
+            "entry": {
+                "id": entry.id,
+                "is_charge": matches!(entry.kind, TransactionType::Charge | TransactionType::SupplyCharge),
+                "is_credit": entry.kind == TransactionType::Credit,
+                "is_payment": entry.kind == TransactionType::Payment,
+                "is_repayment": entry.kind == TransactionType::Repayment,
+                "is_reversal": false,
+                "is_reversed": false,
+                "source_id": entry.id,
+                "source_type": "IMPORTED_TRANSACTION",
+            }
+        }),
+    )
+}
+
+/// When an instruction stops being usable: the card's expiry (end of its month) when the
+/// vendor gives one, else open-ended (`9999-12-31`).
+fn usable_to(details: &Value) -> String {
+    let card = details.get("card").unwrap_or(details);
+    let year = card.get("exp_year").and_then(Value::as_i64);
+    let month = card.get("exp_month").and_then(Value::as_i64);
+    match (year, month) {
+        (Some(year), Some(month)) if (1..=12).contains(&month) => {
+            let (next_year, next_month) = if month == 12 {
+                (year + 1, 1)
+            } else {
+                (year, month + 1)
+            };
+            chrono::NaiveDate::from_ymd_opt(next_year as i32, next_month as u32, 1)
+                .and_then(|first| first.pred_opt())
+                .map_or_else(|| "9999-12-31".to_owned(), |last| last.to_string())
+        }
+        _ => "9999-12-31".to_owned(),
+    }
+}
+
+pub fn payment_method_new(
+    account_number: &str,
+    instruction: &PaymentInstruction,
+) -> Result<Event, DomainError> {
+    Event::own(
+        "payments.payment_method.new",
+        "v1",
+        Some(account_number),
+        json!({
+            "account_number": account_number,
+            "ledger_identifier": ledger_number(account_number),
+            "usable_from": format_datetime(instruction.added_at),
+            "payment_instruction_id": format!("{}:{}", instruction.vendor, instruction.reference),
+            "usable_to": usable_to(&instruction.details),
+        }),
+    )
+}
