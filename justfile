@@ -13,9 +13,11 @@ plugins:
     rustup target add wasm32-wasip2
     cargo build --release --target wasm32-wasip2 --manifest-path plugins/Cargo.toml --target-dir target/plugins
 
-# Benchmarks: one plugin hook call on a fresh instance vs the same rules in native Rust.
+# Benchmarks: a plugin hook call on a fresh instance vs native rules; the event relay vs
+# redis-benchmark -t xadd. Results go in BENCHMARKS.md.
 bench: plugins
     cargo bench -p ferry-host --bench plugin_hook
+    cargo bench -p ferry-host --bench relay
 
 # The operator console against a local server (key from ./ferry-data/operator.key unless set).
 console url="http://127.0.0.1:8080":

@@ -115,7 +115,7 @@ pub async fn run(
                 url: url.clone(),
                 stream: settings.redis_stream.clone(),
                 max_len: settings.redis_maxlen,
-                batch: 256,
+                batch: 1024,
             };
             Some(tokio::spawn(relay::run(
                 store.clone(),

@@ -136,8 +136,8 @@ pub async fn run(
                 Vec::new()
             }
         };
-        metrics::gauge!("ferry_outbox_pending").set(store.outbox_len().unwrap_or(0) as f64);
         if batch.is_empty() {
+            metrics::gauge!("ferry_outbox_pending").set(0.0);
             tokio::select! {
                 _ = tokio::time::sleep(IDLE_POLL) => {}
                 _ = stop.changed() => return,

@@ -41,6 +41,8 @@ pub struct SledStore {
     outbox: sled::Tree,
     /// Event id → `seq`.
     event_ids: sled::Tree,
+    /// `seq` → when the relay published it (RFC 3339).
+    published: sled::Tree,
     /// One tree per [`AccountTable`], in `AccountTable::ALL` order, then the three event
     /// trees (events, outbox, event ids) so account changes can publish.
     account_trees: Vec<sled::Tree>,
@@ -75,6 +77,7 @@ impl SledStore {
             events: db.open_tree("events")?,
             outbox: db.open_tree("outbox")?,
             event_ids: db.open_tree("event_ids")?,
+            published: db.open_tree("published")?,
             account_trees: AccountTable::ALL
                 .iter()
                 .map(|table| db.open_tree(format!("account_{table:?}")))
@@ -543,15 +546,17 @@ impl Store for SledStore {
     }
 
     fn mark_published(&self, seqs: &[u64], at: DateTime<Utc>) -> Result<(), StoreError> {
+        let when = at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        let mut published = sled::Batch::default();
+        let mut outbox = sled::Batch::default();
         for seq in seqs {
-            let key = seq.to_be_bytes();
-            if let Some(bytes) = self.events.get(key)? {
-                let mut event: Event = decode(&key, &bytes)?;
-                event.published_at = Some(at);
-                self.events.insert(key, encode(&event))?;
-            }
-            self.outbox.remove(key)?;
+            published.insert(&seq.to_be_bytes(), when.as_bytes());
+            outbox.remove(&seq.to_be_bytes());
         }
+        // Published first: a crash in between leaves the event in the outbox, and the relay's
+        // reconciliation with the stream keeps it from being sent twice.
+        self.published.apply_batch(published)?;
+        self.outbox.apply_batch(outbox)?;
         Ok(())
     }
 
@@ -564,6 +569,11 @@ impl Store for SledStore {
                 let (key, value) = entry?;
                 let mut event: Event = decode(&key, &value)?;
                 event.seq = seq_of(&key);
+                event.published_at = self
+                    .published
+                    .get(&key)?
+                    .and_then(|at| DateTime::parse_from_rfc3339(&String::from_utf8_lossy(&at)).ok())
+                    .map(|at| at.with_timezone(&Utc));
                 Ok(event)
             })
             .collect()
