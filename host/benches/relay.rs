@@ -34,14 +34,22 @@ fn main() {
             .iter()
             .map(|index| {
                 let number = format!("A-{index:08X}");
-                Event::new("account.occupied", "v1", Some(&number), json!({"account_number": number}))
-                    .expect("a catalogued event")
+                Event::new(
+                    "account.occupied",
+                    "v1",
+                    Some(&number),
+                    json!({"account_number": number}),
+                )
+                .expect("a catalogued event")
             })
             .collect();
         store.publish_events(&events).expect("outbox");
     }
 
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
     let relay_rate = runtime.block_on(async {
         let (stop, stopped) = tokio::sync::watch::channel(false);
         let config = RelayConfig {
@@ -63,9 +71,21 @@ fn main() {
     });
 
     // The same XADD the relay sends (fields of a typical event), as redis-benchmark's load.
-    let sample = Event::new("account.occupied", "v1", Some("A-0000BEEF"), json!({"account_number": "A-0000BEEF"}))
-        .expect("event");
-    let mut xadd = vec!["XADD".to_owned(), "bench:baseline".to_owned(), "MAXLEN".into(), "~".into(), "10000000".into(), "*".into()];
+    let sample = Event::new(
+        "account.occupied",
+        "v1",
+        Some("A-0000BEEF"),
+        json!({"account_number": "A-0000BEEF"}),
+    )
+    .expect("event");
+    let mut xadd = vec![
+        "XADD".to_owned(),
+        "bench:baseline".to_owned(),
+        "MAXLEN".into(),
+        "~".into(),
+        "10000000".into(),
+        "*".into(),
+    ];
     for (name, value) in relay::stream_fields(&sample) {
         xadd.push(name.to_owned());
         xadd.push(value);
@@ -81,13 +101,25 @@ fn main() {
     let xadd_rate = text
         .split(['\r', '\n'])
         .filter(|line| line.contains("requests per second"))
-        .filter_map(|line| line.split(": ").nth(1)?.split_whitespace().next()?.parse::<f64>().ok())
+        .filter_map(|line| {
+            line.split(": ")
+                .nth(1)?
+                .split_whitespace()
+                .next()?
+                .parse::<f64>()
+                .ok()
+        })
         .next_back()
         .unwrap_or(f64::NAN);
     let _ = redis.kill();
     let _ = redis.wait();
 
     println!("relay: {relay_rate:.0} events/s ({EVENTS} events, batches of 1024, one connection)");
-    println!("redis-benchmark, the same XADD: {xadd_rate:.0} requests/s (50 clients, no pipelining)");
-    println!("ratio relay / redis-benchmark: {:.2} (target ≥ 0.5)", relay_rate / xadd_rate);
+    println!(
+        "redis-benchmark, the same XADD: {xadd_rate:.0} requests/s (50 clients, no pipelining)"
+    );
+    println!(
+        "ratio relay / redis-benchmark: {:.2} (target ≥ 0.5)",
+        relay_rate / xadd_rate
+    );
 }

@@ -503,12 +503,11 @@ mod tests {
         })
     }
 
-    #[tokio::test]
-    async fn the_sweep_cancels_only_expired_stagings_and_restaging_revives_them() {
+    /// A store with supplier OLD_CO (30-day expiry window) and a key that sees it.
+    pub(super) async fn fixture() -> (tempfile::TempDir, Arc<dyn Store>, ApiKeyRecord, Imports) {
         let dir = tempfile::tempdir().expect("temp");
         let store: Arc<dyn Store> = Arc::new(SledStore::open(dir.path()).expect("store"));
-        let admin = Admin::new(store.clone());
-        admin
+        Admin::new(store.clone())
             .create_supplier(&json!({"code": "OLD_CO", "name": "Old", "document_root": "", "expiry_window_days": 30}))
             .await
             .expect("supplier");
@@ -521,6 +520,12 @@ mod tests {
             revoked_at: None,
         };
         let imports = Imports::new(store.clone(), AccountLimits { max_items: 100 });
+        (dir, store, key, imports)
+    }
+
+    #[tokio::test]
+    async fn the_sweep_cancels_only_expired_stagings_and_restaging_revives_them() {
+        let (_dir, store, key, imports) = fixture().await;
         imports.stage(&key, &account("OLD")).await.expect("stage");
         imports
             .stage(&key, &account("MIGRATED"))
@@ -595,28 +600,11 @@ mod tests {
 #[cfg(test)]
 mod claim_tests {
     use super::*;
-    use crate::domain::account::AccountLimits;
-    use crate::domain::admin::Admin;
-    use crate::store::SledStore;
     use serde_json::json;
 
     #[tokio::test]
     async fn claimed_accounts_are_released_after_a_restart() {
-        let dir = tempfile::tempdir().expect("temp");
-        let store: Arc<dyn Store> = Arc::new(SledStore::open(dir.path()).expect("store"));
-        Admin::new(store.clone())
-            .create_supplier(&json!({"code": "OLD_CO", "name": "Old", "document_root": ""}))
-            .await
-            .expect("supplier");
-        let key = ApiKeyRecord {
-            id: "k".into(),
-            organisation: "Org".into(),
-            suppliers: vec!["OLD_CO".into()],
-            key_digest: String::new(),
-            created_at: Utc::now(),
-            revoked_at: None,
-        };
-        let imports = Imports::new(store.clone(), AccountLimits { max_items: 10 });
+        let (_dir, store, key, imports) = super::tests::fixture().await;
         let account = json!({
             "import_supplier": "OLD_CO", "external_account_number": "A", "billing_name": "Ada",
             "billing_address": {"address_line_1": "1 St", "town": "London", "postcode": "N1", "country": "GB"},
