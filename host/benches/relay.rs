@@ -12,9 +12,13 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-const EVENTS: usize = 50_000;
+/// Events per run (`FERRY_BENCH_EVENTS` overrides, e.g. for profiling).
+fn events() -> usize {
+    std::env::var("FERRY_BENCH_EVENTS").ok().and_then(|n| n.parse().ok()).unwrap_or(50_000)
+}
 
 fn main() {
+    let total = events();
     let dir = tempfile::tempdir().expect("temp dir");
     let socket = dir.path().join("redis.sock");
     let mut redis = Command::new("redis-server")
@@ -29,7 +33,7 @@ fn main() {
     }
 
     let store: Arc<dyn Store> = Arc::new(SledStore::open(&dir.path().join("db")).expect("store"));
-    for chunk in (0..EVENTS).collect::<Vec<_>>().chunks(1000) {
+    for chunk in (0..total).collect::<Vec<_>>().chunks(1000) {
         let events: Vec<Event> = chunk
             .iter()
             .map(|index| {
@@ -61,13 +65,13 @@ fn main() {
         let started = Instant::now();
         let status = Arc::new(RelayStatus::new(true));
         let task = tokio::spawn(relay::run(store.clone(), config, status.clone(), stopped));
-        while (status.snapshot().published as usize) < EVENTS {
+        while (status.snapshot().published as usize) < total {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
         let elapsed = started.elapsed();
         let _ = stop.send(true);
         let _ = task.await;
-        EVENTS as f64 / elapsed.as_secs_f64()
+        total as f64 / elapsed.as_secs_f64()
     });
 
     // The same XADD the relay sends (fields of a typical event), as redis-benchmark's load.
@@ -93,7 +97,7 @@ fn main() {
     let output = Command::new("redis-benchmark")
         .arg("-s")
         .arg(&socket)
-        .args(["-n", &EVENTS.to_string(), "-q"])
+        .args(["-n", &total.to_string(), "-q"])
         .args(&xadd)
         .output()
         .expect("redis-benchmark");
@@ -114,7 +118,7 @@ fn main() {
     let _ = redis.kill();
     let _ = redis.wait();
 
-    println!("relay: {relay_rate:.0} events/s ({EVENTS} events, batches of 1024, one connection)");
+    println!("relay: {relay_rate:.0} events/s ({total} events, batches of 1024, one connection)");
     println!(
         "redis-benchmark, the same XADD: {xadd_rate:.0} requests/s (50 clients, no pipelining)"
     );
