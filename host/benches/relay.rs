@@ -14,7 +14,10 @@ use std::time::{Duration, Instant};
 
 /// Events per run (`FERRY_BENCH_EVENTS` overrides, e.g. for profiling).
 fn events() -> usize {
-    std::env::var("FERRY_BENCH_EVENTS").ok().and_then(|n| n.parse().ok()).unwrap_or(50_000)
+    std::env::var("FERRY_BENCH_EVENTS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(50_000)
 }
 
 fn main() {
