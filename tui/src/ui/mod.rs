@@ -11,7 +11,7 @@ mod suppliers;
 
 pub use account::account_lines;
 
-use crate::app::{App, HostStatus, Screen};
+use crate::app::{App, HostStatus, Loadable, Screen};
 use ratatui::Frame;
 use ratatui::layout::{Alignment, Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -199,6 +199,33 @@ fn placeholder(
             .style(Style::new().italic()),
         area,
     );
+}
+
+/// The suppliers when they are loaded and there is at least one; otherwise draws what there
+/// is to say instead (loading, failed, `empty`) under `title` and returns `None`.
+fn loaded_suppliers<'a>(
+    frame: &mut Frame,
+    app: &'a App,
+    area: Rect,
+    title: &str,
+    empty: &str,
+) -> Option<&'a [crate::api::Supplier]> {
+    match &app.suppliers.list {
+        Loadable::Ready(list) if !list.is_empty() => Some(list),
+        Loadable::Ready(_) => {
+            placeholder(frame, area, titled(title), empty.to_owned());
+            None
+        }
+        Loadable::Loading => {
+            placeholder(frame, area, titled(title), loading_text(app, "suppliers"));
+            None
+        }
+        Loadable::Unavailable(reason) | Loadable::Failed(reason) => {
+            let text = format!("Could not load the suppliers: {reason}");
+            placeholder(frame, area, titled(title), text);
+            None
+        }
+    }
 }
 
 /// What to say while something is loading: waiting for the host if it is away.

@@ -2,7 +2,7 @@
 //! selected supplier, its hooks, configuration and recent failures.
 
 use super::account::flat_object;
-use super::{loading_text, placeholder, short_digest, size, time, titled};
+use super::{loaded_suppliers, placeholder, short_digest, size, time, titled};
 use crate::api::PluginDetail;
 use crate::app::{App, Loadable};
 use ratatui::Frame;
@@ -12,24 +12,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Row, Table, TableState, Wrap};
 
 pub fn render(frame: &mut Frame, app: &App, area: Rect) {
-    let suppliers = match &app.suppliers.list {
-        Loadable::Ready(list) => list,
-        Loadable::Loading => {
-            return placeholder(
-                frame,
-                area,
-                titled("Plugins"),
-                loading_text(app, "suppliers"),
-            );
-        }
-        Loadable::Unavailable(reason) | Loadable::Failed(reason) => {
-            let text = format!("Could not load the suppliers: {reason}");
-            return placeholder(frame, area, titled("Plugins"), text);
-        }
+    let Some(suppliers) = loaded_suppliers(frame, app, area, "Plugins", "No suppliers yet.") else {
+        return;
     };
-    if suppliers.is_empty() {
-        return placeholder(frame, area, titled("Plugins"), "No suppliers yet.");
-    }
     let [list_area, detail_area] =
         Layout::vertical([Constraint::Percentage(45), Constraint::Percentage(55)]).areas(area);
 

@@ -1,7 +1,7 @@
 //! The Suppliers screen: every supplier with its status, import counts per state and plugin,
 //! and under it the bulk migration of the selected supplier.
 
-use super::{loading_text, placeholder, short_digest, time, titled};
+use super::{loaded_suppliers, short_digest, time, titled};
 use crate::api::{ImportState, Migration, Supplier};
 use crate::app::{App, Loadable};
 use ratatui::Frame;
@@ -11,25 +11,15 @@ use ratatui::text::{Line, Text};
 use ratatui::widgets::{Cell, Gauge, Paragraph, Row, Table, TableState};
 
 pub fn render(frame: &mut Frame, app: &App, area: Rect) {
-    let suppliers = match &app.suppliers.list {
-        Loadable::Ready(list) => list,
-        Loadable::Loading => {
-            return placeholder(
-                frame,
-                area,
-                titled("Suppliers"),
-                loading_text(app, "suppliers"),
-            );
-        }
-        Loadable::Unavailable(reason) | Loadable::Failed(reason) => {
-            let text = format!("Could not load the suppliers: {reason}");
-            return placeholder(frame, area, titled("Suppliers"), text);
-        }
+    let Some(suppliers) = loaded_suppliers(
+        frame,
+        app,
+        area,
+        "Suppliers",
+        "No suppliers yet. Create one with `ferry supplier create`.",
+    ) else {
+        return;
     };
-    if suppliers.is_empty() {
-        let text = "No suppliers yet. Create one with `ferry supplier create`.";
-        return placeholder(frame, area, titled("Suppliers"), text);
-    }
     let [list_area, migration_area] =
         Layout::vertical([Constraint::Min(4), Constraint::Length(5)]).areas(area);
     render_table(frame, suppliers, app.suppliers.selected, list_area);
