@@ -134,6 +134,14 @@ fn write_event(
     Ok(())
 }
 
+/// The error of a transaction that never aborts: only storage can fail it.
+fn unaborted(error: TransactionError<()>) -> StoreError {
+    match error {
+        TransactionError::Storage(error) => StoreError::Sled(error),
+        TransactionError::Abort(()) => StoreError::Sled(sled::Error::Unsupported("aborted".into())),
+    }
+}
+
 fn seq_of(key: &[u8]) -> u64 {
     <[u8; 8]>::try_from(key)
         .map(u64::from_be_bytes)
@@ -283,12 +291,7 @@ impl Store for SledStore {
                 digests.insert(key.key_digest.as_bytes(), key.id.as_bytes())?;
                 Ok::<_, ConflictableTransactionError<()>>(())
             })
-            .map_err(|error| match error {
-                TransactionError::Storage(error) => StoreError::Sled(error),
-                TransactionError::Abort(()) => {
-                    StoreError::Sled(sled::Error::Unsupported("aborted".into()))
-                }
-            })
+            .map_err(unaborted)
     }
 
     fn api_key(&self, id: &str) -> Result<Option<ApiKeyRecord>, StoreError> {
@@ -479,12 +482,7 @@ impl Store for SledStore {
                 plugins.insert(record.supplier.as_bytes(), encode(record))?;
                 Ok::<_, ConflictableTransactionError<()>>(())
             })
-            .map_err(|error| match error {
-                TransactionError::Storage(error) => StoreError::Sled(error),
-                TransactionError::Abort(()) => {
-                    StoreError::Sled(sled::Error::Unsupported("aborted".into()))
-                }
-            })
+            .map_err(unaborted)
     }
 
     fn plugin(&self, supplier: &str) -> Result<Option<PluginRecord>, StoreError> {
@@ -526,12 +524,7 @@ impl Store for SledStore {
                 }
                 Ok::<_, ConflictableTransactionError<()>>(())
             })
-            .map_err(|error| match error {
-                TransactionError::Storage(error) => StoreError::Sled(error),
-                TransactionError::Abort(()) => {
-                    StoreError::Sled(sled::Error::Unsupported("aborted".into()))
-                }
-            })
+            .map_err(unaborted)
     }
 
     fn pending_events(&self, limit: usize) -> Result<Vec<Event>, StoreError> {
