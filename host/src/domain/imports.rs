@@ -568,11 +568,15 @@ mod tests {
             ),
             (1, 0)
         );
-        let outbox = store.pending_events(100).expect("outbox");
-        let cancelled_event = outbox
+        let log = store.events_after(None, 100).expect("event log");
+        let cancelled_event = log
             .iter()
             .find(|event| event.event_type == "data_import.import_process.cancelled")
-            .expect("a cancelled event in the outbox");
+            .expect("a cancelled event in the log");
+        assert!(
+            cancelled_event.published_at.is_none(),
+            "waiting in the outbox"
+        );
         assert_eq!(cancelled_event.data["external_identifier"], "OLD");
         assert_eq!(cancelled_event.data["resource_type"], "ACCOUNT");
 

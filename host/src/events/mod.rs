@@ -3,3 +3,4 @@
 
 pub mod catalogue;
 pub mod relay;
+pub mod stream_record;

@@ -7,9 +7,8 @@
 //! there, so an event written just before a crash or a dropped connection does not appear
 //! twice.
 
-use crate::domain::events::Event;
-use crate::store::Store;
-use chrono::{DateTime, SecondsFormat, Utc};
+use crate::store::{PendingEvent, Store};
+use chrono::{DateTime, Utc};
 use redis::aio::MultiplexedConnection;
 use serde::Serialize;
 use std::collections::HashSet;
@@ -17,7 +16,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use tokio::sync::watch;
 
-pub const SOURCE: &str = "ferry";
+pub use super::stream_record::{SOURCE, stream_fields};
 const IDLE_POLL: Duration = Duration::from_millis(100);
 const FIRST_BACKOFF: Duration = Duration::from_millis(100);
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
@@ -83,28 +82,11 @@ impl RelayStatus {
     }
 }
 
-/// The fields of one stream entry (CloudEvents names).
-pub fn stream_fields(event: &Event) -> Vec<(&'static str, String)> {
-    let mut fields = vec![
-        ("id", event.id.clone()),
-        ("source", SOURCE.to_owned()),
-        ("specversion", "1.0".to_owned()),
-        ("type", event.event_type.clone()),
-        ("dataversion", event.version.clone()),
-        (
-            "time",
-            event.time.to_rfc3339_opts(SecondsFormat::Millis, true),
-        ),
-    ];
-    if let Some(subject) = &event.subject {
-        fields.push(("subject", subject.clone()));
-    }
-    fields.push(("datacontenttype", "application/json".to_owned()));
-    fields.push(("data", event.data.to_string()));
-    fields
-}
-
 /// Runs until `stop` changes.
+///
+/// The relay works in two overlapping steps: while Redis appends one batch, it takes the
+/// previous batch out of the outbox and reads the next one from it, so the store's work and
+/// Redis's work run side by side instead of in turn.
 pub async fn run(
     store: Arc<dyn Store>,
     config: RelayConfig,
@@ -122,21 +104,26 @@ pub async fn run(
             return;
         }
     };
+    let mut outbox = Outbox {
+        store,
+        status: status.clone(),
+        acknowledged: Vec::new(),
+    };
     let mut connection: Option<MultiplexedConnection> = None;
     let mut reconcile = true;
     let mut backoff = FIRST_BACKOFF;
+    let mut prefetched: Option<Vec<PendingEvent>> = None;
     loop {
         if *stop.borrow() {
+            outbox.settle(&mut reconcile);
             return;
         }
-        let batch = match store.pending_events(config.batch) {
-            Ok(batch) => batch,
-            Err(error) => {
-                tracing::error!(%error, "cannot read the outbox");
-                Vec::new()
-            }
+        let batch = match prefetched.take() {
+            Some(batch) => batch,
+            None => outbox.read(config.batch, &HashSet::new()),
         };
         if batch.is_empty() {
+            outbox.settle(&mut reconcile);
             metrics::gauge!("ferry_outbox_pending").set(0.0);
             tokio::select! {
                 _ = tokio::time::sleep(IDLE_POLL) => {}
@@ -144,23 +131,48 @@ pub async fn run(
             }
             continue;
         }
-        match publish(&client, &mut connection, &config, &batch, &mut reconcile).await {
+        let sent = async {
+            let con = match &connection {
+                Some(con) => con.clone(),
+                None => connection
+                    .insert(client.get_multiplexed_async_connection().await?)
+                    .clone(),
+            };
+            let already = if reconcile {
+                // Whatever was acknowledged is recorded first, so only this batch is in doubt.
+                outbox.settle(&mut reconcile);
+                recent_ids(&con, &config.stream, (config.batch * 4).max(1000)).await?
+            } else {
+                HashSet::new()
+            };
+            reconcile = false;
+            let pipeline = xadd_pipeline(&config, &batch, &already);
+            let mut sending_con = con;
+            let sending =
+                tokio::spawn(async move { pipeline.query_async::<()>(&mut sending_con).await });
+            // While Redis appends this batch: record the previous one, read the next one.
+            outbox.settle(&mut reconcile);
+            let in_flight: HashSet<u64> = batch.iter().map(|event| event.seq).collect();
+            prefetched = Some(outbox.read(config.batch, &in_flight));
+            match sending.await {
+                Ok(result) => result,
+                Err(error) => Err(redis::RedisError::from((
+                    redis::ErrorKind::Io,
+                    "the XADD task failed",
+                    error.to_string(),
+                ))),
+            }
+        }
+        .await;
+        match sent {
             Ok(()) => {
-                let seqs: Vec<u64> = batch.iter().map(|event| event.seq).collect();
-                let now = Utc::now();
-                if let Err(error) = store.mark_published(&seqs, now) {
-                    // Published but still in the outbox: the next round reconciles.
-                    tracing::error!(%error, "cannot mark events published");
-                    reconcile = true;
-                    continue;
-                }
-                metrics::counter!("ferry_events_published_total").increment(batch.len() as u64);
+                outbox
+                    .acknowledged
+                    .extend(batch.iter().map(|event| event.seq));
                 metrics::gauge!("ferry_relay_connected").set(1.0);
                 status.update(|s| {
                     s.state = RelayMode::Connected;
                     s.last_error = None;
-                    s.published += batch.len() as u64;
-                    s.last_published_at = Some(now);
                 });
                 backoff = FIRST_BACKOFF;
             }
@@ -169,13 +181,17 @@ pub async fn run(
                 metrics::gauge!("ferry_relay_connected").set(0.0);
                 connection = None;
                 reconcile = true;
+                prefetched = None;
                 status.update(|s| {
                     s.state = RelayMode::Retrying;
                     s.last_error = Some(error.to_string());
                 });
                 tokio::select! {
                     _ = tokio::time::sleep(backoff) => {}
-                    _ = stop.changed() => return,
+                    _ = stop.changed() => {
+                        outbox.settle(&mut reconcile);
+                        return;
+                    }
                 }
                 backoff = (backoff * 2).min(MAX_BACKOFF);
             }
@@ -183,42 +199,78 @@ pub async fn run(
     }
 }
 
-async fn publish(
-    client: &redis::Client,
-    connection: &mut Option<MultiplexedConnection>,
+/// The relay's side of the outbox: reading pending events, and taking out those Redis has
+/// acknowledged.
+struct Outbox {
+    store: Arc<dyn Store>,
+    status: Arc<RelayStatus>,
+    /// Appended by Redis, not yet taken out of the outbox.
+    acknowledged: Vec<u64>,
+}
+
+impl Outbox {
+    fn read(&self, limit: usize, skip: &HashSet<u64>) -> Vec<PendingEvent> {
+        match self.store.pending_events(limit, skip) {
+            Ok(batch) => batch,
+            Err(error) => {
+                tracing::error!(%error, "cannot read the outbox");
+                Vec::new()
+            }
+        }
+    }
+
+    /// Takes the acknowledged events out of the outbox. If that fails they stay in it, and
+    /// `reconcile` makes the next round skip those already in the stream.
+    fn settle(&mut self, reconcile: &mut bool) {
+        if self.acknowledged.is_empty() {
+            return;
+        }
+        let seqs = std::mem::take(&mut self.acknowledged);
+        let now = Utc::now();
+        match self.store.mark_published(&seqs, now) {
+            Ok(()) => {
+                metrics::counter!("ferry_events_published_total").increment(seqs.len() as u64);
+                self.status.update(|s| {
+                    s.published += seqs.len() as u64;
+                    s.last_published_at = Some(now);
+                });
+            }
+            Err(error) => {
+                tracing::error!(%error, "cannot mark events published");
+                *reconcile = true;
+            }
+        }
+    }
+}
+
+/// One `XADD` per event not already in the stream, trimmed to about `max_len`.
+fn xadd_pipeline(
     config: &RelayConfig,
-    batch: &[Event],
-    reconcile: &mut bool,
-) -> Result<(), redis::RedisError> {
-    let con = match connection {
-        Some(con) => con,
-        None => connection.insert(client.get_multiplexed_async_connection().await?),
-    };
-    let already = if *reconcile {
-        recent_ids(con, &config.stream, (config.batch * 4).max(1000)).await?
-    } else {
-        HashSet::new()
-    };
-    *reconcile = false;
+    batch: &[PendingEvent],
+    already: &HashSet<String>,
+) -> redis::Pipeline {
     let mut pipe = redis::pipe();
-    for event in batch.iter().filter(|event| !already.contains(&event.id)) {
+    for event in batch {
+        if !already.is_empty() && event.record.id().is_ok_and(|id| already.contains(id)) {
+            continue;
+        }
         let mut xadd = redis::cmd("XADD");
         xadd.arg(&config.stream)
             .arg("MAXLEN")
             .arg("~")
             .arg(config.max_len)
             .arg("*");
-        for (name, value) in stream_fields(event) {
+        for (name, value) in event.record.fields() {
             xadd.arg(name).arg(value);
         }
         pipe.add_command(xadd).ignore();
     }
-    pipe.query_async::<()>(con).await
+    pipe
 }
 
 /// The event ids among the newest `count` entries of the stream.
 async fn recent_ids(
-    con: &mut MultiplexedConnection,
+    con: &MultiplexedConnection,
     stream: &str,
     count: usize,
 ) -> Result<HashSet<String>, redis::RedisError> {
@@ -228,7 +280,7 @@ async fn recent_ids(
         .arg("-")
         .arg("COUNT")
         .arg(count)
-        .query_async(con)
+        .query_async(&mut con.clone())
         .await?;
     Ok(reply
         .ids

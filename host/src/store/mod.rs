@@ -15,10 +15,18 @@ use crate::domain::events::Event;
 use crate::domain::import_process::{ImportProcess, ImportState, PlatformAccount};
 use crate::domain::plugin::PluginRecord;
 use crate::domain::supplier::Supplier;
+use crate::events::stream_record::{RecordError, StreamRecord};
 use chrono::{DateTime, Utc};
 use futures_util::future::BoxFuture;
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
+
+/// An event waiting in the outbox, in the form the relay sends.
+#[derive(Debug, Clone)]
+pub struct PendingEvent {
+    pub seq: u64,
+    pub record: StreamRecord,
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -29,6 +37,12 @@ pub enum StoreError {
         key: String,
         #[source]
         source: serde_json::Error,
+    },
+    #[error("outbox record {seq} could not be read: {source}")]
+    Outbox {
+        seq: u64,
+        #[source]
+        source: RecordError,
     },
     #[error("could not find a free platform account number")]
     NumbersExhausted,
@@ -186,8 +200,13 @@ pub trait Store: Send + Sync + 'static {
 
     /// Writes events to the outbox on their own (operator-published events, dry runs).
     fn publish_events(&self, events: &[Event]) -> Result<(), StoreError>;
-    /// The oldest events not yet published, in log order.
-    fn pending_events(&self, limit: usize) -> Result<Vec<Event>, StoreError>;
+    /// The oldest events not yet published, in log order, leaving out those in `skip` (the
+    /// ones the relay is already sending).
+    fn pending_events(
+        &self,
+        limit: usize,
+        skip: &HashSet<u64>,
+    ) -> Result<Vec<PendingEvent>, StoreError>;
     /// Marks events published (by `seq`): out of the outbox, `published_at` in the log.
     fn mark_published(&self, seqs: &[u64], at: DateTime<Utc>) -> Result<(), StoreError>;
     /// The event log after `after` (a `seq`), oldest first.

@@ -3,7 +3,7 @@
 
 use super::{
     AccountTable, AccountTx, ChangeAccount, DecideImport, ImportChange, ImportCounts, ImportIter,
-    Store, StoreError,
+    PendingEvent, Store, StoreError,
 };
 use crate::domain::api_key::ApiKeyRecord;
 use crate::domain::error::DomainError;
@@ -11,6 +11,7 @@ use crate::domain::events::Event;
 use crate::domain::import_process::{ImportProcess, ImportState, PlatformAccount};
 use crate::domain::plugin::PluginRecord;
 use crate::domain::supplier::Supplier;
+use crate::events::stream_record::StreamRecord;
 use chrono::{DateTime, Utc};
 use futures_util::future::BoxFuture;
 use serde::Serialize;
@@ -18,6 +19,7 @@ use serde::de::DeserializeOwned;
 use sled::Transactional;
 use sled::transaction::{ConflictableTransactionError, TransactionError, TransactionalTree};
 use std::cell::RefCell;
+use std::collections::HashSet;
 use std::path::Path;
 
 const SEPARATOR: u8 = 0;
@@ -41,8 +43,11 @@ pub struct SledStore {
     outbox: sled::Tree,
     /// Event id → `seq`.
     event_ids: sled::Tree,
-    /// `seq` → when the relay published it (RFC 3339).
+    /// `seq` → when the relay published it (RFC 3339), as written before `published_runs`.
     published: sled::Tree,
+    /// When the relay published each run of consecutive `seq`s: the run's last `seq` →
+    /// its first `seq` (8 bytes) and the time (RFC 3339). One write per run, not per event.
+    published_runs: sled::Tree,
     /// One tree per [`AccountTable`], in `AccountTable::ALL` order, then the three event
     /// trees (events, outbox, event ids) so account changes can publish.
     account_trees: Vec<sled::Tree>,
@@ -78,6 +83,7 @@ impl SledStore {
             outbox: db.open_tree("outbox")?,
             event_ids: db.open_tree("event_ids")?,
             published: db.open_tree("published")?,
+            published_runs: db.open_tree("published_runs")?,
             account_trees: AccountTable::ALL
                 .iter()
                 .map(|table| db.open_tree(format!("account_{table:?}")))
@@ -89,6 +95,25 @@ impl SledStore {
                 .collect::<Result<_, _>>()?,
             db,
         })
+    }
+
+    /// When the relay published event `seq`, if it has.
+    fn published_at(&self, seq: u64) -> Result<Option<DateTime<Utc>>, StoreError> {
+        let run = self
+            .published_runs
+            .range(seq.to_be_bytes()..)
+            .next()
+            .transpose()?;
+        let at = match run {
+            Some((_, value)) if value.len() >= 8 && seq_of(&value[..8]) <= seq => {
+                Some(value[8..].to_vec())
+            }
+            // Published by a version that recorded every event on its own.
+            _ => self.published.get(seq.to_be_bytes())?.map(|at| at.to_vec()),
+        };
+        Ok(at
+            .and_then(|at| DateTime::parse_from_rfc3339(&String::from_utf8_lossy(&at)).ok())
+            .map(|at| at.with_timezone(&Utc)))
     }
 
     /// Whether the database answers (for `/readyz`).
@@ -127,9 +152,8 @@ fn write_event(
     let mut event = event.clone();
     event.seq = events.generate_id()?;
     let key = event.seq.to_be_bytes();
-    let bytes = encode(&event);
-    events.insert(&key, bytes.clone())?;
-    outbox.insert(&key, bytes)?;
+    events.insert(&key, encode(&event))?;
+    outbox.insert(&key, StreamRecord::encode(&event).as_bytes())?;
     ids.insert(event.id.as_bytes(), &key)?;
     Ok(())
 }
@@ -140,6 +164,18 @@ fn unaborted(error: TransactionError<()>) -> StoreError {
         TransactionError::Storage(error) => StoreError::Sled(error),
         TransactionError::Abort(()) => StoreError::Sled(sled::Error::Unsupported("aborted".into())),
     }
+}
+
+/// The runs of consecutive numbers in sorted, distinct `seqs`, as (first, last).
+fn consecutive_runs(seqs: &[u64]) -> Vec<(u64, u64)> {
+    let mut runs: Vec<(u64, u64)> = Vec::new();
+    for &seq in seqs {
+        match runs.last_mut() {
+            Some((_, last)) if last.checked_add(1) == Some(seq) => *last = seq,
+            _ => runs.push((seq, seq)),
+        }
+    }
+    runs
 }
 
 fn seq_of(key: &[u8]) -> u64 {
@@ -527,28 +563,47 @@ impl Store for SledStore {
             .map_err(unaborted)
     }
 
-    fn pending_events(&self, limit: usize) -> Result<Vec<Event>, StoreError> {
-        self.outbox
-            .iter()
-            .take(limit)
-            .map(|entry| {
-                let (key, value) = entry?;
-                decode(&key, &value)
-            })
-            .collect()
+    fn pending_events(
+        &self,
+        limit: usize,
+        skip: &HashSet<u64>,
+    ) -> Result<Vec<PendingEvent>, StoreError> {
+        let mut pending = Vec::with_capacity(limit.min(4096));
+        for entry in self.outbox.iter() {
+            if pending.len() >= limit {
+                break;
+            }
+            let (key, value) = entry?;
+            let seq = seq_of(&key);
+            if skip.contains(&seq) {
+                continue;
+            }
+            let record = StreamRecord::from_stored(&value)
+                .map_err(|source| StoreError::Outbox { seq, source })?;
+            pending.push(PendingEvent { seq, record });
+        }
+        Ok(pending)
     }
 
     fn mark_published(&self, seqs: &[u64], at: DateTime<Utc>) -> Result<(), StoreError> {
         let when = at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-        let mut published = sled::Batch::default();
+        let mut sorted = seqs.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let mut runs = sled::Batch::default();
+        for (first, last) in consecutive_runs(&sorted) {
+            let mut value = Vec::with_capacity(8 + when.len());
+            value.extend_from_slice(&first.to_be_bytes());
+            value.extend_from_slice(when.as_bytes());
+            runs.insert(&last.to_be_bytes(), value);
+        }
         let mut outbox = sled::Batch::default();
-        for seq in seqs {
-            published.insert(&seq.to_be_bytes(), when.as_bytes());
+        for seq in &sorted {
             outbox.remove(&seq.to_be_bytes());
         }
         // Published first: a crash in between leaves the event in the outbox, and the relay's
         // reconciliation with the stream keeps it from being sent twice.
-        self.published.apply_batch(published)?;
+        self.published_runs.apply_batch(runs)?;
         self.outbox.apply_batch(outbox)?;
         Ok(())
     }
@@ -562,11 +617,7 @@ impl Store for SledStore {
                 let (key, value) = entry?;
                 let mut event: Event = decode(&key, &value)?;
                 event.seq = seq_of(&key);
-                event.published_at = self
-                    .published
-                    .get(&key)?
-                    .and_then(|at| DateTime::parse_from_rfc3339(&String::from_utf8_lossy(&at)).ok())
-                    .map(|at| at.with_timezone(&Utc));
+                event.published_at = self.published_at(event.seq)?;
                 Ok(event)
             })
             .collect()
@@ -608,5 +659,99 @@ impl Store for SledStore {
                 })??;
             Ok(())
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn event(number: usize) -> Event {
+        let account = format!("A-{number:08X}");
+        Event::new(
+            "account.occupied",
+            "v1",
+            Some(&account),
+            json!({"account_number": account}),
+        )
+        .expect("a catalogued event")
+    }
+
+    #[test]
+    fn the_outbox_hands_out_stream_records_and_publication_is_recorded_per_run() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = SledStore::open(dir.path()).expect("store");
+        let events: Vec<Event> = (0..10).map(event).collect();
+        store.publish_events(&events).expect("outbox");
+
+        let pending = store.pending_events(100, &HashSet::new()).expect("pending");
+        assert_eq!(pending.len(), 10);
+        let ids: Vec<&str> = pending
+            .iter()
+            .map(|event| event.record.id().expect("id"))
+            .collect();
+        let expected: Vec<&str> = events.iter().map(|event| event.id.as_str()).collect();
+        assert_eq!(ids, expected, "in log order, with their ids");
+
+        // Events the relay already holds are left out.
+        let seqs: Vec<u64> = pending.iter().map(|event| event.seq).collect();
+        let skip: HashSet<u64> = seqs[..4].iter().copied().collect();
+        let rest = store.pending_events(3, &skip).expect("pending");
+        assert_eq!(
+            rest.iter().map(|event| event.seq).collect::<Vec<_>>(),
+            seqs[4..7]
+        );
+
+        // Two runs with a gap: 0,1,2 and 5,6.
+        let at = DateTime::parse_from_rfc3339("2026-11-22T10:00:00.123Z")
+            .expect("time")
+            .with_timezone(&Utc);
+        let published = [seqs[6], seqs[0], seqs[2], seqs[1], seqs[5]];
+        store.mark_published(&published, at).expect("mark");
+        assert_eq!(store.published_runs.len(), 2, "one record per run");
+        assert_eq!(store.outbox_len().expect("len"), 5);
+
+        let log = store.events_after(None, 100).expect("log");
+        let published_at: Vec<bool> = log
+            .iter()
+            .map(|event| event.published_at == Some(at))
+            .collect();
+        assert_eq!(
+            published_at,
+            [
+                true, true, true, false, false, true, true, false, false, false
+            ]
+        );
+        assert!(
+            log.iter()
+                .all(|e| e.published_at.is_none() || e.published_at == Some(at))
+        );
+    }
+
+    #[test]
+    fn outbox_records_of_the_json_layout_are_still_published() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = SledStore::open(dir.path()).expect("store");
+        let mut old = event(1);
+        old.seq = 7;
+        // What an earlier version wrote: the event's JSON in the outbox.
+        store
+            .outbox
+            .insert(7u64.to_be_bytes(), encode(&old))
+            .expect("insert");
+        let pending = store.pending_events(10, &HashSet::new()).expect("pending");
+        assert_eq!(pending.len(), 1);
+        assert_eq!(pending[0].seq, 7);
+        assert_eq!(pending[0].record, StreamRecord::encode(&old));
+    }
+
+    #[test]
+    fn runs_join_consecutive_numbers_only() {
+        assert_eq!(consecutive_runs(&[]), []);
+        assert_eq!(
+            consecutive_runs(&[1, 2, 3, 5, 7, 8, u64::MAX]),
+            [(1, 3), (5, 5), (7, 8), (u64::MAX, u64::MAX)]
+        );
     }
 }
