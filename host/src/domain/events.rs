@@ -180,13 +180,13 @@ pub fn ledger_entry_posted(
 }
 
 /// When an instruction stops being usable: the card's expiry (end of its month) when the
-/// vendor gives one, else open-ended (`9999-12-31`).
+/// vendor gives one (a year Ferry can write as a date), else open-ended (`9999-12-31`).
 fn usable_to(details: &Value) -> String {
     let card = details.get("card").unwrap_or(details);
     let year = card.get("exp_year").and_then(Value::as_i64);
     let month = card.get("exp_month").and_then(Value::as_i64);
     match (year, month) {
-        (Some(year), Some(month)) if (1..=12).contains(&month) => {
+        (Some(year), Some(month)) if (1..=12).contains(&month) && (1..=9998).contains(&year) => {
             let (next_year, next_month) = if month == 12 {
                 (year + 1, 1)
             } else {
@@ -216,4 +216,30 @@ pub fn payment_method_new(
             "usable_to": usable_to(&instruction.details),
         }),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::usable_to;
+    use serde_json::json;
+
+    #[test]
+    fn usable_to_is_the_end_of_the_cards_expiry_month_or_open_ended() {
+        let card = |year: i64, month: i64| json!({"card": {"exp_year": year, "exp_month": month}});
+        assert_eq!(usable_to(&card(2027, 2)), "2027-02-28");
+        assert_eq!(usable_to(&card(2028, 12)), "2028-12-31");
+        assert_eq!(
+            usable_to(&json!({"exp_year": 2030, "exp_month": 6})),
+            "2030-06-30"
+        );
+        // What no card can say: open-ended, never a panic or a wrapped year.
+        for (year, month) in [(i64::MAX, 12), (i64::MIN, 1), (0, 5), (2027, 13), (2027, 0)] {
+            assert_eq!(
+                usable_to(&card(year, month)),
+                "9999-12-31",
+                "{year}-{month}"
+            );
+        }
+        assert_eq!(usable_to(&json!({"bank_account": "GB00"})), "9999-12-31");
+    }
 }
