@@ -278,8 +278,10 @@ async fn a_redis_outage_delays_events_but_loses_or_repeats_none() {
     }
 }
 
-#[tokio::test]
-async fn events_committed_before_a_crash_are_published_once_after_restart() {
+/// Commits 10 events with Redis down, SIGKILLs the server, writes the first `already` of them
+/// to the stream as a previous run would have just before dying, and restarts: each must be
+/// in the stream exactly once, and events after that must flow as usual.
+async fn restart_after_a_crash_with_events_already_in_the_stream(already: usize) {
     let mut redis = Redis::start();
     redis.stop();
     let temp = tempfile::tempdir().expect("temp");
@@ -297,7 +299,6 @@ async fn events_committed_before_a_crash_are_published_once_after_restart() {
     // SIGKILL: no chance to publish anything.
     drop(server);
 
-    // As if an earlier run had written two of them just before dying.
     redis.resume();
     {
         let client = redis::Client::open(redis.url()).expect("client");
@@ -305,7 +306,7 @@ async fn events_committed_before_a_crash_are_published_once_after_restart() {
             .get_multiplexed_async_connection()
             .await
             .expect("connect");
-        for event in committed.iter().take(2) {
+        for event in committed.iter().take(already) {
             let _: String = redis::cmd("XADD")
                 .arg(STREAM)
                 .arg("*")
@@ -339,6 +340,28 @@ async fn events_committed_before_a_crash_are_published_once_after_restart() {
     for event in &committed {
         assert!(by_id.contains_key(event["id"].as_str().expect("id")));
     }
+
+    // The relay goes on with what comes next.
+    let token = server.supplier_with_token("NEW_CO").await;
+    server.stage(&token, &account("NEW_CO", "ACC-NEXT")).await;
+    server.migrate(&token, "NEW_CO", "ACC-NEXT").await;
+    server.wait_for_published().await;
+    let by_id = check_entries(&redis.entries(STREAM).await);
+    assert_eq!(
+        by_id.len(),
+        12,
+        "and the next change's two events once each"
+    );
+}
+
+#[tokio::test]
+async fn events_committed_before_a_crash_are_published_once_after_restart() {
+    restart_after_a_crash_with_events_already_in_the_stream(2).await;
+}
+
+#[tokio::test]
+async fn a_crash_after_the_whole_batch_reached_the_stream_repeats_nothing_and_stalls_nothing() {
+    restart_after_a_crash_with_events_already_in_the_stream(10).await;
 }
 
 #[tokio::test]

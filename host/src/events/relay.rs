@@ -146,21 +146,27 @@ pub async fn run(
                 HashSet::new()
             };
             reconcile = false;
-            let pipeline = xadd_pipeline(&config, &batch, &already);
-            let mut sending_con = con;
-            let sending =
-                tokio::spawn(async move { pipeline.query_async::<()>(&mut sending_con).await });
+            let (pipeline, commands) = xadd_pipeline(&config, &batch, &already);
+            // Every event of the batch may already be in the stream (written just before a
+            // failure): then there is nothing to send, and an empty pipeline is an error.
+            let sending = (commands > 0).then(|| {
+                let mut sending_con = con;
+                tokio::spawn(async move { pipeline.query_async::<()>(&mut sending_con).await })
+            });
             // While Redis appends this batch: record the previous one, read the next one.
             outbox.settle(&mut reconcile);
             let in_flight: HashSet<u64> = batch.iter().map(|event| event.seq).collect();
             prefetched = Some(outbox.read(config.batch, &in_flight));
-            match sending.await {
-                Ok(result) => result,
-                Err(error) => Err(redis::RedisError::from((
-                    redis::ErrorKind::Io,
-                    "the XADD task failed",
-                    error.to_string(),
-                ))),
+            match sending {
+                None => Ok(()),
+                Some(sending) => match sending.await {
+                    Ok(result) => result,
+                    Err(error) => Err(redis::RedisError::from((
+                        redis::ErrorKind::Io,
+                        "the XADD task failed",
+                        error.to_string(),
+                    ))),
+                },
             }
         }
         .await;
@@ -243,13 +249,15 @@ impl Outbox {
     }
 }
 
-/// One `XADD` per event not already in the stream, trimmed to about `max_len`.
+/// One `XADD` per event not already in the stream, trimmed to about `max_len`; and how many
+/// there are.
 fn xadd_pipeline(
     config: &RelayConfig,
     batch: &[PendingEvent],
     already: &HashSet<String>,
-) -> redis::Pipeline {
+) -> (redis::Pipeline, usize) {
     let mut pipe = redis::pipe();
+    let mut commands = 0;
     for event in batch {
         if !already.is_empty() && event.record.id().is_ok_and(|id| already.contains(id)) {
             continue;
@@ -264,8 +272,9 @@ fn xadd_pipeline(
             xadd.arg(name).arg(value);
         }
         pipe.add_command(xadd).ignore();
+        commands += 1;
     }
-    pipe
+    (pipe, commands)
 }
 
 /// The event ids among the newest `count` entries of the stream.
