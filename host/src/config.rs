@@ -68,6 +68,13 @@ pub struct ServeArgs {
     /// Memory one plugin hook call may use, in MiB (default 64).
     #[arg(long, env = "FERRY_PLUGIN_MEMORY_MB")]
     pub plugin_memory_mb: Option<usize>,
+    /// Hook calls of one supplier that may run at once (default: half the cores, at least 1).
+    #[arg(long, env = "FERRY_PLUGIN_CONCURRENCY")]
+    pub plugin_concurrency: Option<usize>,
+    /// How long a hook call may wait for one of its supplier's slots before the request is
+    /// refused with 503 `plugin_busy`, in milliseconds (default 1000).
+    #[arg(long, env = "FERRY_PLUGIN_QUEUE_MS")]
+    pub plugin_queue_ms: Option<u64>,
     /// Create a demo supplier and API key, and print a ready-to-paste request.
     #[arg(long)]
     pub demo: bool,
@@ -93,6 +100,8 @@ struct FileSettings {
     plugin_dir: Option<PathBuf>,
     plugin_deadline_ms: Option<u64>,
     plugin_memory_mb: Option<usize>,
+    plugin_concurrency: Option<usize>,
+    plugin_queue_ms: Option<u64>,
     /// `[vendors.STRIPE] url = "...", key = "..."`
     #[serde(default)]
     vendors: BTreeMap<String, VendorSettings>,
@@ -134,6 +143,7 @@ pub struct Settings {
     pub vendor_deadline: Duration,
     pub plugin_dir: Option<PathBuf>,
     pub plugin_limits: crate::plugins::PluginLimits,
+    pub plugin_bulkhead: crate::plugins::Bulkhead,
     pub demo: bool,
 }
 
@@ -186,6 +196,23 @@ impl Settings {
                 .or(file.vendor_deadline_ms)
                 .unwrap_or(5000),
         );
+        let plugin_bulkhead = crate::plugins::Bulkhead {
+            calls_per_supplier: args
+                .plugin_concurrency
+                .or(file.plugin_concurrency)
+                .unwrap_or_else(crate::plugins::Bulkhead::default_calls_per_supplier),
+            queue_wait: Duration::from_millis(
+                args.plugin_queue_ms
+                    .or(file.plugin_queue_ms)
+                    .unwrap_or(1000),
+            ),
+        };
+        if plugin_bulkhead.calls_per_supplier == 0 {
+            return Err(ConfigError::Invalid {
+                name: "plugin_concurrency",
+                detail: "must be positive".into(),
+            });
+        }
         let sweep = args
             .expiry_sweep_seconds
             .or(file.expiry_sweep_seconds)
@@ -230,6 +257,7 @@ impl Settings {
                     << 20,
                 ..crate::plugins::PluginLimits::default()
             },
+            plugin_bulkhead,
             demo: args.demo,
         })
     }
@@ -304,6 +332,31 @@ mod tests {
         );
         assert_eq!(vendors.len(), 1);
         assert_eq!(vendors["STRIPE"].key.as_deref(), Some("sk"));
+
+        assert_eq!(
+            settings.plugin_bulkhead,
+            crate::plugins::Bulkhead::default(),
+            "half the cores per supplier, one second of waiting"
+        );
+
+        std::fs::write(&path, "plugin_concurrency = 3\nplugin_queue_ms = 250\n").expect("write");
+        let settings = Settings::resolve(ServeArgs {
+            config: Some(path.clone()),
+            ..ServeArgs::default()
+        })
+        .expect("settings");
+        assert_eq!(settings.plugin_bulkhead.calls_per_supplier, 3);
+        assert_eq!(
+            settings.plugin_bulkhead.queue_wait,
+            Duration::from_millis(250)
+        );
+        let error = Settings::resolve(ServeArgs {
+            config: Some(path.clone()),
+            plugin_concurrency: Some(0),
+            ..ServeArgs::default()
+        })
+        .expect_err("no slots");
+        assert!(error.to_string().contains("plugin_concurrency"), "{error}");
 
         std::fs::write(&path, "lisen = 1\n").expect("write");
         let error = Settings::resolve(ServeArgs {

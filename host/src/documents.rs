@@ -68,10 +68,30 @@ impl Documents for Bucket {
             match self.store.head(&Path::from(key)).await {
                 Ok(_) => Ok(true),
                 Err(object_store::Error::NotFound { .. }) => Ok(false),
+                Err(error) if names_no_file(&error) => Ok(false),
                 Err(error) => Err(DocumentStoreError(error.to_string())),
             }
         })
     }
+}
+
+/// Whether a local bucket failed because the key cannot name a file there (a segment longer
+/// than the file system allows, or a "folder" that is a file): the document does not exist,
+/// and the store is fine.
+fn names_no_file(error: &object_store::Error) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(current) = cause {
+        if let Some(io) = current.downcast_ref::<std::io::Error>() {
+            return matches!(
+                io.kind(),
+                std::io::ErrorKind::NotFound
+                    | std::io::ErrorKind::NotADirectory
+                    | std::io::ErrorKind::InvalidFilename
+            );
+        }
+        cause = current.source();
+    }
+    false
 }
 
 #[cfg(test)]
@@ -86,6 +106,15 @@ mod tests {
         let bucket = Bucket::open(&format!("file://{}", dir.path().display())).expect("bucket");
         assert!(bucket.exists("old-co/notes/a.pdf").await.expect("head"));
         assert!(!bucket.exists("old-co/notes/b.pdf").await.expect("head"));
+        // Keys no file can have: a name too long for the file system, a file as a folder.
+        let long = format!("old-co/{}", "x".repeat(300));
+        assert!(!bucket.exists(&long).await.expect("head"));
+        assert!(
+            !bucket
+                .exists("old-co/notes/a.pdf/b.pdf")
+                .await
+                .expect("head")
+        );
         assert!(matches!(
             Bucket::open("ftp://x"),
             Err(BucketError::Unsupported(_))

@@ -80,7 +80,8 @@ pub async fn run(
         .map_err(|error| ServerError::Config(error.to_string()))?;
     let plugins = Arc::new(
         Plugins::open(Arc::new(runtime), store.clone())
-            .map_err(|error| ServerError::Config(error.to_string()))?,
+            .map_err(|error| ServerError::Config(error.to_string()))?
+            .with_bulkhead(settings.plugin_bulkhead),
     );
     let mut state = AppState::new(
         store.clone(),

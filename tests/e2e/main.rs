@@ -3,11 +3,13 @@
 mod admin;
 mod auth;
 mod cli;
+mod crash;
 mod errors;
 mod events;
 mod notes;
 mod operations;
 mod payment_instructions;
+mod plugin_load;
 mod plugins;
 mod reads;
 mod staging;

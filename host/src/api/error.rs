@@ -67,6 +67,7 @@ impl ApiError {
                 | DomainError::VendorUnavailable(_)
                 | DomainError::DocumentStore(_)
                 | DomainError::PluginFailed(_) => StatusCode::INTERNAL_SERVER_ERROR,
+                DomainError::PluginBusy(_) => StatusCode::SERVICE_UNAVAILABLE,
                 DomainError::InvalidEvent(_) => StatusCode::BAD_REQUEST,
             },
             Self::Auth(error) => match error {
@@ -170,8 +171,13 @@ impl IntoResponse for ApiError {
             tracing::error!(error = %self, "request failed");
         }
         let mut response = (status, Json(self.body())).into_response();
-        if let Self::Throttled(wait) = &self
-            && let Ok(value) = HeaderValue::from_str(&retry_after_seconds(*wait).to_string())
+        let retry_after = match &self {
+            Self::Throttled(wait) => Some(retry_after_seconds(*wait)),
+            Self::Domain(DomainError::PluginBusy(_)) => Some(1),
+            _ => None,
+        };
+        if let Some(seconds) = retry_after
+            && let Ok(value) = HeaderValue::from_str(&seconds.to_string())
         {
             response.headers_mut().insert(header::RETRY_AFTER, value);
         }

@@ -1,11 +1,12 @@
 //! Extractors that turn requests into what handlers need, failing in the API's error format:
-//! the JSON body (content type, size, syntax) and the authenticated caller.
+//! the JSON body (content type, size, syntax), the authenticated caller, path parameters and
+//! query parameters.
 
 use super::AppState;
 use super::error::ApiError;
 use crate::domain::api_key::ApiKeyRecord;
 use axum::body::Bytes;
-use axum::extract::{FromRequest, FromRequestParts, Query, Request};
+use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request};
 use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
 use serde_json::Value;
@@ -95,6 +96,25 @@ impl<T: serde::de::DeserializeOwned + Send> FromRequestParts<AppState> for Query
             .map_err(|rejection| ApiError::Query {
                 name: "query",
                 detail: rejection.body_text(),
+            })
+    }
+}
+
+/// Path parameters. A segment that does not decode (percent-encoded bytes that are not UTF-8)
+/// cannot be the name of anything, so it answers `not_found` like an unknown path.
+#[derive(Debug)]
+pub struct PathParams<T>(pub T);
+
+impl<T: serde::de::DeserializeOwned + Send> FromRequestParts<AppState> for PathParams<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|Path(value)| Self(value))
+            .map_err(|rejection| {
+                tracing::debug!(%rejection, "undecodable path parameter");
+                ApiError::NotFound
             })
     }
 }

@@ -1,13 +1,14 @@
 //! Liveness, readiness and Prometheus metrics.
 
 use super::AppState;
+use crate::events::relay::RelayMode;
 use axum::extract::{MatchedPath, Request, State};
 use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use serde_json::json;
+use serde::Serialize;
 use std::time::Instant;
 
 pub fn router() -> Router<AppState> {
@@ -17,22 +18,48 @@ pub fn router() -> Router<AppState> {
         .route("/metrics", get(metrics))
 }
 
-async fn healthz() -> Json<serde_json::Value> {
-    Json(json!({"status": "ok"}))
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct HealthBody {
+    /// Always `ok`.
+    pub status: &'static str,
+}
+
+/// Readiness: the store, and the event relay's state.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ReadyBody {
+    /// `ready` or `unavailable`.
+    pub status: &'static str,
+    /// `ok` or `error`.
+    pub store: &'static str,
+    pub relay: RelayMode,
+    /// Null while the relay has not failed.
+    #[schema(required = true)]
+    pub relay_last_error: Option<String>,
+    /// Events waiting in the outbox.
+    pub outbox_pending: usize,
+}
+
+/// The service is up.
+#[utoipa::path(get, path = "/healthz", tag = "operations",
+    responses((status = 200, body = HealthBody)))]
+pub async fn healthz() -> Json<HealthBody> {
+    Json(HealthBody { status: "ok" })
 }
 
 /// Ready when the store answers; the relay's state is reported (events wait durably in the
 /// outbox while Redis is away, so a relay that is retrying does not make Ferry unready).
-async fn readyz(State(state): State<AppState>) -> Response {
+#[utoipa::path(get, path = "/readyz", tag = "operations",
+    responses((status = 200, body = ReadyBody), (status = 503, description = "The store does not answer", body = ReadyBody)))]
+pub async fn readyz(State(state): State<AppState>) -> Response {
     let store_ok = state.store.supplier("").is_ok();
     let relay = state.relay.snapshot();
-    let body = json!({
-        "status": if store_ok { "ready" } else { "unavailable" },
-        "store": if store_ok { "ok" } else { "error" },
-        "relay": relay.state,
-        "relay_last_error": relay.last_error,
-        "outbox_pending": state.store.outbox_len().unwrap_or(0),
-    });
+    let body = ReadyBody {
+        status: if store_ok { "ready" } else { "unavailable" },
+        store: if store_ok { "ok" } else { "error" },
+        relay: relay.state,
+        relay_last_error: relay.last_error,
+        outbox_pending: state.store.outbox_len().unwrap_or(0),
+    };
     let status = if store_ok {
         StatusCode::OK
     } else {
@@ -41,7 +68,10 @@ async fn readyz(State(state): State<AppState>) -> Response {
     (status, Json(body)).into_response()
 }
 
-async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
+/// Prometheus metrics (text format).
+#[utoipa::path(get, path = "/metrics", tag = "operations",
+    responses((status = 200, description = "Prometheus text exposition format", content_type = "text/plain", body = String)))]
+pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
     (
         [(
             axum::http::header::CONTENT_TYPE,

@@ -3,11 +3,11 @@
 
 use super::AppState;
 use super::error::{ApiError, ErrorBody};
-use super::extract::SupplierCaller;
+use super::extract::{PathParams, SupplierCaller};
 use super::stream::json_array;
 use crate::domain::import_process::{ImportProcess, TransferStatus, format_datetime};
 use crate::domain::imports::ListFilter;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::response::Response;
 use axum::routing::get;
 use axum::{Json, Router};
@@ -45,8 +45,10 @@ pub struct TransferStatusBody {
 pub struct ImportProcessItem {
     pub external_account_number: String,
     /// Null while pending.
+    #[schema(required = true)]
     pub platform_account_number: Option<String>,
     /// `YYYY-MM-DDTHH:MM:SSZ`; null while pending.
+    #[schema(required = true)]
     pub account_created_at: Option<String>,
 }
 
@@ -67,7 +69,7 @@ impl From<ImportProcess> for ImportProcessItem {
 pub async fn account_transfer_status(
     State(state): State<AppState>,
     SupplierCaller(key): SupplierCaller,
-    Path((supplier, external)): Path<(String, String)>,
+    PathParams((supplier, external)): PathParams<(String, String)>,
 ) -> Result<Json<TransferStatusBody>, ApiError> {
     let process = state.imports.import_process(&key, &supplier, &external)?;
     Ok(Json(TransferStatusBody {
@@ -96,7 +98,7 @@ fn list(
 pub async fn all_processes(
     State(state): State<AppState>,
     SupplierCaller(key): SupplierCaller,
-    Path(supplier): Path<String>,
+    PathParams(supplier): PathParams<String>,
 ) -> Result<Response, ApiError> {
     list(&state, &key, &supplier, ListFilter::All)
 }
@@ -109,7 +111,7 @@ pub async fn all_processes(
 pub async fn pending_processes(
     State(state): State<AppState>,
     SupplierCaller(key): SupplierCaller,
-    Path(supplier): Path<String>,
+    PathParams(supplier): PathParams<String>,
 ) -> Result<Response, ApiError> {
     list(&state, &key, &supplier, ListFilter::Pending)
 }
@@ -122,7 +124,7 @@ pub async fn pending_processes(
 pub async fn imported_processes(
     State(state): State<AppState>,
     SupplierCaller(key): SupplierCaller,
-    Path(supplier): Path<String>,
+    PathParams(supplier): PathParams<String>,
 ) -> Result<Response, ApiError> {
     list(&state, &key, &supplier, ListFilter::Imported)
 }

@@ -14,6 +14,7 @@ pub mod notes;
 pub mod openapi;
 pub mod payment_instructions;
 pub mod sandbox;
+pub mod schemas;
 pub mod staging;
 pub mod statements;
 pub mod stream;
@@ -152,6 +153,9 @@ pub fn router(state: AppState) -> Router {
         .with_state(state)
 }
 
+/// This document.
+#[utoipa::path(get, path = "/v1/openapi.json", tag = "operations",
+    responses((status = 200, description = "The OpenAPI document of the HTTP API", body = Object)))]
 async fn openapi_json() -> Json<utoipa::openapi::OpenApi> {
     Json(openapi::ApiDoc::openapi())
 }

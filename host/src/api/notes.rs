@@ -3,6 +3,7 @@
 use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{JsonBody, SupplierCaller};
+use super::schemas::NotesRequest;
 use crate::domain::import_process::format_datetime;
 use crate::domain::notes::NoteStatus;
 use axum::extract::State;
@@ -20,13 +21,15 @@ pub fn router() -> Router<AppState> {
 pub struct NoteResultBody {
     /// `YYYY-MM-DDTHH:MM:SSZ`
     pub created_at: String,
+    /// Null for a note of documents only.
+    #[schema(required = true)]
     pub body: Option<String>,
     pub status: NoteStatus,
 }
 
 /// Adds notes; each is created unless the account already has it.
 #[utoipa::path(post, path = "/v1/data-import/notes/create/", tag = "data",
-    request_body(content = serde_json::Value, description = "{import_supplier, external_account_number, notes: [{body?, document_paths?: [{document_path}], created_at?, is_pinned?, unpin_at?}]}"),
+    request_body = NotesRequest,
     responses((status = 201, body = [NoteResultBody]), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
     security(("token" = [])))]
 pub async fn create_notes(

@@ -1,9 +1,22 @@
 //! The OpenAPI document of the whole HTTP API, generated from the handlers (`utoipa`).
+//!
+//! Each handler documents its own answers; [`ErrorResponses`] adds the failures every
+//! operation of a kind can answer, all in the error format: a body that cannot be read (400
+//! `parse_error`, 413, 415), query parameters that are refused (400), a path that names nothing
+//! (404), a missing or wrong credential (401; 403 for a supplier token on the admin API), a
+//! supplier key over its request rate (429 with `Retry-After`), the store failing (500) and a
+//! supplier's plugin with too many calls waiting (503 with `Retry-After`).
 
-use super::error::ErrorBody;
-use super::{admin, imports, notes, payment_instructions, staging, statements, transactions};
+use super::error::{ErrorBody, TransactionImportErrorBody};
+use super::{
+    admin, graphql, health, imports, notes, payment_instructions, schemas, staging, statements,
+    transactions,
+};
 use crate::domain::validation::FieldError;
+use utoipa::openapi::header::HeaderBuilder;
+use utoipa::openapi::path::Operation;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
+use utoipa::openapi::{ContentBuilder, Ref, RefOr, Response, ResponseBuilder, schema};
 use utoipa::{Modify, OpenApi};
 
 #[derive(OpenApi)]
@@ -13,9 +26,13 @@ use utoipa::{Modify, OpenApi};
         version = "1",
         description = "Stage and migrate accounts from a retiring supplier, and read their import state. \
             Obtain a token with the GraphQL mutation `obtainPlatformToken` at `POST /v1/graphql/`, then send \
-            `Authorization: Token <token>`. The admin API takes the operator key the same way."
+            `Authorization: Token <token>`. The admin API takes the operator key the same way. \
+            Every failure answers `{detail, code, errors: [{detail, code, attr}]}` (the transactions \
+            endpoint's per-transaction 400 aside): also an unknown path (404 `not_found`) and a method a \
+            path does not have (405 `method_not_allowed`, with `Allow`)."
     ),
     paths(
+        graphql::execute,
         staging::validate_account,
         staging::create_or_update,
         staging::process,
@@ -44,17 +61,28 @@ use utoipa::{Modify, OpenApi};
         admin::suppliers::update_supplier,
         admin::api_keys::create_api_key,
         admin::api_keys::revoke_api_key,
+        health::healthz,
+        health::readyz,
+        health::metrics,
+        super::openapi_json,
     ),
-    components(schemas(ErrorBody, FieldError)),
-    modifiers(&Security),
+    components(schemas(ErrorBody, FieldError, TransactionImportErrorBody, schemas::Decimal)),
+    modifiers(&Security, &ErrorResponses),
     tags(
+        (name = "auth", description = "Platform tokens (GraphQL)"),
         (name = "staging", description = "Validate, stage and migrate accounts"),
         (name = "imports", description = "Import state of accounts"),
         (name = "data", description = "Data added to imported accounts"),
         (name = "admin", description = "Operator API (operator key)"),
+        (name = "operations", description = "Health, readiness, metrics and this document"),
     )
 )]
 pub struct ApiDoc;
+
+/// The security scheme of supplier integrations (platform token).
+pub const SUPPLIER_SCHEME: &str = "token";
+/// The security scheme of operators (operator key).
+pub const OPERATOR_SCHEME: &str = "operator";
 
 struct Security;
 
@@ -62,8 +90,8 @@ impl Modify for Security {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
         let components = openapi.components.get_or_insert_with(Default::default);
         for (name, what) in [
-            ("token", "Token <platform token>"),
-            ("operator", "Token <operator key>"),
+            (SUPPLIER_SCHEME, "Token <platform token>"),
+            (OPERATOR_SCHEME, "Token <operator key>"),
         ] {
             components.add_security_scheme(
                 name,
@@ -73,5 +101,234 @@ impl Modify for Security {
                 ))),
             );
         }
+    }
+}
+
+/// The shared failure answers (see the module docs).
+struct ErrorResponses;
+
+/// (status, component name, description) of every shared failure answer.
+const SHARED: [(&str, &str, &str); 10] = [
+    (
+        "400",
+        "BadRequest",
+        "The request could not be read or was refused: `parse_error`, `validation_error` and the operation's own codes.",
+    ),
+    (
+        "401",
+        "Unauthorized",
+        "No credential (`not_authenticated`) or a wrong, expired or revoked one (`authentication_failed`).",
+    ),
+    (
+        "403",
+        "Forbidden",
+        "A supplier token on the admin API (`permission_denied`).",
+    ),
+    (
+        "404",
+        "NotFound",
+        "Nothing of that name (or nothing the caller may see): `not_found` and the operation's own codes.",
+    ),
+    (
+        "405",
+        "MethodNotAllowed",
+        "The path does not have this method (`method_not_allowed`); `Allow` lists those it has.",
+    ),
+    (
+        "413",
+        "PayloadTooLarge",
+        "The body is larger than the configured limit (`payload_too_large`).",
+    ),
+    (
+        "415",
+        "UnsupportedMediaType",
+        "The body is not sent as `Content-Type: application/json` (`unsupported_media_type`).",
+    ),
+    (
+        "429",
+        "Throttled",
+        "The API key sent more requests than its rate allows (`throttled`); retry after `Retry-After` seconds.",
+    ),
+    (
+        "500",
+        "ServerError",
+        "The service failed (`server_error`); retry the request as it is.",
+    ),
+    (
+        "503",
+        "PluginBusy",
+        "The supplier's plugin has more calls waiting than it can take (`plugin_busy`); retry after `Retry-After` seconds.",
+    ),
+];
+
+fn shared_response(status: &str, description: &str) -> Response {
+    let body = ContentBuilder::new()
+        .schema(Some(Ref::from_schema_name("ErrorBody")))
+        .build();
+    let mut response = ResponseBuilder::new()
+        .description(description)
+        .content("application/json", body);
+    let integer = || schema::ObjectBuilder::new().schema_type(schema::Type::Integer);
+    let string = || schema::ObjectBuilder::new().schema_type(schema::Type::String);
+    match status {
+        "401" => {
+            response = response.header(
+                "WWW-Authenticate",
+                HeaderBuilder::new()
+                    .schema(string())
+                    .description(Some("`Token`"))
+                    .build(),
+            );
+        }
+        "405" => {
+            response = response.header(
+                "Allow",
+                HeaderBuilder::new()
+                    .schema(string())
+                    .description(Some("The methods the path has."))
+                    .build(),
+            );
+        }
+        "429" | "503" => {
+            response = response.header(
+                "Retry-After",
+                HeaderBuilder::new()
+                    .schema(integer())
+                    .description(Some("Seconds to wait."))
+                    .build(),
+            );
+        }
+        _ => {}
+    }
+    response.build()
+}
+
+/// The security schemes an operation accepts.
+fn schemes(operation: &Operation) -> Vec<String> {
+    let requirements = serde_json::to_value(&operation.security).unwrap_or_default();
+    requirements
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(serde_json::Value::as_object)
+        .flat_map(|requirement| requirement.keys().cloned())
+        .collect()
+}
+
+/// The shared failures `operation` can answer.
+fn failures(operation: &Operation) -> Vec<&'static str> {
+    use utoipa::openapi::path::ParameterIn;
+    let schemes = schemes(operation);
+    let parameters = operation.parameters.as_deref().unwrap_or_default();
+    let json_body = operation
+        .request_body
+        .as_ref()
+        .is_some_and(|body| body.content.contains_key("application/json"));
+    let any_body = operation.request_body.is_some();
+    let mut statuses = Vec::new();
+    if json_body
+        || parameters
+            .iter()
+            .any(|p| matches!(p.parameter_in, ParameterIn::Query))
+    {
+        statuses.push("400");
+    }
+    if !schemes.is_empty() {
+        statuses.push("401");
+    }
+    if schemes.iter().any(|scheme| scheme == OPERATOR_SCHEME) {
+        statuses.push("403");
+    }
+    if parameters
+        .iter()
+        .any(|p| matches!(p.parameter_in, ParameterIn::Path))
+    {
+        statuses.push("404");
+    }
+    if any_body {
+        statuses.push("413");
+    }
+    if json_body {
+        statuses.push("415");
+    }
+    if schemes.iter().any(|scheme| scheme == SUPPLIER_SCHEME) {
+        statuses.push("429");
+    }
+    if !schemes.is_empty() {
+        statuses.push("500");
+    }
+    if json_body && schemes.iter().any(|scheme| scheme == SUPPLIER_SCHEME) {
+        statuses.push("503");
+    }
+    statuses
+}
+
+impl Modify for ErrorResponses {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        for (status, name, description) in SHARED {
+            components.responses.insert(
+                name.to_owned(),
+                RefOr::T(shared_response(status, description)),
+            );
+        }
+        for item in openapi.paths.paths.values_mut() {
+            let operations = [
+                &mut item.get,
+                &mut item.put,
+                &mut item.post,
+                &mut item.delete,
+                &mut item.patch,
+            ];
+            for operation in operations.into_iter().flatten() {
+                for status in failures(operation) {
+                    let Some((_, name, _)) = SHARED.iter().find(|(s, _, _)| *s == status) else {
+                        continue;
+                    };
+                    operation
+                        .responses
+                        .responses
+                        .entry(status.to_owned())
+                        .or_insert_with(|| {
+                            RefOr::Ref(Ref::new(format!("#/components/responses/{name}")))
+                        });
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_operation_documents_its_failures_in_the_error_format() {
+        let document = serde_json::to_value(ApiDoc::openapi()).expect("json");
+        let paths = document["paths"].as_object().expect("paths");
+        let notes = &paths["/v1/data-import/notes/create/"]["post"]["responses"];
+        for status in ["400", "401", "404", "413", "415", "429", "500"] {
+            assert!(notes.get(status).is_some(), "notes: no {status}");
+        }
+        let admin = &paths["/admin/v1/suppliers"]["get"]["responses"];
+        for status in ["401", "403", "500"] {
+            assert!(admin.get(status).is_some(), "suppliers: no {status}");
+        }
+        assert!(admin.get("429").is_none() && admin.get("415").is_none());
+        let events = &paths["/admin/v1/events"]["get"]["parameters"];
+        assert!(
+            events
+                .as_array()
+                .expect("parameters")
+                .iter()
+                .all(|p| p["in"] == "query" && p["required"] == false),
+            "{events}"
+        );
+        let throttled = &document["components"]["responses"]["Throttled"];
+        assert!(throttled["headers"].get("Retry-After").is_some());
+        assert_eq!(
+            throttled["content"]["application/json"]["schema"]["$ref"],
+            "#/components/schemas/ErrorBody"
+        );
     }
 }

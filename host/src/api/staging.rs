@@ -4,6 +4,7 @@
 use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{JsonBody, SupplierCaller};
+use super::schemas::{AccountRequest, ProcessRequest};
 use crate::domain::account::AccountPayload;
 use crate::domain::import_process::Staging;
 use crate::domain::imports::ProcessOutcome;
@@ -46,19 +47,9 @@ pub struct ProcessedAccount {
     pub would_succeed: Option<bool>,
 }
 
-/// Body of `process/`.
-#[derive(Debug, serde::Deserialize, utoipa::ToSchema)]
-#[allow(dead_code)]
-pub struct ProcessRequestBody {
-    pub import_supplier_code: String,
-    pub external_account_number: String,
-    #[serde(default)]
-    pub dry_run: bool,
-}
-
 /// Validates an account and returns it as it would be staged. Writes nothing.
 #[utoipa::path(post, path = "/v1/data-import/validate-account/", tag = "staging",
-    request_body = AccountPayload,
+    request_body = AccountRequest,
     responses((status = 200, body = AccountPayload), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
     security(("token" = [])))]
 pub async fn validate_account(
@@ -71,7 +62,7 @@ pub async fn validate_account(
 
 /// Validates and stages an account: 201 when first staged, 200 when re-staging updates it.
 #[utoipa::path(post, path = "/v1/data-import/account-import-process/create-or-update/", tag = "staging",
-    request_body = AccountPayload,
+    request_body = AccountRequest,
     responses((status = 201, body = StagedAccount), (status = 200, body = StagedAccount), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)),
     security(("token" = [])))]
 pub async fn create_or_update(
@@ -96,7 +87,7 @@ pub async fn create_or_update(
 /// Creates the platform account of a staged account; with `dry_run` keeps nothing and says
 /// whether it would have succeeded (200), or answers the error the real run would give.
 #[utoipa::path(post, path = "/v1/data-import/account-import-process/process/", tag = "staging",
-    request_body = ProcessRequestBody,
+    request_body = ProcessRequest,
     responses((status = 201, body = ProcessedAccount), (status = 200, description = "dry run: would succeed", body = ProcessedAccount), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)),
     security(("token" = [])))]
 pub async fn process(

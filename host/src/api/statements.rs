@@ -3,6 +3,7 @@
 use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{JsonBody, SupplierCaller};
+use super::schemas::StatementsRequest;
 use crate::domain::additions::StatementsBody;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -19,7 +20,7 @@ pub fn router() -> Router<AppState> {
 /// Keeps historical statements (a re-sent `statement_id` is not duplicated) and answers the
 /// validated data.
 #[utoipa::path(post, path = "/v1/data-import/historical-statements/create/", tag = "data",
-    request_body(content = serde_json::Value, description = "{import_supplier, external_account_number, statements: [...]}"),
+    request_body = StatementsRequest,
     responses((status = 201, body = StatementsBody), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
     security(("token" = [])))]
 pub async fn create_statements(

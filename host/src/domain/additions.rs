@@ -25,7 +25,7 @@ use super::ports::{
 use super::statements::{Statement, read_statement};
 use super::supplier::Supplier;
 use super::validation::{FieldError, FieldErrors, Items, ObjectReader, Required, StrRule};
-use crate::store::{AccountTable, AccountTx, Store, StoreError};
+use crate::store::{AccountTable, AccountTx, ChangeAccount, Store, StoreError};
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -34,6 +34,10 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 pub const TRANSACTION_IMPORT_SUCCESS: &str = "TRANSACTION_IMPORT_SUCCESS";
+
+/// Changes of this many records or more run off the async worker (see
+/// `Additions::change_account_records`).
+const LARGE_CHANGE_ITEMS: usize = 100;
 
 /// The query options of the transactions endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -242,6 +246,23 @@ impl Additions {
         self
     }
 
+    /// The store's atomic change of an account's records; for a change of `items` records
+    /// or more, off the async worker (see [`blocking`](super::blocking)): a large batch
+    /// holds sled's lock for milliseconds, while for a small one handing the worker's tasks
+    /// to another thread costs more than it saves.
+    fn change_account_records(
+        &self,
+        number: &str,
+        items: usize,
+        change: &mut ChangeAccount<'_>,
+    ) -> Result<(), DomainError> {
+        if items >= LARGE_CHANGE_ITEMS {
+            super::blocking::blocking(|| self.store.change_account_records(number, change))
+        } else {
+            self.store.change_account_records(number, change)
+        }
+    }
+
     fn items(&self) -> Items {
         Items {
             min: 1,
@@ -396,14 +417,13 @@ impl Additions {
             return Err(DomainError::invalid(errors));
         }
         let mut results = Vec::new();
-        self.store
-            .change_account_records(&target.account.number, &mut |tx| {
-                results.clear();
-                for note in &notes {
-                    results.push(add_note(tx, note, NoteSource::Import, now)?);
-                }
-                Ok(())
-            })?;
+        self.change_account_records(&target.account.number, notes.len(), &mut |tx| {
+            results.clear();
+            for note in &notes {
+                results.push(add_note(tx, note, NoteSource::Import, now)?);
+            }
+            Ok(())
+        })?;
         self.store.flush().await?;
         Ok(results)
     }
@@ -478,7 +498,8 @@ impl Additions {
             .open_statement_period_start
             .unwrap_or_else(|| target.account.created_at.date_naive());
         let mut results = Vec::new();
-        self.store.change_account_records(&target.account.number, &mut |tx| {
+        let items = transactions.len();
+        self.change_account_records(&target.account.number, items, &mut |tx| {
             results.clear();
             let mut summary = summary(tx)?;
             let start = open_period_start(account_start, summary.latest_statement_to);
@@ -519,12 +540,21 @@ impl Additions {
                         ));
                     }
                 }
+                let Some(balance_after) = summary.post(kept.kind, kept.amount) else {
+                    return Err(transaction_failure(
+                        index,
+                        value,
+                        "amount",
+                        "balance_out_of_range",
+                        "Adding this amount would take the account's balance out of the range of amounts that can be held.".to_owned(),
+                    ));
+                };
                 let entry = LedgerEntry {
                     id: tx.next_id()?,
                     transaction_id: kept.transaction_id.clone(),
                     kind: kept.kind,
                     amount: kept.amount,
-                    balance_after: summary.post(kept.kind, kept.amount),
+                    balance_after,
                     transaction_date: kept.transaction_date,
                     posted_at: now,
                 };

@@ -49,6 +49,9 @@ pub enum DomainError {
     /// A supplier's plugin broke on this request (trap, deadline, memory cap).
     #[error("{0}")]
     PluginFailed(String),
+    /// A supplier's plugin was too busy with other requests to run this one: retry later.
+    #[error("{0}")]
+    PluginBusy(String),
     #[error("the supplier has no plugin")]
     PluginNotFound,
     /// The component was refused at installation.
@@ -111,6 +114,7 @@ impl DomainError {
             Self::VendorUnavailable(_) => "payment_vendor_unavailable",
             Self::DocumentStore(_) => "document_store_unavailable",
             Self::PluginFailed(_) => "plugin_failed",
+            Self::PluginBusy(_) => "plugin_busy",
             Self::PluginNotFound => "plugin_not_found",
             Self::PluginRejected(_) => "plugin_rejected",
             Self::InvalidEvent(_) => "invalid_event",

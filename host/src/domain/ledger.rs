@@ -181,11 +181,12 @@ pub struct AccountSummary {
 }
 
 impl AccountSummary {
-    /// Posts `transaction`, returning the new balance.
-    pub fn post(&mut self, kind: TransactionType, amount: Money) -> Money {
+    /// Posts `transaction`, returning the new balance; `None` (and nothing posted) when the
+    /// balance would leave the range of amounts Ferry can hold exactly.
+    pub fn post(&mut self, kind: TransactionType, amount: Money) -> Option<Money> {
         let signed = if kind.is_debit() { amount.0 } else { -amount.0 };
-        self.balance = Money(self.balance.0 + signed);
-        self.balance
+        self.balance = Money(self.balance.0.checked_add(signed)?);
+        Some(self.balance)
     }
 }
 
@@ -501,6 +502,23 @@ mod tests {
         assert_eq!(
             codes(json!(5)),
             vec![("transactions.0".into(), "invalid".into())]
+        );
+    }
+
+    #[test]
+    fn a_balance_out_of_range_is_refused_and_left_as_it_was() {
+        let mut summary = AccountSummary {
+            balance: Money(Decimal::ONE),
+            latest_statement_to: None,
+        };
+        assert_eq!(
+            summary.post(TransactionType::Charge, Money(Decimal::MAX)),
+            None
+        );
+        assert_eq!(summary.balance, Money(Decimal::ONE));
+        assert_eq!(
+            summary.post(TransactionType::Credit, Money(Decimal::MAX)),
+            Some(Money(Decimal::ONE - Decimal::MAX))
         );
     }
 

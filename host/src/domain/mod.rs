@@ -8,6 +8,7 @@ pub mod account;
 pub mod additions;
 pub mod admin;
 pub mod api_key;
+pub mod blocking;
 pub mod documents;
 pub mod error;
 pub mod events;

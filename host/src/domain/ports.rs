@@ -94,6 +94,9 @@ pub enum RuleFailure {
     Rejected(crate::domain::validation::FieldErrors),
     /// The rules broke (trap, deadline, memory cap); the text names the plugin and version.
     Broken(String),
+    /// The rules did not run: the supplier's rules were busy with other requests for longer
+    /// than a request may wait. Retrying later may succeed.
+    Busy(String),
 }
 
 /// A supplier's validation and mapping rules (its plugin, if any).

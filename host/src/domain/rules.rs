@@ -1,5 +1,5 @@
 //! Applying a supplier's rules (its plugin) to a request: a refusal becomes the request's
-//! field errors, a broken plugin fails only this request.
+//! field errors, a broken or busy plugin fails only this request.
 
 use super::error::DomainError;
 use super::ports::{AccountTarget, Hook, RuleFailure, SupplierRules};
@@ -19,5 +19,6 @@ pub async fn apply(
         Ok(mapped) => Ok(mapped),
         Err(RuleFailure::Rejected(errors)) => Err(invalid(errors)),
         Err(RuleFailure::Broken(detail)) => Err(DomainError::PluginFailed(detail)),
+        Err(RuleFailure::Busy(detail)) => Err(DomainError::PluginBusy(detail)),
     }
 }

@@ -21,6 +21,7 @@ pub struct FieldError {
     /// Machine-readable, stable identifier.
     pub code: String,
     /// Dot path of the offending input; null for the request as a whole.
+    #[schema(required = true)]
     pub attr: Option<String>,
 }
 

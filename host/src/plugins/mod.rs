@@ -3,8 +3,9 @@
 //!
 //! [`runtime`] runs components (wasmtime, one engine, a fresh store per call with deadline
 //! and memory cap), [`registry`] keeps one plugin per supplier and implements the domain's
-//! [`SupplierRules`](crate::domain::ports::SupplierRules), and [`watch`] hot-reloads plugins
-//! from a directory during development.
+//! [`SupplierRules`](crate::domain::ports::SupplierRules) behind a per-supplier bulkhead,
+//! [`threads`] runs plugins that overran their deadline below the host's CPU priority, and
+//! [`watch`] hot-reloads plugins from a directory during development.
 
 mod bindings;
 mod cache;
@@ -12,8 +13,9 @@ mod convert;
 pub mod dev;
 pub mod registry;
 pub mod runtime;
+pub mod threads;
 pub mod watch;
 
 pub use cache::sha256_hex;
-pub use registry::{PluginFailure, PluginView, Plugins};
+pub use registry::{Bulkhead, PluginFailure, PluginView, Plugins};
 pub use runtime::{HookRun, LoadedComponent, LogLine, PluginError, PluginLimits, Runtime};

@@ -1,7 +1,16 @@
 //! The installed plugins: one per supplier, kept in the store, loaded into the runtime, and
 //! swapped atomically (a request in flight finishes on the version it started with).
+//!
+//! Each supplier's hook calls pass a bulkhead: at most [`Bulkhead::calls_per_supplier`] run
+//! at once, the others wait their turn for at most [`Bulkhead::queue_wait`] and are then
+//! refused as busy. Calls run on blocking threads, never on the async workers. A supplier
+//! whose plugin overran its deadline in the last [`DEMOTION`] has its calls run on the
+//! [`LowPriorityThreads`] instead. A plugin that burns its whole deadline on every call thus
+//! occupies a bounded share of the cores, and yields even that to the host's own work and to
+//! the other suppliers' plugins, which keep the host's priority.
 
 use super::runtime::{HookRun, LoadedComponent, PluginError, Runtime};
+use super::threads::LowPriorityThreads;
 use crate::domain::error::DomainError;
 use crate::domain::plugin::PluginRecord;
 use crate::domain::ports::{AccountTarget, Hook, RuleFailure, SupplierRules};
@@ -11,9 +20,40 @@ use futures_util::future::BoxFuture;
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::{Duration, Instant};
+use tokio::sync::Semaphore;
 
 const RECENT_FAILURES: usize = 20;
+/// How long a supplier's calls run on the low-priority threads after its plugin last overran
+/// its deadline (installing a new version ends it at once).
+pub const DEMOTION: Duration = Duration::from_secs(60);
+
+/// How many hook calls of one supplier may run at once, and how long a call waits for its
+/// turn before it is refused with [`PluginError::Busy`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bulkhead {
+    pub calls_per_supplier: usize,
+    pub queue_wait: Duration,
+}
+
+impl Bulkhead {
+    /// Half the machine's cores (at least one) per supplier.
+    pub fn default_calls_per_supplier() -> usize {
+        let cores = std::thread::available_parallelism().map_or(1, NonZeroUsize::get);
+        (cores / 2).max(1)
+    }
+}
+
+impl Default for Bulkhead {
+    fn default() -> Self {
+        Self {
+            calls_per_supplier: Self::default_calls_per_supplier(),
+            queue_wait: Duration::from_secs(1),
+        }
+    }
+}
 
 /// A failed hook call, for operators.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
@@ -29,6 +69,9 @@ pub struct PluginView {
     #[serde(flatten)]
     pub record: PluginRecord,
     pub recent_failures: Vec<PluginFailure>,
+    /// Its calls run below the host's CPU priority: it overran its deadline within the last
+    /// minute (a new version starts at the normal priority).
+    pub low_priority: bool,
 }
 
 struct Installed {
@@ -42,6 +85,12 @@ pub struct Plugins {
     store: Arc<dyn Store>,
     installed: RwLock<HashMap<String, Arc<Installed>>>,
     failures: Mutex<HashMap<String, VecDeque<PluginFailure>>>,
+    bulkhead: Bulkhead,
+    /// Each supplier's call slots (kept across plugin versions).
+    slots: Mutex<HashMap<String, Arc<Semaphore>>>,
+    /// When each supplier's plugin last overran its deadline.
+    overruns: Mutex<HashMap<String, Instant>>,
+    low_priority: LowPriorityThreads,
 }
 
 impl std::fmt::Debug for Plugins {
@@ -55,13 +104,18 @@ fn config_pairs(config: &BTreeMap<String, String>) -> Vec<(String, String)> {
 }
 
 impl Plugins {
-    /// Loads every stored plugin; one that no longer loads is logged and left out.
+    /// Loads every stored plugin; one that no longer loads is logged and left out. Calls pass
+    /// the default [`Bulkhead`] (see [`Plugins::with_bulkhead`]).
     pub fn open(runtime: Arc<Runtime>, store: Arc<dyn Store>) -> Result<Self, DomainError> {
         let plugins = Self {
             runtime,
             store,
             installed: RwLock::default(),
             failures: Mutex::default(),
+            bulkhead: Bulkhead::default(),
+            slots: Mutex::default(),
+            overruns: Mutex::default(),
+            low_priority: LowPriorityThreads::default(),
         };
         for record in plugins.store.plugins()? {
             let Some(bytes) = plugins.store.plugin_component(&record.sha256)? else {
@@ -88,8 +142,42 @@ impl Plugins {
         Ok(plugins)
     }
 
+    /// The same plugins, their calls passing `bulkhead`.
+    pub fn with_bulkhead(mut self, bulkhead: Bulkhead) -> Self {
+        self.bulkhead = Bulkhead {
+            calls_per_supplier: bulkhead.calls_per_supplier.max(1),
+            ..bulkhead
+        };
+        self
+    }
+
     pub fn runtime(&self) -> &Arc<Runtime> {
         &self.runtime
+    }
+
+    fn slots(&self, supplier: &str) -> Arc<Semaphore> {
+        let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
+        slots
+            .entry(supplier.to_owned())
+            .or_insert_with(|| Arc::new(Semaphore::new(self.bulkhead.calls_per_supplier)))
+            .clone()
+    }
+
+    /// Whether `supplier`'s calls run on the low-priority threads.
+    fn demoted(&self, supplier: &str) -> bool {
+        let overruns = self.overruns.lock().unwrap_or_else(PoisonError::into_inner);
+        overruns
+            .get(supplier)
+            .is_some_and(|last| last.elapsed() < DEMOTION)
+    }
+
+    fn record_overrun(&self, supplier: &str, overran: bool) {
+        let mut overruns = self.overruns.lock().unwrap_or_else(PoisonError::into_inner);
+        if overran {
+            overruns.insert(supplier.to_owned(), Instant::now());
+        } else {
+            overruns.remove(supplier);
+        }
     }
 
     fn swap(&self, supplier: &str, installed: Option<Installed>) {
@@ -125,14 +213,16 @@ impl Plugins {
             .supplier(supplier)?
             .ok_or(DomainError::SupplierNotFound)?;
         let runtime = self.runtime.clone();
-        let (component, bytes) = tokio::task::spawn_blocking(move || {
-            runtime.load(&component).map(|loaded| (loaded, component))
-        })
-        .await
-        .map_err(|error| DomainError::PluginRejected(error.to_string()))?
-        .map_err(|error| {
-            DomainError::PluginRejected(format!("The component was refused: {error}"))
-        })?;
+        // Compiling takes long: below the host's priority, so that serving goes on meanwhile.
+        let (component, bytes) = self
+            .low_priority
+            .spawn(move || runtime.load(&component).map(|loaded| (loaded, component)))
+            .map_err(DomainError::PluginFailed)?
+            .await
+            .map_err(|error| DomainError::PluginRejected(error.to_string()))?
+            .map_err(|error| {
+                DomainError::PluginRejected(format!("The component was refused: {error}"))
+            })?;
         let previous = self.store.plugin(supplier)?;
         let config = config
             .or_else(|| previous.map(|p| p.config))
@@ -153,6 +243,7 @@ impl Plugins {
         };
         self.store.put_plugin(&record, &bytes)?;
         self.store.flush().await?;
+        self.record_overrun(supplier, false);
         self.swap(
             supplier,
             Some(Installed {
@@ -212,7 +303,9 @@ impl Plugins {
             .get(supplier)
             .map(|list| list.iter().rev().cloned().collect())
             .unwrap_or_default();
+        drop(failures);
         Ok(PluginView {
+            low_priority: self.demoted(supplier),
             record,
             recent_failures,
         })
@@ -231,15 +324,31 @@ impl Plugins {
         });
     }
 
+    /// Runs the hook on a blocking thread once one of the supplier's call slots is free (on a
+    /// low-priority one if the supplier is demoted). The slot is held until the call ends, even
+    /// if the request that made it is abandoned.
     async fn run(
         &self,
+        supplier: &str,
         installed: Arc<Installed>,
         hook: Hook,
         target: Option<AccountTarget>,
         input: Value,
     ) -> Result<HookRun, PluginError> {
+        let Bulkhead {
+            calls_per_supplier,
+            queue_wait,
+        } = self.bulkhead;
+        let slot = tokio::time::timeout(queue_wait, self.slots(supplier).acquire_owned())
+            .await
+            .map_err(|_| PluginError::Busy {
+                slots: calls_per_supplier,
+                waited: queue_wait,
+            })?
+            .map_err(|error| PluginError::Runtime(error.to_string()))?;
         let runtime = self.runtime.clone();
-        tokio::task::spawn_blocking(move || {
+        let call = move || {
+            let _slot = slot;
             runtime.call(
                 &installed.component,
                 hook,
@@ -247,9 +356,21 @@ impl Plugins {
                 target.as_ref(),
                 &input,
             )
-        })
-        .await
-        .map_err(|error| PluginError::Runtime(error.to_string()))?
+        };
+        let running = if self.demoted(supplier) {
+            self.low_priority
+                .spawn(call)
+                .map_err(PluginError::Runtime)?
+        } else {
+            tokio::task::spawn_blocking(call)
+        };
+        let result = running
+            .await
+            .map_err(|error| PluginError::Runtime(error.to_string()))?;
+        if let Err(PluginError::Deadline(_)) = &result {
+            self.record_overrun(supplier, true);
+        }
+        result
     }
 }
 
@@ -269,11 +390,14 @@ impl SupplierRules for Plugins {
                 return Ok(None);
             };
             let label = installed.record.label();
-            let result = self.run(installed, hook, target.cloned(), input).await;
+            let result = self
+                .run(supplier, installed, hook, target.cloned(), input)
+                .await;
             let kind = match &result {
                 Ok(_) => "ok",
                 Err(PluginError::Deadline(_)) => "deadline",
                 Err(PluginError::Memory(_)) => "memory",
+                Err(PluginError::Busy { .. }) => "busy",
                 Err(_) => "trap",
             };
             metrics::counter!("ferry_plugin_calls_total", "supplier" => supplier.to_owned(), "hook" => hook.as_str(), "outcome" => kind).increment(1);
@@ -288,6 +412,17 @@ impl SupplierRules for Plugins {
                     metrics::histogram!("ferry_plugin_call_seconds", "hook" => hook.as_str())
                         .record(run.elapsed.as_secs_f64());
                     run.outcome.map(Some).map_err(RuleFailure::Rejected)
+                }
+                Err(error @ PluginError::Busy { .. }) => {
+                    // Not the plugin's failure on this request: it did not run. Kept out of
+                    // `recent_failures`, which should show why its calls take so long.
+                    let detail = format!(
+                        "Plugin {label} could not run {}: {error}; retry later.",
+                        hook.as_str()
+                    );
+                    tracing::warn!(supplier, hook = hook.as_str(), %detail, "plugin busy");
+                    metrics::counter!("ferry_plugin_failures_total", "supplier" => supplier.to_owned(), "hook" => hook.as_str(), "kind" => kind).increment(1);
+                    Err(RuleFailure::Busy(detail))
                 }
                 Err(error) => {
                     let detail = format!("Plugin {label} failed in {}: {error}.", hook.as_str());

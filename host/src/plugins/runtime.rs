@@ -65,6 +65,10 @@ pub enum PluginError {
     Trap(String),
     #[error("the plugin runtime failed: {0}")]
     Runtime(String),
+    /// The call did not run: all of the supplier's call slots stayed taken while it waited
+    /// (the registry's bulkhead).
+    #[error("all {slots} of its supplier's call slots stayed taken for {waited:?}")]
+    Busy { slots: usize, waited: Duration },
 }
 
 /// One structured log line written by a plugin.

@@ -2,9 +2,9 @@
 
 use crate::api::AppState;
 use crate::api::error::{ApiError, ErrorBody};
-use crate::api::extract::OperatorCaller;
+use crate::api::extract::{OperatorCaller, PathParams};
 use crate::domain::additions::AccountView;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::routing::get;
 use axum::{Json, Router};
 
@@ -19,7 +19,7 @@ pub fn router() -> Router<AppState> {
 pub async fn get_account(
     State(state): State<AppState>,
     _: OperatorCaller,
-    Path(number): Path<String>,
+    PathParams(number): PathParams<String>,
 ) -> Result<Json<AccountView>, ApiError> {
     Ok(Json(state.additions.account_view(&number)?))
 }

@@ -2,10 +2,11 @@
 
 use crate::api::AppState;
 use crate::api::error::{ApiError, ErrorBody};
-use crate::api::extract::{JsonBody, OperatorCaller};
+use crate::api::extract::{JsonBody, OperatorCaller, PathParams};
+use crate::api::schemas::NewApiKeyRequest;
 use crate::domain::api_key::ApiKeyRecord;
 use crate::domain::import_process::format_datetime;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::{delete, post};
 use axum::{Json, Router};
@@ -23,6 +24,8 @@ pub struct ApiKeyBody {
     pub organisation: String,
     pub suppliers: Vec<String>,
     pub created_at: String,
+    /// Null while the key is active.
+    #[schema(required = true)]
     pub revoked_at: Option<String>,
 }
 
@@ -49,7 +52,7 @@ impl From<ApiKeyRecord> for ApiKeyBody {
 }
 
 #[utoipa::path(post, path = "/admin/v1/api-keys", tag = "admin",
-    request_body(content = serde_json::Value, description = "{organisation, suppliers: [code]}"),
+    request_body = NewApiKeyRequest,
     responses((status = 201, body = IssuedApiKeyBody), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)),
     security(("operator" = [])))]
 pub async fn create_api_key(
@@ -78,7 +81,7 @@ pub async fn create_api_key(
 pub async fn revoke_api_key(
     State(state): State<AppState>,
     _: OperatorCaller,
-    Path(id): Path<String>,
+    PathParams(id): PathParams<String>,
 ) -> Result<Json<ApiKeyBody>, ApiError> {
     Ok(Json(state.admin.revoke_api_key(&id).await?.into()))
 }

@@ -4,6 +4,7 @@
 use crate::api::AppState;
 use crate::api::error::{ApiError, ErrorBody};
 use crate::api::extract::{JsonBody, OperatorCaller, QueryParams};
+use crate::api::schemas::PublishEventRequest;
 use crate::domain::error::DomainError;
 use crate::domain::events::Event;
 use crate::domain::validation::{ObjectReader, Optional, Required, StrRule};
@@ -22,11 +23,14 @@ pub fn router() -> Router<AppState> {
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct EventsParams {
     /// The `seq` or the `id` of the last event seen.
+    #[param(nullable = false)]
     pub after: Option<String>,
-    /// Page size (default 100, at most 1000).
+    /// Page size (default 100).
+    #[param(nullable = false, minimum = 1, maximum = 1000)]
     pub limit: Option<usize>,
 }
 
@@ -42,6 +46,7 @@ pub struct RelayBody {
 pub struct EventsPage {
     pub events: Vec<Event>,
     /// Pass as `after` for the next page; null when this page is the end of the log.
+    #[schema(required = true)]
     pub next_after: Option<String>,
     pub relay: RelayBody,
 }
@@ -98,7 +103,7 @@ pub async fn list_events(
 /// Publishes a catalogued event: `{type, version, data, subject?}`. The payload is validated
 /// against the catalogue; 201 with the event as stored in the outbox.
 #[utoipa::path(post, path = "/admin/v1/events", tag = "admin",
-    request_body(content = serde_json::Value, description = "{type, version, data, subject?}"),
+    request_body = PublishEventRequest,
     responses((status = 201, body = Event), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)),
     security(("operator" = [])))]
 pub async fn publish_event(

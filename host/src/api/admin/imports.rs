@@ -2,10 +2,10 @@
 
 use crate::api::AppState;
 use crate::api::error::{ApiError, ErrorBody};
-use crate::api::extract::{OperatorCaller, QueryParams};
+use crate::api::extract::{OperatorCaller, PathParams, QueryParams};
 use crate::domain::admin::ImportQuery;
 use crate::domain::import_process::{ImportProcess, ImportState, ProcessFailure, format_datetime};
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::routing::get;
 use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
@@ -18,15 +18,20 @@ pub fn router() -> Router<AppState> {
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct ImportsParams {
-    /// `PENDING`, `IN_PROGRESS`, `PROCESSED`, `ERRORED` or `CANCELLED`.
+    /// `PENDING`, `IN_PROGRESS`, `PROCESSED`, `ERRORED` or `CANCELLED` (empty: any).
+    #[param(nullable = false)]
     pub state: Option<String>,
     /// Case-insensitive part of the external account number.
+    #[param(nullable = false)]
     pub q: Option<String>,
-    /// Page size (default 50, at most 500).
+    /// Page size (default 50).
+    #[param(nullable = false, minimum = 1, maximum = 500)]
     pub limit: Option<usize>,
     /// The last external account number of the previous page.
+    #[param(nullable = false)]
     pub after: Option<String>,
 }
 
@@ -34,10 +39,13 @@ pub struct ImportsParams {
 pub struct ImportItem {
     pub external_account_number: String,
     pub state: ImportState,
+    #[schema(required = true)]
     pub platform_account_number: Option<String>,
+    #[schema(required = true)]
     pub account_created_at: Option<String>,
     pub staged_at: String,
     pub updated_at: String,
+    #[schema(required = true)]
     pub last_failure: Option<ProcessFailure>,
 }
 
@@ -45,6 +53,7 @@ pub struct ImportItem {
 pub struct ImportPageBody {
     pub items: Vec<ImportItem>,
     /// Pass as `after` for the next page; null on the last page.
+    #[schema(required = true)]
     pub next_after: Option<String>,
 }
 
@@ -69,7 +78,7 @@ impl From<ImportProcess> for ImportItem {
 pub async fn list_imports(
     State(state): State<AppState>,
     _: OperatorCaller,
-    Path(code): Path<String>,
+    PathParams(code): PathParams<String>,
     QueryParams(params): QueryParams<ImportsParams>,
 ) -> Result<Json<ImportPageBody>, ApiError> {
     let import_state = match params.state.as_deref() {

@@ -2,9 +2,9 @@
 
 use crate::api::AppState;
 use crate::api::error::{ApiError, ErrorBody};
-use crate::api::extract::OperatorCaller;
+use crate::api::extract::{OperatorCaller, PathParams};
 use crate::domain::migrations::MigrationView;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
@@ -29,7 +29,7 @@ pub fn router() -> Router<AppState> {
 pub async fn start_migration(
     State(state): State<AppState>,
     _: OperatorCaller,
-    Path(code): Path<String>,
+    PathParams(code): PathParams<String>,
 ) -> Result<(StatusCode, Json<MigrationView>), ApiError> {
     Ok((
         StatusCode::ACCEPTED,
@@ -44,7 +44,7 @@ pub async fn start_migration(
 pub async fn list_migrations(
     State(state): State<AppState>,
     _: OperatorCaller,
-    Path(code): Path<String>,
+    PathParams(code): PathParams<String>,
 ) -> Result<Json<Vec<MigrationView>>, ApiError> {
     Ok(Json(state.migrations.list(&code)?))
 }
@@ -56,7 +56,7 @@ pub async fn list_migrations(
 pub async fn get_migration(
     State(state): State<AppState>,
     _: OperatorCaller,
-    Path((code, id)): Path<(String, String)>,
+    PathParams((code, id)): PathParams<(String, String)>,
 ) -> Result<Json<MigrationView>, ApiError> {
     Ok(Json(state.migrations.get(&code, &id)?))
 }

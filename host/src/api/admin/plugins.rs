@@ -4,13 +4,14 @@
 
 use crate::api::AppState;
 use crate::api::error::{ApiError, ErrorBody};
-use crate::api::extract::{JsonBody, OperatorCaller, QueryParams};
+use crate::api::extract::{JsonBody, OperatorCaller, PathParams, QueryParams};
+use crate::api::schemas::ComponentBytes;
 use crate::domain::error::DomainError;
 use crate::domain::plugin::PluginRecord;
 use crate::domain::validation::{FieldError, FieldErrors};
 use crate::plugins::PluginView;
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::extract::{DefaultBodyLimit, State};
 use axum::routing::{get, put};
 use axum::{Json, Router};
 use serde::Deserialize;
@@ -35,23 +36,30 @@ pub fn router() -> Router<AppState> {
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct InstallParams {
     /// A name for the plugin (default `plugin`).
+    #[param(nullable = false)]
     pub name: Option<String>,
     /// Its version (default: the first 12 digits of its sha256).
+    #[param(nullable = false)]
     pub version: Option<String>,
 }
 
 #[utoipa::path(put, path = "/admin/v1/suppliers/{code}/plugin", tag = "admin",
     params(("code" = String, Path, description = "import supplier code"), InstallParams),
-    request_body(content = Vec<u8>, content_type = "application/wasm", description = "the component"),
+    request_body(description = "The component's bytes (any content type; `application/wasm` by convention)",
+        content(
+            (ComponentBytes = "application/octet-stream"),
+            (ComponentBytes = "application/wasm"),
+        )),
     responses((status = 200, body = PluginRecord), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 413, body = ErrorBody)),
     security(("operator" = [])))]
 pub async fn install_plugin(
     State(state): State<AppState>,
     _: OperatorCaller,
-    Path(code): Path<String>,
+    PathParams(code): PathParams<String>,
     QueryParams(params): QueryParams<InstallParams>,
     component: Bytes,
 ) -> Result<Json<PluginRecord>, ApiError> {
@@ -74,7 +82,7 @@ pub async fn install_plugin(
 pub async fn get_plugin(
     State(state): State<AppState>,
     _: OperatorCaller,
-    Path(code): Path<String>,
+    PathParams(code): PathParams<String>,
 ) -> Result<Json<PluginView>, ApiError> {
     Ok(Json(state.plugins.view(&code)?))
 }
@@ -86,7 +94,7 @@ pub async fn get_plugin(
 pub async fn remove_plugin(
     State(state): State<AppState>,
     _: OperatorCaller,
-    Path(code): Path<String>,
+    PathParams(code): PathParams<String>,
 ) -> Result<Json<PluginRecord>, ApiError> {
     Ok(Json(state.plugins.remove(&code).await?))
 }
@@ -100,7 +108,7 @@ pub async fn remove_plugin(
 pub async fn set_plugin_config(
     State(state): State<AppState>,
     _: OperatorCaller,
-    Path(code): Path<String>,
+    PathParams(code): PathParams<String>,
     JsonBody(body): JsonBody,
 ) -> Result<Json<PluginRecord>, ApiError> {
     let Some(object) = body.as_object() else {

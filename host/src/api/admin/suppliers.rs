@@ -3,11 +3,12 @@
 
 use crate::api::AppState;
 use crate::api::error::{ApiError, ErrorBody};
-use crate::api::extract::{JsonBody, OperatorCaller};
+use crate::api::extract::{JsonBody, OperatorCaller, PathParams};
+use crate::api::schemas::{NewSupplierRequest, SupplierChangeRequest};
 use crate::domain::admin::SupplierView;
 use crate::domain::import_process::format_datetime;
 use crate::domain::supplier::SupplierStatus;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
@@ -39,7 +40,8 @@ pub struct SupplierBody {
     /// Number of import processes in each state (`PENDING`, `IN_PROGRESS`, `PROCESSED`,
     /// `ERRORED`, `CANCELLED`).
     pub counts: BTreeMap<String, u64>,
-    /// The supplier's plugin, if it has one.
+    /// The supplier's plugin; null when it has none.
+    #[schema(required = true)]
     pub plugin: Option<SupplierPlugin>,
 }
 
@@ -83,7 +85,7 @@ impl From<SupplierView> for SupplierBody {
 }
 
 #[utoipa::path(post, path = "/admin/v1/suppliers", tag = "admin",
-    request_body(content = serde_json::Value, description = "{code, name, document_root, send_migration_emails?, status?, expiry_window_days?}"),
+    request_body = NewSupplierRequest,
     responses((status = 201, body = SupplierBody), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)),
     security(("operator" = [])))]
 pub async fn create_supplier(
@@ -119,20 +121,20 @@ pub async fn list_suppliers(
 pub async fn get_supplier(
     State(state): State<AppState>,
     _: OperatorCaller,
-    Path(code): Path<String>,
+    PathParams(code): PathParams<String>,
 ) -> Result<Json<SupplierBody>, ApiError> {
     Ok(Json(state.admin.supplier(&code)?.into()))
 }
 
 #[utoipa::path(patch, path = "/admin/v1/suppliers/{code}", tag = "admin",
     params(("code" = String, Path, description = "import supplier code")),
-    request_body(content = serde_json::Value, description = "{name?, document_root?, send_migration_emails?, status?, expiry_window_days?}"),
+    request_body = SupplierChangeRequest,
     responses((status = 200, body = SupplierBody), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
     security(("operator" = [])))]
 pub async fn update_supplier(
     State(state): State<AppState>,
     _: OperatorCaller,
-    Path(code): Path<String>,
+    PathParams(code): PathParams<String>,
     JsonBody(body): JsonBody,
 ) -> Result<Json<SupplierBody>, ApiError> {
     Ok(Json(

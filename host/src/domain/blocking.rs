@@ -1,0 +1,37 @@
+//! Running the store's synchronous work from the async use cases without stalling the
+//! runtime. A sled transaction holds a process-wide lock while it commits, and every other
+//! store call waits for it; a Tokio worker blocked there holds up every task queued on it
+//! (other requests, the event relay), which is what made the p99 of a 1000-transaction
+//! batch reach seconds and the relay's Redis calls time out under load (see BENCHMARKS.md).
+
+/// Runs `work` (a store call that may block) on the current thread after handing the
+/// worker's queued tasks to another thread (`block_in_place`). On a current-thread runtime
+/// (unit tests) or outside any runtime it simply runs `work`.
+pub fn blocking<T>(work: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(work)
+        }
+        _ => work(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::blocking;
+
+    #[test]
+    fn runs_outside_a_runtime() {
+        assert_eq!(blocking(|| 1 + 1), 2);
+    }
+
+    #[tokio::test]
+    async fn runs_on_a_current_thread_runtime() {
+        assert_eq!(blocking(|| 2 + 2), 4);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn runs_on_a_multi_thread_runtime() {
+        assert_eq!(blocking(|| 3 + 3), 6);
+    }
+}

@@ -1,0 +1,102 @@
+//! Low-priority threads: a blocking pool of its own, apart from the async workers that serve
+//! HTTP and from the pool that flushes the store and runs healthy plugins, whose threads run
+//! 10 nice levels below the rest of the host (on Linux). The registry runs plugins that overran
+//! their deadline here, and compiles components here: such work then gives way to the host's
+//! own work and to other suppliers' plugins instead of competing with them as an equal.
+//!
+//! Only work that overran goes here: a healthy plugin must not starve behind other busy
+//! processes of the machine until its wall-clock deadline kills it.
+
+use std::sync::OnceLock;
+use tokio::runtime::{Builder, Runtime};
+use tokio::task::JoinHandle;
+
+/// How many nice levels below the host's own threads these threads run.
+pub const NICE_LEVELS_BELOW_HOST: i32 = 10;
+
+/// The pool, started by its first work (commands that only check a component start none).
+#[derive(Default)]
+pub struct LowPriorityThreads {
+    pool: OnceLock<Result<Runtime, String>>,
+}
+
+impl std::fmt::Debug for LowPriorityThreads {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LowPriorityThreads")
+            .field("started", &self.pool.get().is_some())
+            .finish()
+    }
+}
+
+impl LowPriorityThreads {
+    /// Runs `work` on a low-priority thread; `Err` if the pool cannot be started.
+    pub fn spawn<R: Send + 'static>(
+        &self,
+        work: impl FnOnce() -> R + Send + 'static,
+    ) -> Result<JoinHandle<R>, String> {
+        match self.pool.get_or_init(start_pool) {
+            Ok(pool) => Ok(pool.spawn_blocking(work)),
+            Err(error) => Err(error.clone()),
+        }
+    }
+}
+
+impl Drop for LowPriorityThreads {
+    fn drop(&mut self) {
+        // Dropping a runtime waits for its threads, which an async context must not do.
+        if let Some(Ok(pool)) = self.pool.take() {
+            pool.shutdown_background();
+        }
+    }
+}
+
+fn start_pool() -> Result<Runtime, String> {
+    Builder::new_multi_thread()
+        // The one async worker stays idle: all work goes to the blocking threads.
+        .worker_threads(1)
+        .thread_name("low-priority")
+        .on_thread_start(lower_priority)
+        .build()
+        .map_err(|error| format!("cannot start the low-priority threads: {error}"))
+}
+
+/// Lowers the calling thread's priority (Linux: the nice value of the thread alone).
+#[cfg(target_os = "linux")]
+fn lower_priority() {
+    let thread = Some(rustix::thread::gettid());
+    let lowered = rustix::process::getpriority_process(thread).and_then(|nice| {
+        rustix::process::setpriority_process(thread, (nice + NICE_LEVELS_BELOW_HOST).min(19))
+    });
+    if let Err(error) = lowered {
+        tracing::warn!(%error, "cannot lower the priority of a thread");
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn lower_priority() {}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn work_runs_on_threads_below_the_hosts_priority() {
+        let threads = LowPriorityThreads::default();
+        let host = rustix::process::getpriority_process(Some(rustix::thread::gettid()))
+            .expect("host priority");
+        let (name, nice) = threads
+            .spawn(|| {
+                let nice = rustix::process::getpriority_process(Some(rustix::thread::gettid()));
+                (std::thread::current().name().map(str::to_owned), nice)
+            })
+            .expect("pool")
+            .await
+            .expect("work");
+        assert_eq!(name.as_deref(), Some("low-priority"));
+        assert_eq!(
+            nice.expect("thread priority"),
+            (host + NICE_LEVELS_BELOW_HOST).min(19)
+        );
+        drop(threads);
+    }
+}
