@@ -14,10 +14,12 @@ plugins:
     cargo build --release --target wasm32-wasip2 --manifest-path plugins/Cargo.toml --target-dir target/plugins
 
 # Benchmarks: a plugin hook call on a fresh instance vs native rules; the event relay vs
-# redis-benchmark -t xadd. Results go in BENCHMARKS.md.
+# redis-benchmark -t xadd; the HTTP API of the real server under load vs a bare axum
+# baseline (ferry-bench). Results go in BENCHMARKS.md.
 bench: plugins
     cargo bench -p ferry-host --bench plugin_hook
     cargo bench -p ferry-host --bench relay
+    cargo run --release -p ferry-bench -- --write BENCHMARKS.md
 
 # The operator console against a local server (key from ./ferry-data/operator.key unless set).
 console url="http://127.0.0.1:8080":
@@ -26,6 +28,11 @@ console url="http://127.0.0.1:8080":
 # The README's test command.
 test:
     cargo test
+
+# Schemathesis against the real server and its /v1/openapi.json (as CI runs it; needs
+# `python3 -m pip install schemathesis==4.32.5`, curl and jq). Extra arguments go to it.
+schemathesis *args:
+    .ci/schemathesis {{args}}
 
 # Formatting and lints, as CI-clean as the tests.
 lint:

@@ -1,0 +1,96 @@
+//! `ferry-bench`: Ferry's load generator. It starts the real release `ferry` binary on a fresh
+//! data directory with a private `redis-server` for its event relay, provisions a supplier
+//! with the example plugin, and drives the HTTP API closed-loop at several concurrency
+//! levels; in the same run it sends the same requests to a bare axum baseline (this binary's
+//! `baseline` subcommand, a separate process) and reports every figure as a ratio to it.
+//!
+//! Run it with `cargo run --release -p ferry-bench` (add `-- --write BENCHMARKS.md` to put the
+//! results into `BENCHMARKS.md`); `--help` lists the knobs for a quick smoke run.
+
+mod baseline;
+mod load;
+mod processes;
+mod procfs;
+mod provision;
+mod report;
+mod run;
+mod scenarios;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "ferry-bench",
+    about = "Load-test the real ferry binary against a bare axum baseline"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve the bare axum baseline (started by the benchmark itself).
+    Baseline(baseline::BaselineArgs),
+}
+
+/// How the benchmark runs.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RunArgs {
+    /// Measured seconds per scenario and concurrency level.
+    #[arg(long, env = "FERRY_BENCH_DURATION_SECS", default_value_t = 2.0)]
+    pub duration_secs: f64,
+    /// Unmeasured seconds before each measurement (connections opened, caches warm).
+    #[arg(long, env = "FERRY_BENCH_WARMUP_SECS", default_value_t = 0.5)]
+    pub warmup_secs: f64,
+    /// Concurrency levels: closed-loop connections, each sending its next request when the
+    /// previous answer has arrived.
+    #[arg(
+        long,
+        env = "FERRY_BENCH_CONNECTIONS",
+        value_delimiter = ',',
+        default_value = "1,8,32"
+    )]
+    pub connections: Vec<usize>,
+    /// Pending accounts staged before the pending list is measured.
+    #[arg(long, env = "FERRY_BENCH_LIST_ACCOUNTS", default_value_t = 100_000)]
+    pub list_accounts: usize,
+    /// Connections used to stage those accounts.
+    #[arg(long, env = "FERRY_BENCH_STAGING_CONNECTIONS", default_value_t = 64)]
+    pub staging_connections: usize,
+    /// Migrated accounts that notes and transactions are spread over (one per connection
+    /// up to this many).
+    #[arg(long, env = "FERRY_BENCH_ACCOUNTS", default_value_t = 64)]
+    pub accounts: usize,
+    /// Only these scenarios (comma-separated keys: notes, transactions-1, transactions-1000,
+    /// stage-process, transfer-status, pending-list, relay). Default: all.
+    #[arg(long, env = "FERRY_BENCH_ONLY", value_delimiter = ',')]
+    pub only: Vec<String>,
+    /// Replace the load section of this markdown file (e.g. BENCHMARKS.md) with the results.
+    #[arg(long)]
+    pub write: Option<PathBuf>,
+    /// The `ferry` binary (default: next to this executable, built first with
+    /// `cargo build --release -p ferry-host`).
+    #[arg(long, env = "FERRY_BENCH_FERRY")]
+    pub ferry: Option<PathBuf>,
+    /// Don't build `ferry` and the plugins first (use what is there).
+    #[arg(long)]
+    pub no_build: bool,
+    /// Keep the temporary directory (Ferry's data and log, Redis's socket) after the run.
+    #[arg(long)]
+    pub keep_data: bool,
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    match cli.command {
+        Some(Command::Baseline(args)) => runtime.block_on(baseline::serve(args)),
+        None => runtime.block_on(run::run(cli.run)),
+    }
+}

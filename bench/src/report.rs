@@ -1,0 +1,512 @@
+//! The results as markdown: one row per endpoint and concurrency level with Ferry's figures,
+//! the baseline's and their ratio; the pending list's memory, the relay, the bulk staging; and
+//! the issue's targets, each marked met or missed. Also puts the results into `BENCHMARKS.md`
+//! between markers, so the hand-written analysis around them survives a new run.
+
+use crate::load::Measurement;
+use crate::procfs::RssGrowth;
+use std::fmt::Write;
+
+pub const SECTION_HEADING: &str = "## Load: the HTTP API against a bare axum baseline";
+const BEGIN_MARKER: &str = "<!-- ferry-bench results: begin (written by `ferry-bench --write`) -->";
+const END_MARKER: &str = "<!-- ferry-bench results: end -->";
+
+/// One endpoint at one concurrency level, on both servers.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub key: &'static str,
+    pub title: &'static str,
+    pub connections: usize,
+    pub items_per_operation: u64,
+    pub ferry: Measurement,
+    pub baseline: Measurement,
+    /// The lists only: what they did to each server's resident memory.
+    pub rss: Option<(RssGrowth, RssGrowth)>,
+}
+
+/// The relay carrying a backlog to Redis, next to `redis-benchmark` sending the same XADD.
+#[derive(Debug, Clone)]
+pub struct RelayResult {
+    /// Events waiting when the load stopped.
+    pub backlog: u64,
+    pub drained: u64,
+    pub drain_seconds: f64,
+    /// The outbox was not empty in time: the relay's state then.
+    pub stalled: Option<String>,
+    /// Events published per second while the 1000-transaction load ran.
+    pub during_load_per_second: f64,
+    pub redis_benchmark_per_second: f64,
+}
+
+impl RelayResult {
+    pub fn drain_per_second(&self) -> f64 {
+        if self.drain_seconds > 0.0 {
+            self.drained as f64 / self.drain_seconds
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Staging the pending accounts the list is measured over.
+#[derive(Debug, Clone)]
+pub struct StagingResult {
+    pub accounts: u64,
+    pub connections: usize,
+    pub measurement: Measurement,
+}
+
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// The command that made the figures.
+    pub command: String,
+    /// How long each level ran etc., one sentence.
+    pub conditions: String,
+    pub rows: Vec<Row>,
+    pub relay: Option<RelayResult>,
+    pub staging: Option<StagingResult>,
+    pub list_accounts: usize,
+}
+
+/// `12 345` above ten thousand, `1 234`, `123`, `12.3` below a hundred.
+pub fn format_rate(per_second: f64) -> String {
+    if !per_second.is_finite() {
+        return "–".into();
+    }
+    if per_second < 100.0 {
+        return format!("{per_second:.1}");
+    }
+    let digits = format!("{:.0}", per_second);
+    let mut grouped = String::new();
+    for (index, digit) in digits.chars().enumerate() {
+        if index > 0 && (digits.len() - index) % 3 == 0 && digits.len() > 4 {
+            grouped.push(' ');
+        }
+        grouped.push(digit);
+    }
+    grouped
+}
+
+/// Microseconds as milliseconds with about three significant digits.
+pub fn format_ms(micros: u64) -> String {
+    let millis = micros as f64 / 1000.0;
+    if millis < 1.0 {
+        format!("{millis:.3}")
+    } else if millis < 10.0 {
+        format!("{millis:.2}")
+    } else if millis < 100.0 {
+        format!("{millis:.1}")
+    } else {
+        format!("{millis:.0}")
+    }
+}
+
+/// `ours / theirs` with two decimals (`–` when there is nothing to divide by).
+pub fn format_ratio(ours: f64, theirs: f64) -> String {
+    if theirs > 0.0 && ours.is_finite() {
+        format!("{:.2}", ours / theirs)
+    } else {
+        "–".into()
+    }
+}
+
+/// CPU microseconds per operation, about three significant digits.
+pub fn format_cpu(micros: Option<f64>) -> String {
+    match micros {
+        Some(micros) if micros < 10.0 => format!("{micros:.1}"),
+        Some(micros) => format_rate(micros),
+        None => "–".into(),
+    }
+}
+
+pub fn format_mib(kib: u64) -> String {
+    format!("{:.1} MiB", kib as f64 / 1024.0)
+}
+
+fn percentiles(measurement: &Measurement) -> String {
+    format!(
+        "{} / {} / {}",
+        format_ms(measurement.latency_at(0.5)),
+        format_ms(measurement.latency_at(0.99)),
+        format_ms(measurement.latency_at(0.999))
+    )
+}
+
+fn with_errors(rate: String, measurement: &Measurement) -> String {
+    if measurement.errors > 0 {
+        format!("{rate} ({} errors)", measurement.errors)
+    } else {
+        rate
+    }
+}
+
+fn met(yes: bool) -> &'static str {
+    if yes { "**met**" } else { "**missed**" }
+}
+
+impl Report {
+    /// The row of `key` at the level closest to `connections`.
+    fn row_near(&self, key: &str, connections: usize) -> Option<&Row> {
+        self.rows
+            .iter()
+            .filter(|row| row.key == key)
+            .min_by_key(|row| row.connections.abs_diff(connections))
+    }
+
+    pub fn markdown(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "Command: `{}`\n", self.command);
+        let _ = writeln!(out, "{}\n", self.conditions);
+        self.throughput_table(&mut out);
+        self.list_memory_table(&mut out);
+        self.relay_table(&mut out);
+        self.staging_line(&mut out);
+        self.targets_table(&mut out);
+        self.errors(&mut out);
+        out
+    }
+
+    fn throughput_table(&self, out: &mut String) {
+        let _ = writeln!(
+            out,
+            "| endpoint | conns | Ferry op/s | baseline op/s | ratio | Ferry p50 / p99 / p99.9 (ms) | baseline p50 / p99 / p99.9 (ms) | p99 ratio | server CPU µs/op Ferry / baseline |"
+        );
+        let _ = writeln!(out, "|---|---:|---:|---:|---:|---|---|---:|---:|");
+        for row in &self.rows {
+            let mut ferry_rate = format_rate(row.ferry.per_second());
+            if row.items_per_operation > 1 {
+                let items = row.ferry.per_second() * row.items_per_operation as f64;
+                ferry_rate = format!("{ferry_rate} ({} items/s)", format_rate(items));
+            }
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} / {} |",
+                row.title,
+                row.connections,
+                with_errors(ferry_rate, &row.ferry),
+                with_errors(format_rate(row.baseline.per_second()), &row.baseline),
+                format_ratio(row.ferry.per_second(), row.baseline.per_second()),
+                percentiles(&row.ferry),
+                percentiles(&row.baseline),
+                format_ratio(
+                    row.ferry.latency_at(0.99) as f64,
+                    row.baseline.latency_at(0.99) as f64
+                ),
+                format_cpu(row.ferry.cpu_per_operation_us()),
+                format_cpu(row.baseline.cpu_per_operation_us()),
+            );
+        }
+        out.push('\n');
+    }
+
+    fn list_memory_table(&self, out: &mut String) {
+        let lists: Vec<&Row> = self.rows.iter().filter(|row| row.rss.is_some()).collect();
+        if lists.is_empty() {
+            return;
+        }
+        let _ = writeln!(
+            out,
+            "Peak resident memory growth while listing {} pending accounts (VmHWM after a reset, and VmRSS sampled every 2 ms, over the level's warm-up and measurement):\n",
+            format_rate(self.list_accounts as f64)
+        );
+        let _ = writeln!(
+            out,
+            "| conns | Ferry RSS before | Ferry peak growth | baseline RSS before | baseline peak growth |"
+        );
+        let _ = writeln!(out, "|---:|---:|---:|---:|---:|");
+        for row in lists {
+            if let Some((ferry, baseline)) = row.rss {
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {} | {} | {} |",
+                    row.connections,
+                    format_mib(ferry.before_kib),
+                    format_mib(ferry.growth_kib()),
+                    format_mib(baseline.before_kib),
+                    format_mib(baseline.growth_kib()),
+                );
+            }
+        }
+        out.push('\n');
+    }
+
+    fn relay_table(&self, out: &mut String) {
+        let Some(relay) = &self.relay else { return };
+        let _ = writeln!(
+            out,
+            "Event relay to Redis (the `billing.ledger.entry_posted` events of the transactions above; {} were waiting in the outbox when the load stopped):\n",
+            format_rate(relay.backlog as f64)
+        );
+        let _ = writeln!(out, "| | events/s |");
+        let _ = writeln!(out, "|---|---:|");
+        match &relay.stalled {
+            None => {
+                let _ = writeln!(
+                    out,
+                    "| relay, draining the outbox after the load ({} events) | {} |",
+                    format_rate(relay.drained as f64),
+                    format_rate(relay.drain_per_second())
+                );
+            }
+            Some(state) => {
+                let _ = writeln!(
+                    out,
+                    "| relay, draining the outbox after the load: **stalled**, {} of {} events published in {:.0} s; relay state `{}` | – |",
+                    format_rate(relay.drained as f64),
+                    format_rate(relay.backlog as f64),
+                    relay.drain_seconds,
+                    state.replace('|', "/")
+                );
+            }
+        }
+        let _ = writeln!(
+            out,
+            "| relay, while the 1000-transaction load ran | {} |",
+            format_rate(relay.during_load_per_second)
+        );
+        let _ = writeln!(
+            out,
+            "| redis-benchmark, the same XADD (50 clients, no pipelining) | {} |",
+            format_rate(relay.redis_benchmark_per_second)
+        );
+        let ratio = match relay.stalled {
+            Some(_) => "–".to_owned(),
+            None => format_ratio(relay.drain_per_second(), relay.redis_benchmark_per_second),
+        };
+        let _ = writeln!(
+            out,
+            "| ratio relay (draining) / redis-benchmark | {ratio} |\n"
+        );
+    }
+
+    fn staging_line(&self, out: &mut String) {
+        let Some(staging) = &self.staging else { return };
+        let _ = writeln!(
+            out,
+            "Staging the {} pending accounts first (create-or-update, {} connections): {} accounts/s, p50 / p99 / p99.9 {} ms{}.\n",
+            format_rate(staging.accounts as f64),
+            staging.connections,
+            format_rate(staging.measurement.per_second()),
+            percentiles(&staging.measurement),
+            if staging.measurement.errors > 0 {
+                format!(", {} errors", staging.measurement.errors)
+            } else {
+                String::new()
+            }
+        );
+    }
+
+    fn targets_table(&self, out: &mut String) {
+        let mut lines = Vec::new();
+        if let Some(notes) = self.row_near("notes", 32) {
+            let ratio =
+                notes.ferry.per_second() / notes.baseline.per_second().max(f64::MIN_POSITIVE);
+            lines.push(format!(
+                "| notes/create throughput ≥ 0.4 × baseline at 32 connections | {} at {} | {} |",
+                format_ratio(notes.ferry.per_second(), notes.baseline.per_second()),
+                notes.connections,
+                met(ratio >= 0.4 && notes.connections >= 32)
+            ));
+            let p99 = notes.ferry.latency_at(0.99);
+            lines.push(format!(
+                "| notes/create p99 ≤ 5 ms at 32 connections | {} ms at {} | {} |",
+                format_ms(p99),
+                notes.connections,
+                met(p99 <= 5_000 && notes.connections >= 32)
+            ));
+        }
+        if let Some(best) = self
+            .rows
+            .iter()
+            .filter(|row| row.key == "transactions-1000")
+            .max_by(|a, b| a.ferry.per_second().total_cmp(&b.ferry.per_second()))
+        {
+            let items = best.ferry.per_second() * best.items_per_operation as f64;
+            lines.push(format!(
+                "| ≥ 50 000 transactions/s ingested durably in 1000-item batches | {} /s at {} | {} |",
+                format_rate(items),
+                best.connections,
+                met(items >= 50_000.0)
+            ));
+        }
+        if let Some(list) = self
+            .rows
+            .iter()
+            .filter(|row| row.key == "pending-list")
+            .min_by_key(|row| row.connections)
+            && let Some((ferry, _)) = list.rss
+        {
+            lines.push(format!(
+                "| listing {} accounts: peak RSS growth < 50 MB | {} at {} | {} |",
+                format_rate(self.list_accounts as f64),
+                format_mib(ferry.growth_kib()),
+                list.connections,
+                met(ferry.growth_kib() < 50 * 1000 * 1000 / 1024 && self.list_accounts >= 100_000)
+            ));
+        }
+        if lines.is_empty() {
+            return;
+        }
+        let _ = writeln!(out, "| target (issue 7) | measured | |");
+        let _ = writeln!(out, "|---|---|---|");
+        for line in lines {
+            let _ = writeln!(out, "{line}");
+        }
+        out.push('\n');
+    }
+
+    fn errors(&self, out: &mut String) {
+        for row in &self.rows {
+            for (server, measurement) in [("Ferry", &row.ferry), ("baseline", &row.baseline)] {
+                if let Some(error) = &measurement.first_error {
+                    let _ = writeln!(
+                        out,
+                        "- {} at {} connections, {server}: {} errors, the first: `{}`",
+                        row.title,
+                        row.connections,
+                        measurement.errors,
+                        error.replace('`', "'").replace('\n', " ")
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// `document` with the results between the markers of the load section (added at the end,
+/// with its heading, when missing).
+pub fn with_results(document: &str, results: &str) -> String {
+    let block = format!("{BEGIN_MARKER}\n\n{}\n{END_MARKER}", results.trim_end());
+    if let Some(begin) = document.find(BEGIN_MARKER)
+        && let Some(end) = document[begin..].find(END_MARKER)
+    {
+        let end = begin + end + END_MARKER.len();
+        return format!("{}{block}{}", &document[..begin], &document[end..]);
+    }
+    if let Some(heading) = document.find(SECTION_HEADING) {
+        let after_heading = heading + SECTION_HEADING.len();
+        return format!(
+            "{}\n\n{block}\n{}",
+            &document[..after_heading],
+            &document[after_heading..]
+        );
+    }
+    format!("{}\n\n{SECTION_HEADING}\n\n{block}\n", document.trim_end())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hdrhistogram::Histogram;
+    use std::time::Duration;
+
+    fn measurement(operations: u64, latency_us: u64) -> Measurement {
+        let mut histogram = Histogram::new_with_bounds(1, 600_000_000, 3).expect("histogram");
+        for _ in 0..operations {
+            histogram.record(latency_us).expect("in bounds");
+        }
+        Measurement {
+            operations,
+            errors: 0,
+            first_error: None,
+            elapsed: Duration::from_secs(1),
+            latency_us: histogram,
+            server_cpu_seconds: Some(operations as f64 * 1e-4),
+        }
+    }
+
+    fn report(rows: Vec<Row>) -> Report {
+        Report {
+            command: "cargo run --release -p ferry-bench".into(),
+            conditions: "Closed loop.".into(),
+            rows,
+            relay: None,
+            staging: None,
+            list_accounts: 100_000,
+        }
+    }
+
+    #[test]
+    fn numbers_are_formatted_for_reading() {
+        assert_eq!(format_rate(12.345), "12.3");
+        assert_eq!(format_rate(1234.4), "1234");
+        assert_eq!(format_rate(51_234.0), "51 234");
+        assert_eq!(format_rate(1_234_567.0), "1 234 567");
+        assert_eq!(format_ms(420), "0.420");
+        assert_eq!(format_ms(4_321), "4.32");
+        assert_eq!(format_ms(43_210), "43.2");
+        assert_eq!(format_ms(432_100), "432");
+        assert_eq!(format_ratio(1.0, 4.0), "0.25");
+        assert_eq!(format_ratio(1.0, 0.0), "–");
+        assert_eq!(format_mib(51_200), "50.0 MiB");
+    }
+
+    #[test]
+    fn rows_show_both_servers_and_their_ratio_and_targets_are_judged() {
+        let row = Row {
+            key: "notes",
+            title: "notes/create (1 note)",
+            connections: 32,
+            items_per_operation: 1,
+            ferry: measurement(1_000, 4_000),
+            baseline: measurement(2_000, 500),
+            rss: None,
+        };
+        let text = report(vec![row]).markdown();
+        assert!(
+            text.contains("| notes/create (1 note) | 32 | 1000 | 2000 | 0.50 | 4.00 / 4.00 / 4.00 | 0.500 / 0.500 / 0.500 | 8.00 | 100 / 100 |"),
+            "{text}"
+        );
+        assert!(
+            text.contains("≥ 0.4 × baseline at 32 connections | 0.50 at 32 | **met**"),
+            "{text}"
+        );
+        assert!(
+            text.contains("p99 ≤ 5 ms at 32 connections | 4.00 ms at 32 | **met**"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn batches_report_items_per_second_against_the_target() {
+        let row = Row {
+            key: "transactions-1000",
+            title: "transactions/create (1000 per request)",
+            connections: 8,
+            items_per_operation: 1000,
+            ferry: measurement(20, 100_000),
+            baseline: measurement(400, 5_000),
+            rss: None,
+        };
+        let text = report(vec![row]).markdown();
+        assert!(text.contains("20.0 (20 000 items/s)"), "{text}");
+        assert!(text.contains("| 20 000 /s at 8 | **missed** |"), "{text}");
+    }
+
+    #[test]
+    fn results_replace_only_what_is_between_the_markers() {
+        let fresh = with_results("# Benchmarks\n\n## Other\n\ntext\n", "table one\n");
+        assert!(fresh.starts_with("# Benchmarks\n\n## Other\n\ntext\n\n"));
+        assert!(fresh.contains(&format!(
+            "{SECTION_HEADING}\n\n{BEGIN_MARKER}\n\ntable one\n{END_MARKER}"
+        )));
+
+        let annotated = fresh.replace(
+            END_MARKER,
+            &format!("{END_MARKER}\n\nWhat limits it: fsync."),
+        );
+        let again = with_results(&annotated, "table two");
+        assert!(again.contains("table two"), "{again}");
+        assert!(!again.contains("table one"), "{again}");
+        assert!(again.contains("What limits it: fsync."), "{again}");
+        assert_eq!(again.matches(SECTION_HEADING).count(), 1);
+
+        let heading_only = format!("# B\n\n{SECTION_HEADING}\n\nAnalysis.\n");
+        let placed = with_results(&heading_only, "table");
+        assert!(
+            placed.contains(&format!("{SECTION_HEADING}\n\n{BEGIN_MARKER}")),
+            "{placed}"
+        );
+        assert!(placed.ends_with("Analysis.\n"), "{placed}");
+    }
+}

@@ -1,0 +1,248 @@
+//! What the benchmark sends: the request bodies (valid for the example plugin's rules: `OE-`
+//! account numbers, national phone numbers, the supplier's own product code) and one
+//! [`Scenario`] per measured endpoint, each a generator of operations.
+
+use crate::load::{Generator, OpContext, Step};
+use serde_json::json;
+use std::fmt::Write;
+use std::sync::Arc;
+
+pub const STAGE: &str = "/v1/data-import/account-import-process/create-or-update/";
+pub const PROCESS: &str = "/v1/data-import/account-import-process/process/";
+pub const NOTES: &str = "/v1/data-import/notes/create/";
+pub const TRANSACTIONS: &str = "/v1/data-import/transactions/create/";
+
+/// The supplier every scenario uses.
+pub const SUPPLIER: &str = "BENCH";
+/// The example plugin's settings: E.164 with country code 44, `OE-<digits>` account
+/// numbers, `OLDVAR` mapped to `VAR-22`.
+pub fn plugin_config() -> serde_json::Value {
+    json!({"default_country_code": "44", "account_number_prefix": "OE-", "product_code.OLDVAR": "VAR-22"})
+}
+
+/// First external account numbers of each kind (`OE-<number>`), far enough apart never to meet.
+pub const MIGRATED_ACCOUNTS_FROM: u64 = 10_000_000;
+pub const STAGE_PROCESS_ACCOUNTS_FROM: u64 = 20_000_000;
+pub const PENDING_ACCOUNTS_FROM: u64 = 50_000_000;
+
+/// The external account number `OE-<number>`.
+pub fn external(number: u64) -> String {
+    format!("OE-{number}")
+}
+
+/// A valid account to stage.
+pub fn account(external_account_number: &str) -> String {
+    json!({
+        "import_supplier": SUPPLIER,
+        "external_account_number": external_account_number,
+        "billing_name": "Ada Lovelace",
+        "billing_address": {
+            "address_line_1": "1 Analytical Street",
+            "town": "London",
+            "postcode": "N1 1AA",
+            "country": "GB"
+        },
+        "customers": [{
+            "given_name": "Ada",
+            "family_name": "Lovelace",
+            "email": "ada@example.com",
+            "mobile": "07700 900123",
+            "landline": "+44 20 7946 0000",
+            "is_primary": true
+        }],
+        "supply_points": [{"market": "ELECTRICITY", "identifier": "1200023305967", "product_code": "OLDVAR"}],
+        "transfer_balance": "-12.5",
+        "open_statement_period_start": "2025-01-01"
+    })
+    .to_string()
+}
+
+pub fn process(external_account_number: &str) -> String {
+    json!({"import_supplier_code": SUPPLIER, "external_account_number": external_account_number})
+        .to_string()
+}
+
+/// One note with a body unique to `sequence` (so none is a duplicate).
+pub fn one_note(external_account_number: &str, sequence: u64) -> String {
+    json!({
+        "import_supplier": SUPPLIER,
+        "external_account_number": external_account_number,
+        "notes": [{"body": format!("Benchmark note {sequence}: prefers e-mail."), "is_pinned": false}]
+    })
+    .to_string()
+}
+
+/// `count` charges with ids unique to `sequence`, dated inside the open statement period.
+/// Written directly (a 1000-item body is built per request; the client should stay cheap).
+pub fn transactions(external_account_number: &str, sequence: u64, count: usize) -> String {
+    let mut body = String::with_capacity(200 + count * 160);
+    let _ = write!(
+        body,
+        r#"{{"import_supplier":"{SUPPLIER}","external_account_number":"{external_account_number}","transactions":["#
+    );
+    for index in 0..count {
+        if index > 0 {
+            body.push(',');
+        }
+        let _ = write!(
+            body,
+            r#"{{"transaction_id":"T-{sequence}-{index}","transaction_date":"2025-01-15","amount":12.34,"type":"CHARGE","reason":"IMPORTED_CHARGE","display_note":"Old balance"}}"#
+        );
+    }
+    body.push_str("]}");
+    body
+}
+
+/// A measured endpoint.
+#[derive(Clone)]
+pub struct Scenario {
+    /// Short name for `--only`.
+    pub key: &'static str,
+    /// As shown in the report.
+    pub title: &'static str,
+    /// Items one operation carries (transactions per request), for items/s.
+    pub items_per_operation: u64,
+    pub generator: Generator,
+}
+
+impl std::fmt::Debug for Scenario {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scenario")
+            .field("key", &self.key)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The migrated account of a connection: connections spread over `accounts`.
+fn account_of(accounts: &[String], op: OpContext) -> &str {
+    accounts
+        .get(op.worker % accounts.len().max(1))
+        .map_or("", String::as_str)
+}
+
+pub fn notes(accounts: Arc<Vec<String>>) -> Scenario {
+    Scenario {
+        key: "notes",
+        title: "notes/create (1 note)",
+        items_per_operation: 1,
+        generator: Arc::new(move |op| {
+            vec![Step::Post {
+                path: NOTES.into(),
+                body: one_note(account_of(&accounts, op), op.sequence),
+            }]
+        }),
+    }
+}
+
+pub fn transactions_batch(accounts: Arc<Vec<String>>, count: usize) -> Scenario {
+    let (key, title) = if count == 1 {
+        ("transactions-1", "transactions/create (1 per request)")
+    } else {
+        (
+            "transactions-1000",
+            "transactions/create (1000 per request)",
+        )
+    };
+    Scenario {
+        key,
+        title,
+        items_per_operation: count as u64,
+        generator: Arc::new(move |op| {
+            vec![Step::Post {
+                path: TRANSACTIONS.into(),
+                body: transactions(account_of(&accounts, op), op.sequence, count),
+            }]
+        }),
+    }
+}
+
+/// A new account staged, then migrated: two requests per operation.
+pub fn stage_and_process() -> Scenario {
+    Scenario {
+        key: "stage-process",
+        title: "create-or-update + process (2 requests)",
+        items_per_operation: 1,
+        generator: Arc::new(|op| {
+            let number = external(STAGE_PROCESS_ACCOUNTS_FROM + op.sequence);
+            vec![
+                Step::Post {
+                    path: STAGE.into(),
+                    body: account(&number),
+                },
+                Step::Post {
+                    path: PROCESS.into(),
+                    body: process(&number),
+                },
+            ]
+        }),
+    }
+}
+
+/// Stages the pending account `PENDING_ACCOUNTS_FROM + sequence` (fixed-count runs).
+pub fn stage_pending() -> Generator {
+    Arc::new(|op| {
+        vec![Step::Post {
+            path: STAGE.into(),
+            body: account(&external(PENDING_ACCOUNTS_FROM + op.sequence)),
+        }]
+    })
+}
+
+pub fn transfer_status(accounts: Arc<Vec<String>>) -> Scenario {
+    Scenario {
+        key: "transfer-status",
+        title: "account-transfer-status",
+        items_per_operation: 1,
+        generator: Arc::new(move |op| {
+            let account = accounts
+                .get((op.worker + op.sequence as usize) % accounts.len().max(1))
+                .map_or("", String::as_str);
+            vec![Step::Get {
+                path: format!("/v1/data-import/account-transfer-status/{SUPPLIER}/{account}/"),
+            }]
+        }),
+    }
+}
+
+pub fn pending_list() -> Scenario {
+    Scenario {
+        key: "pending-list",
+        title: "pending list",
+        items_per_operation: 1,
+        generator: Arc::new(|_| {
+            vec![Step::Get {
+                path: format!("/v1/data-import/pending-account-import-processes/{SUPPLIER}/"),
+            }]
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transaction_batches_are_valid_json_with_unique_ids() {
+        let body: serde_json::Value =
+            serde_json::from_str(&transactions("OE-1", 7, 3)).expect("JSON");
+        let ids: Vec<&str> = body["transactions"]
+            .as_array()
+            .expect("array")
+            .iter()
+            .filter_map(|transaction| transaction["transaction_id"].as_str())
+            .collect();
+        assert_eq!(ids, ["T-7-0", "T-7-1", "T-7-2"]);
+        assert_eq!(body["external_account_number"], "OE-1");
+    }
+
+    #[test]
+    fn connections_spread_over_the_accounts() {
+        let accounts = vec!["OE-1".to_owned(), "OE-2".to_owned()];
+        let op = |worker| OpContext {
+            worker,
+            sequence: 0,
+        };
+        assert_eq!(account_of(&accounts, op(0)), "OE-1");
+        assert_eq!(account_of(&accounts, op(3)), "OE-2");
+    }
+}
