@@ -17,8 +17,8 @@ use wasmtime::component::{
     Component, ComponentExportIndex, HasSelf, InstancePre, Linker, ResourceTable,
 };
 use wasmtime::{
-    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, ResourceLimiter, Store,
-    Trap,
+    Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, ResourceLimiter,
+    Store, Trap,
 };
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{
@@ -244,7 +244,10 @@ impl Runtime {
             // Reset the first pages of a slot by zeroing rather than by handing them back to
             // the kernel: a fresh instance per call then does not fault its stack back in.
             .linear_memory_keep_resident(KEEP_RESIDENT)
-            .table_keep_resident(64 << 10);
+            .table_keep_resident(64 << 10)
+            // Where the kernel has PAGEMAP_SCAN (Linux 6.7+), reset only the pages a call
+            // touched instead of zeroing the whole resident prefix of every memory and table.
+            .pagemap_scan(Enabled::Auto);
         let mut config = Config::new();
         config
             .epoch_interruption(true)
