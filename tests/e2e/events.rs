@@ -243,6 +243,8 @@ async fn a_redis_outage_delays_events_but_loses_or_repeats_none() {
         tokio::time::sleep(std::time::Duration::from_millis(25)).await;
     }
     assert!(retrying, "the relay never noticed Redis was gone");
+    // Several seconds down, so the relay's backoff grows well past its first retries.
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
     let before_resume = migrated.load(Ordering::SeqCst);
     let so_far = migrated.clone();
     wait_until(

@@ -524,7 +524,8 @@ impl Drop for Redis {
 }
 
 impl Server {
-    /// Waits until the relay has published everything (the outbox is empty); returns the log.
+    /// Waits until the relay has published everything (the outbox is empty); returns the
+    /// whole log, page by page.
     pub async fn wait_for_published(&self) -> Vec<Value> {
         for _ in 0..400 {
             let (status, page) = self
@@ -532,7 +533,16 @@ impl Server {
                 .await;
             assert_eq!(status, StatusCode::OK, "{page}");
             if page["relay"]["lag"] == 0 {
-                return page["events"].as_array().cloned().unwrap_or_default();
+                let mut log = page["events"].as_array().cloned().unwrap_or_default();
+                let mut next = page["next_after"].as_str().map(str::to_owned);
+                while let Some(after) = next {
+                    let path = format!("/admin/v1/events?limit=1000&after={after}");
+                    let (status, page) = self.admin(Method::GET, &path, None).await;
+                    assert_eq!(status, StatusCode::OK, "{page}");
+                    log.extend(page["events"].as_array().cloned().unwrap_or_default());
+                    next = page["next_after"].as_str().map(str::to_owned);
+                }
+                return log;
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
