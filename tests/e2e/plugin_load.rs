@@ -187,14 +187,7 @@ async fn faulty_plugins_under_load_leave_other_suppliers_fast_and_memory_bounded
         server.install_plugin(supplier, component, json!({})).await;
         faulty_tokens.push(token);
     }
-    let healthy = server.supplier_with_token(HEALTHY).await;
-    server
-        .install_plugin(
-            HEALTHY,
-            "example_plugin",
-            json!({"default_country_code": "44"}),
-        )
-        .await;
+    let healthy = healthy_supplier(&server).await;
 
     // Quiet phases before, between and after the loaded ones: quiet 0, loaded 0, quiet 1, …
     let mut quiet = vec![probe(server.base.clone(), healthy.clone(), "0-quiet".into()).await];
@@ -278,6 +271,19 @@ async fn faulty_plugins_under_load_leave_other_suppliers_fast_and_memory_bounded
     );
 }
 
+/// The healthy supplier, with the example plugin installed; its token.
+async fn healthy_supplier(server: &Server) -> String {
+    let token = server.supplier_with_token(HEALTHY).await;
+    server
+        .install_plugin(
+            HEALTHY,
+            "example_plugin",
+            json!({"default_country_code": "44"}),
+        )
+        .await;
+    token
+}
+
 #[tokio::test]
 async fn calls_past_a_suppliers_slots_wait_then_fail_as_busy_and_overruns_lower_its_priority() {
     let server = Arc::new(
@@ -295,14 +301,7 @@ async fn calls_past_a_suppliers_slots_wait_then_fail_as_busy_and_overruns_lower_
     server
         .install_plugin("LOOP_CO", "fault_loop_forever", json!({}))
         .await;
-    let healthy = server.supplier_with_token(HEALTHY).await;
-    server
-        .install_plugin(
-            HEALTHY,
-            "example_plugin",
-            json!({"default_country_code": "44"}),
-        )
-        .await;
+    let healthy = healthy_supplier(&server).await;
 
     let mut calls = Vec::new();
     for index in 0..4 {
