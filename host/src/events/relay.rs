@@ -139,13 +139,14 @@ pub async fn run(
                     .clone(),
             };
             let already = if reconcile {
-                // Whatever was acknowledged is recorded first, so only this batch is in doubt.
+                reconcile = false;
+                // Whatever was acknowledged is recorded first, so only this batch is in doubt;
+                // if recording fails, `settle` asks for the next round to reconcile again.
                 outbox.settle(&mut reconcile);
                 recent_ids(&con, &config.stream, (config.batch * 4).max(1000)).await?
             } else {
                 HashSet::new()
             };
-            reconcile = false;
             let (pipeline, commands) = xadd_pipeline(&config, &batch, &already);
             // Every event of the batch may already be in the stream (written just before a
             // failure): then there is nothing to send, and an empty pipeline is an error.
