@@ -217,6 +217,42 @@ async fn plugins_get_no_files_environment_clock_or_network() {
 }
 
 #[tokio::test]
+async fn output_past_the_cap_is_cut_short_and_the_request_still_served() {
+    let server = Server::start().await;
+    let token = server.supplier_with_token("CHATTY_CO").await;
+    server
+        .install_plugin("CHATTY_CO", "fault_chatty", json!({}))
+        .await;
+    let (status, body) = server
+        .post(VALIDATE, &token, &account("CHATTY_CO", "ACC-1"))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+
+    let temp = tempfile::tempdir().expect("temp");
+    let input = temp.path().join("account.json");
+    std::fs::write(&input, account("CHATTY_CO", "ACC-1").to_string()).expect("input");
+    let (ok, ran, err) = ferry(&[
+        "plugin",
+        "run",
+        &plugin("fault_chatty").display().to_string(),
+        "--hook",
+        "validate-account",
+        "--input",
+        &input.display().to_string(),
+    ]);
+    assert!(ok, "{err}");
+    assert_eq!(ran["outcome"], "ok", "{ran}");
+    let output = ran["stdout"].as_str().expect("stdout");
+    assert!(
+        output.starts_with("chatty: checking ACC-1\n"),
+        "{output:.80}"
+    );
+    let (kept, note) = output.rsplit_once('\n').expect("a last line");
+    assert_eq!(kept.len(), 64 << 10);
+    assert!(note.contains("more bytes not kept"), "{note}");
+}
+
+#[tokio::test]
 async fn swapping_plugins_under_load_loses_no_request() {
     let server = Arc::new(
         Server::start_with(Options {

@@ -11,11 +11,15 @@ mod bindings;
 mod cache;
 mod convert;
 pub mod dev;
+mod output;
 pub mod registry;
 pub mod runtime;
 pub mod threads;
 pub mod watch;
+mod wire;
 
 pub use cache::sha256_hex;
 pub use registry::{Bulkhead, PluginFailure, PluginView, Plugins};
-pub use runtime::{HookRun, LoadedComponent, LogLine, PluginError, PluginLimits, Runtime};
+pub use runtime::{
+    HookRun, LoadedComponent, LogLine, PluginConfig, PluginError, PluginLimits, Runtime,
+};

@@ -9,7 +9,7 @@
 //! occupies a bounded share of the cores, and yields even that to the host's own work and to
 //! the other suppliers' plugins, which keep the host's priority.
 
-use super::runtime::{HookRun, LoadedComponent, PluginError, Runtime};
+use super::runtime::{HookRun, LoadedComponent, PluginConfig, PluginError, Runtime};
 use super::threads::LowPriorityThreads;
 use crate::domain::error::DomainError;
 use crate::domain::plugin::PluginRecord;
@@ -76,7 +76,7 @@ pub struct PluginView {
 
 struct Installed {
     record: PluginRecord,
-    config: Vec<(String, String)>,
+    config: PluginConfig,
     component: Arc<LoadedComponent>,
 }
 
@@ -99,7 +99,7 @@ impl std::fmt::Debug for Plugins {
     }
 }
 
-fn config_pairs(config: &BTreeMap<String, String>) -> Vec<(String, String)> {
+fn config_pairs(config: &BTreeMap<String, String>) -> PluginConfig {
     config.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
 }
 
@@ -354,7 +354,7 @@ impl Plugins {
                 hook,
                 &installed.config,
                 target.as_ref(),
-                &input,
+                input,
             )
         };
         let running = if self.demoted(supplier) {

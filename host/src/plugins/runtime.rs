@@ -3,24 +3,28 @@
 //! component, and a fresh, isolated [`Store`] for every hook call, with an epoch deadline, a
 //! memory cap, WASI granting nothing (no files, network, environment or arguments; clocks at
 //! the Unix epoch) and stdout/stderr captured with a cap.
+//!
+//! A call costs little beyond instantiating the component: the WASI context is only built if
+//! the guest calls WASI, the supplier's configuration is shared rather than copied, the
+//! request is lowered straight from its JSON ([`super::wire`]) and the answer written back
+//! over it ([`convert`]).
 
 use super::bindings::ferry::supplier_rules::{host, types};
 use super::cache::ArtifactCache;
-use super::convert;
+use super::output::CappedOutput;
+use super::{convert, wire};
 use crate::domain::ports::{AccountTarget, Hook};
 use crate::domain::validation::FieldErrors;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
-use wasmtime::component::{
-    Component, ComponentExportIndex, HasSelf, InstancePre, Linker, ResourceTable,
-};
+use wasmtime::component::{Component, ComponentExportIndex, InstancePre, Linker, ResourceTable};
 use wasmtime::{
     Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, ResourceLimiter,
     Store, Trap,
 };
-use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{
     HostMonotonicClock, HostWallClock, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView,
 };
@@ -29,6 +33,10 @@ use wasmtime_wasi::{
 pub const PACKAGE: &str = "ferry:supplier-rules";
 pub const INTERFACE_VERSION: &str = "0.1.0";
 const TICK: Duration = Duration::from_millis(5);
+/// The interface of host functions plugins import.
+const HOST_INTERFACE: &str = "ferry:supplier-rules/host@0.1.0";
+const MAX_LOG_MESSAGE_CHARS: usize = 1000;
+const MAX_LOG_FIELDS: usize = 20;
 const MAX_LOG_LINES: usize = 100;
 /// Bytes of each pooled memory kept resident between instances.
 const KEEP_RESIDENT: usize = 256 << 10;
@@ -89,41 +97,100 @@ pub struct HookRun {
     pub elapsed: Duration,
 }
 
+/// The supplier's plugin configuration, shared by all of its calls.
+pub type PluginConfig = Arc<[(String, String)]>;
+
 /// The data of one hook call's store.
 pub struct PluginState {
-    wasi: WasiCtx,
-    table: ResourceTable,
+    /// Built when the guest first calls WASI (most hook calls never do).
+    wasi: Option<WasiState>,
+    output_bytes: usize,
     limits: CallLimits,
-    config: Vec<(String, String)>,
+    config: PluginConfig,
     logs: Vec<LogLine>,
+}
+
+/// WASI granting nothing, with stdout and stderr captured together.
+struct WasiState {
+    ctx: WasiCtx,
+    table: ResourceTable,
+    output: CappedOutput,
+}
+
+impl WasiState {
+    fn new(output_bytes: usize) -> Self {
+        let output = CappedOutput::new(output_bytes);
+        let ctx = WasiCtxBuilder::new()
+            .stdout(output.clone())
+            .stderr(output.clone())
+            .wall_clock(FrozenClock)
+            .monotonic_clock(FrozenClock)
+            .build();
+        Self {
+            ctx,
+            table: ResourceTable::new(),
+            output,
+        }
+    }
 }
 
 impl WasiView for PluginState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
+        let output_bytes = self.output_bytes;
+        let wasi = self
+            .wasi
+            .get_or_insert_with(|| WasiState::new(output_bytes));
         WasiCtxView {
-            ctx: &mut self.wasi,
-            table: &mut self.table,
+            ctx: &mut wasi.ctx,
+            table: &mut wasi.table,
         }
     }
 }
 
-impl types::Host for PluginState {}
-
-impl host::Host for PluginState {
-    fn log(&mut self, level: host::Level, message: String, fields: Vec<(String, String)>) {
-        if self.logs.len() < MAX_LOG_LINES {
-            let level = format!("{level:?}").to_lowercase();
-            self.logs.push(LogLine {
-                level,
-                message: message.chars().take(1000).collect(),
-                fields: fields.into_iter().take(20).collect(),
-            });
+impl PluginState {
+    fn log(&mut self, level: host::Level, mut message: String, mut fields: Vec<(String, String)>) {
+        if self.logs.len() >= MAX_LOG_LINES {
+            return;
         }
+        if let Some((end, _)) = message.char_indices().nth(MAX_LOG_MESSAGE_CHARS) {
+            message.truncate(end);
+        }
+        fields.truncate(MAX_LOG_FIELDS);
+        let level = match level {
+            host::Level::Trace => "trace",
+            host::Level::Debug => "debug",
+            host::Level::Info => "info",
+            host::Level::Warn => "warn",
+            host::Level::Error => "error",
+        };
+        self.logs.push(LogLine {
+            level: level.to_owned(),
+            message,
+            fields,
+        });
     }
 
-    fn config(&mut self) -> Vec<(String, String)> {
-        self.config.clone()
+    /// What the guest wrote to stdout and stderr.
+    fn output(&self) -> String {
+        self.wasi
+            .as_ref()
+            .map(|wasi| wasi.output.contents())
+            .unwrap_or_default()
     }
+}
+
+/// Ferry's `host` interface: `log`, and `config` lowered from the shared configuration.
+fn add_host_to_linker(linker: &mut Linker<PluginState>) -> wasmtime::Result<()> {
+    let mut host = linker.instance(HOST_INTERFACE)?;
+    host.func_wrap(
+        "log",
+        |mut store, (level, message, fields): (host::Level, String, Vec<(String, String)>)| {
+            store.data_mut().log(level, message, fields);
+            Ok(())
+        },
+    )?;
+    host.func_wrap("config", |store, (): ()| Ok((store.data().config.clone(),)))?;
+    Ok(())
 }
 
 /// Caps memory and tables, and remembers when a plugin hit the memory cap.
@@ -257,10 +324,7 @@ impl Runtime {
         let engine = Engine::new(&config).map_err(runtime_error)?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(runtime_error)?;
-        host::add_to_linker::<PluginState, HasSelf<PluginState>>(&mut linker, |state| state)
-            .map_err(runtime_error)?;
-        types::add_to_linker::<PluginState, HasSelf<PluginState>>(&mut linker, |state| state)
-            .map_err(runtime_error)?;
+        add_host_to_linker(&mut linker).map_err(runtime_error)?;
         start_ticker(&engine);
         Ok(Self {
             engine,
@@ -309,8 +373,7 @@ impl Runtime {
         }
         let loaded = LoadedComponent { pre, hooks, sha256 };
         // Instantiate once to check every hook's signature against the WIT.
-        let scratch = MemoryOutputPipe::new(self.limits.output_bytes);
-        let mut store = self.store(&[], scratch);
+        let mut store = self.store(PluginConfig::from([]));
         let instance = loaded.pre.instantiate(&mut store).map_err(invalid)?;
         for (hook, index) in &loaded.hooks {
             check_signature(&mut store, &instance, *hook, index).map_err(|error| {
@@ -323,23 +386,16 @@ impl Runtime {
         Ok(loaded)
     }
 
-    /// A fresh store for one call; the guest's stdout and stderr go to `output`.
-    fn store(&self, config: &[(String, String)], output: MemoryOutputPipe) -> Store<PluginState> {
-        let stdout = output;
-        let wasi = WasiCtxBuilder::new()
-            .stdout(stdout.clone())
-            .stderr(stdout)
-            .wall_clock(FrozenClock)
-            .monotonic_clock(FrozenClock)
-            .build();
+    /// A fresh store for one call.
+    fn store(&self, config: PluginConfig) -> Store<PluginState> {
         let state = PluginState {
-            wasi,
-            table: ResourceTable::new(),
+            wasi: None,
+            output_bytes: self.limits.output_bytes,
             limits: CallLimits {
                 memory_bytes: self.limits.memory_bytes,
                 memory_exhausted: false,
             },
-            config: config.to_vec(),
+            config,
             logs: Vec::new(),
         };
         let mut store = Store::new(&self.engine, state);
@@ -350,32 +406,32 @@ impl Runtime {
         store
     }
 
-    /// Runs `hook` of `component` on `input` (request shape) in a fresh store.
+    /// Runs `hook` of `component` on `input` (request shape) in a fresh store; the hook's
+    /// answer is written over `input`.
     pub fn call(
         &self,
         component: &LoadedComponent,
         hook: Hook,
-        config: &[(String, String)],
+        config: &PluginConfig,
         target: Option<&AccountTarget>,
-        input: &Value,
+        input: Value,
     ) -> Result<HookRun, PluginError> {
         let index = component.hooks.get(&hook).ok_or_else(|| {
             PluginError::Invalid(format!("it does not implement {}", hook.as_str()))
         })?;
         let started = Instant::now();
-        let stdout = MemoryOutputPipe::new(self.limits.output_bytes);
-        let mut store = self.store(config, stdout.clone());
+        let mut store = self.store(config.clone());
         let result = component
             .pre
             .instantiate(&mut store)
             .and_then(|instance| invoke(&mut store, &instance, hook, index, target, input));
         let elapsed = started.elapsed();
         let outcome = result.map_err(|error| self.classify(&store, error))?;
-        let output = String::from_utf8_lossy(&stdout.contents()).into_owned();
+        let state = store.data_mut();
         Ok(HookRun {
             outcome,
-            logs: std::mem::take(&mut store.data_mut().logs),
-            output,
+            logs: std::mem::take(&mut state.logs),
+            output: state.output(),
             elapsed,
         })
     }
@@ -417,19 +473,19 @@ fn check_signature(
 ) -> wasmtime::Result<()> {
     match hook {
         Hook::ValidateAccount => {
-            instance.get_typed_func::<(types::Account,), (Result<types::Account, Vec<types::FieldError>>,)>(&mut *store, index)?;
+            instance.get_typed_func::<(wire::Account<'_>,), (Result<types::Account, Vec<types::FieldError>>,)>(&mut *store, index)?;
         }
         Hook::MapNotes => {
-            instance.get_typed_func::<(types::AccountRef, Vec<types::Note>), (Result<Vec<types::Note>, Vec<types::FieldError>>,)>(&mut *store, index)?;
+            instance.get_typed_func::<(wire::AccountRef<'_>, Vec<wire::Note<'_>>), (Result<Vec<types::Note>, Vec<types::FieldError>>,)>(&mut *store, index)?;
         }
         Hook::MapTransactions => {
-            instance.get_typed_func::<(types::AccountRef, Vec<types::Transaction>), (Result<Vec<types::Transaction>, Vec<types::FieldError>>,)>(&mut *store, index)?;
+            instance.get_typed_func::<(wire::AccountRef<'_>, Vec<wire::Transaction<'_>>), (Result<Vec<types::Transaction>, Vec<types::FieldError>>,)>(&mut *store, index)?;
         }
         Hook::MapStatements => {
-            instance.get_typed_func::<(types::AccountRef, Vec<types::Statement>), (Result<Vec<types::Statement>, Vec<types::FieldError>>,)>(&mut *store, index)?;
+            instance.get_typed_func::<(wire::AccountRef<'_>, Vec<wire::Statement<'_>>), (Result<Vec<types::Statement>, Vec<types::FieldError>>,)>(&mut *store, index)?;
         }
         Hook::MapPaymentInstruction => {
-            instance.get_typed_func::<(types::AccountRef, types::PaymentInstruction), (Result<types::PaymentInstruction, Vec<types::FieldError>>,)>(&mut *store, index)?;
+            instance.get_typed_func::<(wire::AccountRef<'_>, wire::PaymentInstruction<'_>), (Result<types::PaymentInstruction, Vec<types::FieldError>>,)>(&mut *store, index)?;
         }
     }
     Ok(())
@@ -441,48 +497,39 @@ fn invoke(
     hook: Hook,
     index: &ComponentExportIndex,
     target: Option<&AccountTarget>,
-    input: &Value,
+    mut input: Value,
 ) -> wasmtime::Result<Result<Value, FieldErrors>> {
     let target = convert::account_ref(target);
-    Ok(match hook {
+    let answer = match hook {
         Hook::ValidateAccount => {
-            let function = instance.get_typed_func::<(types::Account,), (Result<types::Account, Vec<types::FieldError>>,)>(&mut *store, index)?;
-            let (result,) = function.call(&mut *store, (convert::account_to_wit(input),))?;
-            result
-                .map(|account| convert::account_to_json(&account))
-                .map_err(convert::field_errors)
+            let function = instance.get_typed_func::<(wire::Account<'_>,), (Result<types::Account, Vec<types::FieldError>>,)>(&mut *store, index)?;
+            let (result,) = function.call(&mut *store, (convert::account_to_wit(&input),))?;
+            result.map(|account| convert::write_account(&mut input, account))
         }
         Hook::MapNotes => {
-            let function = instance.get_typed_func::<(types::AccountRef, Vec<types::Note>), (Result<Vec<types::Note>, Vec<types::FieldError>>,)>(&mut *store, index)?;
-            let notes = convert::list(input, convert::note_to_wit);
+            let function = instance.get_typed_func::<(wire::AccountRef<'_>, Vec<wire::Note<'_>>), (Result<Vec<types::Note>, Vec<types::FieldError>>,)>(&mut *store, index)?;
+            let notes = convert::list(&input, convert::note_to_wit);
             let (result,) = function.call(&mut *store, (target, notes))?;
-            result
-                .map(|notes| Value::Array(notes.iter().map(convert::note_to_json).collect()))
-                .map_err(convert::field_errors)
+            result.map(|notes| convert::write_notes(&mut input, notes))
         }
         Hook::MapTransactions => {
-            let function = instance.get_typed_func::<(types::AccountRef, Vec<types::Transaction>), (Result<Vec<types::Transaction>, Vec<types::FieldError>>,)>(&mut *store, index)?;
-            let transactions = convert::list(input, convert::transaction_to_wit);
+            let function = instance.get_typed_func::<(wire::AccountRef<'_>, Vec<wire::Transaction<'_>>), (Result<Vec<types::Transaction>, Vec<types::FieldError>>,)>(&mut *store, index)?;
+            let transactions = convert::list(&input, convert::transaction_to_wit);
             let (result,) = function.call(&mut *store, (target, transactions))?;
-            result
-                .map(|list| Value::Array(list.iter().map(convert::transaction_to_json).collect()))
-                .map_err(convert::field_errors)
+            result.map(|list| convert::write_transactions(&mut input, list))
         }
         Hook::MapStatements => {
-            let function = instance.get_typed_func::<(types::AccountRef, Vec<types::Statement>), (Result<Vec<types::Statement>, Vec<types::FieldError>>,)>(&mut *store, index)?;
-            let statements = convert::list(input, convert::statement_to_wit);
+            let function = instance.get_typed_func::<(wire::AccountRef<'_>, Vec<wire::Statement<'_>>), (Result<Vec<types::Statement>, Vec<types::FieldError>>,)>(&mut *store, index)?;
+            let statements = convert::list(&input, convert::statement_to_wit);
             let (result,) = function.call(&mut *store, (target, statements))?;
-            result
-                .map(|list| Value::Array(list.iter().map(convert::statement_to_json).collect()))
-                .map_err(convert::field_errors)
+            result.map(|list| convert::write_statements(&mut input, list))
         }
         Hook::MapPaymentInstruction => {
-            let function = instance.get_typed_func::<(types::AccountRef, types::PaymentInstruction), (Result<types::PaymentInstruction, Vec<types::FieldError>>,)>(&mut *store, index)?;
+            let function = instance.get_typed_func::<(wire::AccountRef<'_>, wire::PaymentInstruction<'_>), (Result<types::PaymentInstruction, Vec<types::FieldError>>,)>(&mut *store, index)?;
             let (result,) =
-                function.call(&mut *store, (target, convert::instruction_to_wit(input)))?;
-            result
-                .map(|instruction| convert::instruction_to_json(&instruction))
-                .map_err(convert::field_errors)
+                function.call(&mut *store, (target, convert::instruction_to_wit(&input)))?;
+            result.map(|instruction| convert::write_instruction(&mut input, instruction))
         }
-    })
+    };
+    Ok(answer.map(|()| input).map_err(convert::field_errors))
 }
