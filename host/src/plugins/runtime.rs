@@ -20,7 +20,10 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use wasmtime::component::{Component, ComponentExportIndex, InstancePre, Linker, ResourceTable};
+use wasmtime::component::{
+    Component, ComponentExportIndex, ComponentNamedList, Instance, InstancePre, Lift, Linker,
+    Lower, ResourceTable, TypedFunc,
+};
 use wasmtime::{
     Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, ResourceLimiter,
     Store, Trap,
@@ -465,35 +468,81 @@ fn start_ticker(engine: &Engine) {
     }
 }
 
+/// The WIT signature of one hook as Rust types: what Ferry lowers into it ([`wire`]
+/// records borrowed from the request) and what it lifts out of it (owned records).
+trait Signature {
+    type Params<'a>: ComponentNamedList + Lower;
+    type Results: ComponentNamedList + Lift;
+}
+
+type Answer<T> = (Result<T, Vec<types::FieldError>>,);
+
+struct ValidateAccount;
+impl Signature for ValidateAccount {
+    type Params<'a> = (wire::Account<'a>,);
+    type Results = Answer<types::Account>;
+}
+
+struct MapNotes;
+impl Signature for MapNotes {
+    type Params<'a> = (wire::AccountRef<'a>, Vec<wire::Note<'a>>);
+    type Results = Answer<Vec<types::Note>>;
+}
+
+struct MapTransactions;
+impl Signature for MapTransactions {
+    type Params<'a> = (wire::AccountRef<'a>, Vec<wire::Transaction<'a>>);
+    type Results = Answer<Vec<types::Transaction>>;
+}
+
+struct MapStatements;
+impl Signature for MapStatements {
+    type Params<'a> = (wire::AccountRef<'a>, Vec<wire::Statement<'a>>);
+    type Results = Answer<Vec<types::Statement>>;
+}
+
+struct MapPaymentInstruction;
+impl Signature for MapPaymentInstruction {
+    type Params<'a> = (wire::AccountRef<'a>, wire::PaymentInstruction<'a>);
+    type Results = Answer<types::PaymentInstruction>;
+}
+
+/// Checks that `hook`'s export has its [`Signature`] (done once, when a component is loaded).
 fn check_signature(
     store: &mut Store<PluginState>,
-    instance: &wasmtime::component::Instance,
+    instance: &Instance,
     hook: Hook,
     index: &ComponentExportIndex,
 ) -> wasmtime::Result<()> {
-    match hook {
-        Hook::ValidateAccount => {
-            instance.get_typed_func::<(wire::Account<'_>,), (Result<types::Account, Vec<types::FieldError>>,)>(&mut *store, index)?;
-        }
-        Hook::MapNotes => {
-            instance.get_typed_func::<(wire::AccountRef<'_>, Vec<wire::Note<'_>>), (Result<Vec<types::Note>, Vec<types::FieldError>>,)>(&mut *store, index)?;
-        }
-        Hook::MapTransactions => {
-            instance.get_typed_func::<(wire::AccountRef<'_>, Vec<wire::Transaction<'_>>), (Result<Vec<types::Transaction>, Vec<types::FieldError>>,)>(&mut *store, index)?;
-        }
-        Hook::MapStatements => {
-            instance.get_typed_func::<(wire::AccountRef<'_>, Vec<wire::Statement<'_>>), (Result<Vec<types::Statement>, Vec<types::FieldError>>,)>(&mut *store, index)?;
-        }
-        Hook::MapPaymentInstruction => {
-            instance.get_typed_func::<(wire::AccountRef<'_>, wire::PaymentInstruction<'_>), (Result<types::PaymentInstruction, Vec<types::FieldError>>,)>(&mut *store, index)?;
-        }
+    fn check<S: Signature>(
+        store: &mut Store<PluginState>,
+        instance: &Instance,
+        index: &ComponentExportIndex,
+    ) -> wasmtime::Result<()> {
+        hook_func::<S>(store, instance, index).map(drop)
     }
-    Ok(())
+    match hook {
+        Hook::ValidateAccount => check::<ValidateAccount>(store, instance, index),
+        Hook::MapNotes => check::<MapNotes>(store, instance, index),
+        Hook::MapTransactions => check::<MapTransactions>(store, instance, index),
+        Hook::MapStatements => check::<MapStatements>(store, instance, index),
+        Hook::MapPaymentInstruction => check::<MapPaymentInstruction>(store, instance, index),
+    }
 }
 
+/// `hook`'s function in a fresh instance, typed by its [`Signature`].
+fn hook_func<'a, S: Signature>(
+    store: &mut Store<PluginState>,
+    instance: &Instance,
+    index: &ComponentExportIndex,
+) -> wasmtime::Result<TypedFunc<S::Params<'a>, S::Results>> {
+    instance.get_typed_func(store, index)
+}
+
+/// Calls `hook` with `input` (request shape) and writes its answer over `input`.
 fn invoke(
     store: &mut Store<PluginState>,
-    instance: &wasmtime::component::Instance,
+    instance: &Instance,
     hook: Hook,
     index: &ComponentExportIndex,
     target: Option<&AccountTarget>,
@@ -502,32 +551,32 @@ fn invoke(
     let target = convert::account_ref(target);
     let answer = match hook {
         Hook::ValidateAccount => {
-            let function = instance.get_typed_func::<(wire::Account<'_>,), (Result<types::Account, Vec<types::FieldError>>,)>(&mut *store, index)?;
+            let function = hook_func::<ValidateAccount>(store, instance, index)?;
             let (result,) = function.call(&mut *store, (convert::account_to_wit(&input),))?;
             result.map(|account| convert::write_account(&mut input, account))
         }
         Hook::MapNotes => {
-            let function = instance.get_typed_func::<(wire::AccountRef<'_>, Vec<wire::Note<'_>>), (Result<Vec<types::Note>, Vec<types::FieldError>>,)>(&mut *store, index)?;
+            let function = hook_func::<MapNotes>(store, instance, index)?;
             let notes = convert::list(&input, convert::note_to_wit);
             let (result,) = function.call(&mut *store, (target, notes))?;
             result.map(|notes| convert::write_notes(&mut input, notes))
         }
         Hook::MapTransactions => {
-            let function = instance.get_typed_func::<(wire::AccountRef<'_>, Vec<wire::Transaction<'_>>), (Result<Vec<types::Transaction>, Vec<types::FieldError>>,)>(&mut *store, index)?;
+            let function = hook_func::<MapTransactions>(store, instance, index)?;
             let transactions = convert::list(&input, convert::transaction_to_wit);
             let (result,) = function.call(&mut *store, (target, transactions))?;
             result.map(|list| convert::write_transactions(&mut input, list))
         }
         Hook::MapStatements => {
-            let function = instance.get_typed_func::<(wire::AccountRef<'_>, Vec<wire::Statement<'_>>), (Result<Vec<types::Statement>, Vec<types::FieldError>>,)>(&mut *store, index)?;
+            let function = hook_func::<MapStatements>(store, instance, index)?;
             let statements = convert::list(&input, convert::statement_to_wit);
             let (result,) = function.call(&mut *store, (target, statements))?;
             result.map(|list| convert::write_statements(&mut input, list))
         }
         Hook::MapPaymentInstruction => {
-            let function = instance.get_typed_func::<(wire::AccountRef<'_>, wire::PaymentInstruction<'_>), (Result<types::PaymentInstruction, Vec<types::FieldError>>,)>(&mut *store, index)?;
-            let (result,) =
-                function.call(&mut *store, (target, convert::instruction_to_wit(&input)))?;
+            let function = hook_func::<MapPaymentInstruction>(store, instance, index)?;
+            let instruction = convert::instruction_to_wit(&input);
+            let (result,) = function.call(&mut *store, (target, instruction))?;
             result.map(|instruction| convert::write_instruction(&mut input, instruction))
         }
     };
