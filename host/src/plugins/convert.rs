@@ -14,38 +14,79 @@ use crate::domain::ports::AccountTarget;
 use crate::domain::validation::{FieldError, FieldErrors};
 use serde_json::{Map, Value};
 
-/// A string field, or a number as written.
-fn optional<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
-    match value.get(key)? {
+/// A string, or a number as written.
+fn as_text(value: &Value) -> Option<&str> {
+    match value {
         Value::String(text) => Some(text),
         Value::Number(number) => Some(number.as_str()),
         _ => None,
     }
 }
 
-fn text<'a>(value: &'a Value, key: &str) -> &'a str {
-    optional(value, key).unwrap_or_default()
+/// The elements of an array (none when `value` is not one).
+fn elements(value: &Value) -> &[Value] {
+    value.as_array().map(Vec::as_slice).unwrap_or_default()
 }
 
-fn flag(value: &Value, key: &str) -> bool {
-    value.get(key).and_then(Value::as_bool).unwrap_or(false)
+fn position(names: &[&str], key: &str) -> Option<usize> {
+    names.iter().position(|name| *name == key)
 }
 
-/// The elements of the array at `key` (none when it is missing or not an array).
-fn items<'a>(value: &'a Value, key: &str) -> &'a [Value] {
-    value
-        .get(key)
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default()
+/// The fields of a JSON object that a WIT record carries, found in one pass over the object.
+/// A record has a dozen fields at most, so finding one by name compares a few short strings,
+/// which costs less than hashing the name for the object's own map (a hook call reads and
+/// writes some fifty fields).
+struct Fields<'v, const N: usize> {
+    names: &'static [&'static str; N],
+    values: [Option<&'v Value>; N],
+}
+
+impl<'v, const N: usize> Fields<'v, N> {
+    fn of(value: &'v Value, names: &'static [&'static str; N]) -> Self {
+        let mut values = [None; N];
+        if let Value::Object(object) = value {
+            for (key, field) in object {
+                if let Some(index) = position(names, key) {
+                    values[index] = Some(field);
+                }
+            }
+        }
+        Self { names, values }
+    }
+
+    fn get(&self, name: &str) -> Option<&'v Value> {
+        let index = position(self.names, name);
+        debug_assert!(index.is_some(), "`{name}` is not among {:?}", self.names);
+        self.values[index?]
+    }
+
+    /// A string field, or a number as written.
+    fn optional(&self, name: &str) -> Option<&'v str> {
+        self.get(name).and_then(as_text)
+    }
+
+    fn text(&self, name: &str) -> &'v str {
+        self.optional(name).unwrap_or_default()
+    }
+
+    fn flag(&self, name: &str) -> bool {
+        self.get(name).and_then(Value::as_bool).unwrap_or(false)
+    }
+
+    /// The elements of the array field `name` (none when it is missing or not an array).
+    fn items(&self, name: &str) -> &'v [Value] {
+        self.get(name).map(elements).unwrap_or_default()
+    }
+
+    /// The strings (or numbers as written) of the array field `name`.
+    fn strings(&self, name: &str) -> Vec<&'v str> {
+        self.items(name).iter().filter_map(as_text).collect()
+    }
 }
 
 /// The elements of a JSON array, converted.
 pub fn list<'a, T>(value: &'a Value, convert: fn(&'a Value) -> T) -> Vec<T> {
-    value
-        .as_array()
-        .map(|values| values.iter().map(convert).collect())
-        .unwrap_or_default()
+    elements(value).iter().map(convert).collect()
 }
 
 pub fn field_errors(errors: Vec<types::FieldError>) -> FieldErrors {
@@ -78,182 +119,332 @@ pub fn account_ref(target: Option<&AccountTarget>) -> wire::AccountRef<'_> {
     }
 }
 
+const ACCOUNT_FIELDS: [&str; 8] = [
+    "import_supplier",
+    "external_account_number",
+    "billing_name",
+    "billing_address",
+    "customers",
+    "supply_points",
+    "open_statement_period_start",
+    "transfer_balance",
+];
+const ADDRESS_FIELDS: [&str; 6] = [
+    "address_line_1",
+    "address_line_2",
+    "address_line_3",
+    "town",
+    "postcode",
+    "country",
+];
+const CUSTOMER_FIELDS: [&str; 7] = [
+    "given_name",
+    "family_name",
+    "email",
+    "mobile",
+    "landline",
+    "date_of_birth",
+    "is_primary",
+];
+const SUPPLY_POINT_FIELDS: [&str; 4] =
+    ["market", "identifier", "product_code", "supply_start_date"];
+
 pub fn account_to_wit(value: &Value) -> wire::Account<'_> {
-    let address = value.get("billing_address").unwrap_or(&Value::Null);
+    let account = Fields::of(value, &ACCOUNT_FIELDS);
+    let address = Fields::of(
+        account.get("billing_address").unwrap_or(&Value::Null),
+        &ADDRESS_FIELDS,
+    );
     wire::Account {
-        import_supplier: text(value, "import_supplier"),
-        external_account_number: text(value, "external_account_number"),
-        billing_name: text(value, "billing_name"),
+        import_supplier: account.text("import_supplier"),
+        external_account_number: account.text("external_account_number"),
+        billing_name: account.text("billing_name"),
         billing_address: wire::Address {
-            address_line_1: text(address, "address_line_1"),
-            address_line_2: optional(address, "address_line_2"),
-            address_line_3: optional(address, "address_line_3"),
-            town: text(address, "town"),
-            postcode: text(address, "postcode"),
-            country: text(address, "country"),
+            address_line_1: address.text("address_line_1"),
+            address_line_2: address.optional("address_line_2"),
+            address_line_3: address.optional("address_line_3"),
+            town: address.text("town"),
+            postcode: address.text("postcode"),
+            country: address.text("country"),
         },
-        customers: items(value, "customers")
+        customers: account
+            .items("customers")
             .iter()
-            .map(|customer| wire::Customer {
-                given_name: text(customer, "given_name"),
-                family_name: text(customer, "family_name"),
-                email: text(customer, "email"),
-                mobile: optional(customer, "mobile"),
-                landline: optional(customer, "landline"),
-                date_of_birth: optional(customer, "date_of_birth"),
-                is_primary: flag(customer, "is_primary"),
+            .map(|customer| {
+                let customer = Fields::of(customer, &CUSTOMER_FIELDS);
+                wire::Customer {
+                    given_name: customer.text("given_name"),
+                    family_name: customer.text("family_name"),
+                    email: customer.text("email"),
+                    mobile: customer.optional("mobile"),
+                    landline: customer.optional("landline"),
+                    date_of_birth: customer.optional("date_of_birth"),
+                    is_primary: customer.flag("is_primary"),
+                }
             })
             .collect(),
-        supply_points: items(value, "supply_points")
+        supply_points: account
+            .items("supply_points")
             .iter()
-            .map(|point| wire::SupplyPoint {
-                market: text(point, "market"),
-                identifier: text(point, "identifier"),
-                product_code: optional(point, "product_code"),
-                supply_start_date: optional(point, "supply_start_date"),
+            .map(|point| {
+                let point = Fields::of(point, &SUPPLY_POINT_FIELDS);
+                wire::SupplyPoint {
+                    market: point.text("market"),
+                    identifier: point.text("identifier"),
+                    product_code: point.optional("product_code"),
+                    supply_start_date: point.optional("supply_start_date"),
+                }
             })
             .collect(),
-        open_statement_period_start: optional(value, "open_statement_period_start"),
-        transfer_balance: optional(value, "transfer_balance").unwrap_or("0"),
+        open_statement_period_start: account.optional("open_statement_period_start"),
+        transfer_balance: account.optional("transfer_balance").unwrap_or("0"),
     }
 }
+
+const NOTE_FIELDS: [&str; 5] = [
+    "body",
+    "document_paths",
+    "created_at",
+    "is_pinned",
+    "unpin_at",
+];
+const DOCUMENT_FIELDS: [&str; 1] = ["document_path"];
 
 pub fn note_to_wit(value: &Value) -> wire::Note<'_> {
+    let note = Fields::of(value, &NOTE_FIELDS);
     wire::Note {
-        body: optional(value, "body"),
-        document_paths: items(value, "document_paths")
+        body: note.optional("body"),
+        document_paths: note
+            .items("document_paths")
             .iter()
-            .map(|path| text(path, "document_path"))
+            .map(|path| Fields::of(path, &DOCUMENT_FIELDS).text("document_path"))
             .collect(),
-        created_at: optional(value, "created_at"),
-        is_pinned: flag(value, "is_pinned"),
-        unpin_at: optional(value, "unpin_at"),
+        created_at: note.optional("created_at"),
+        is_pinned: note.flag("is_pinned"),
+        unpin_at: note.optional("unpin_at"),
     }
 }
 
-/// The strings (or numbers as written) of the array at `key`.
-fn strings<'a>(value: &'a Value, key: &str) -> Vec<&'a str> {
-    items(value, key)
-        .iter()
-        .filter_map(|item| match item {
-            Value::String(text) => Some(text.as_str()),
-            Value::Number(number) => Some(number.as_str()),
-            _ => None,
-        })
-        .collect()
-}
+const TRANSACTION_FIELDS: [&str; 12] = [
+    "transaction_id",
+    "transaction_date",
+    "amount",
+    "type",
+    "reason",
+    "reference",
+    "payment_type",
+    "display_note",
+    "note",
+    "product_code",
+    "line_items",
+    "tax_items",
+];
+const LINE_ITEM_FIELDS: [&str; 7] = [
+    "rate_band",
+    "start_date",
+    "end_date",
+    "number_of_units",
+    "net_amount",
+    "price_per_unit",
+    "units",
+];
+const TAX_ITEM_FIELDS: [&str; 5] = ["amount", "tax_type", "value_taxed", "rate", "unit_type"];
 
 pub fn transaction_to_wit(value: &Value) -> wire::Transaction<'_> {
-    let line_items = value.get("line_items").map(|_| {
-        items(value, "line_items")
+    let transaction = Fields::of(value, &TRANSACTION_FIELDS);
+    let line_items = transaction.get("line_items").map(|line_items| {
+        elements(line_items)
             .iter()
-            .map(|item| wire::LineItem {
-                rate_band: text(item, "rate_band"),
-                start_date: text(item, "start_date"),
-                end_date: text(item, "end_date"),
-                number_of_units: text(item, "number_of_units"),
-                net_amount: text(item, "net_amount"),
-                price_per_unit: text(item, "price_per_unit"),
-                units: strings(item, "units"),
+            .map(|item| {
+                let item = Fields::of(item, &LINE_ITEM_FIELDS);
+                wire::LineItem {
+                    rate_band: item.text("rate_band"),
+                    start_date: item.text("start_date"),
+                    end_date: item.text("end_date"),
+                    number_of_units: item.text("number_of_units"),
+                    net_amount: item.text("net_amount"),
+                    price_per_unit: item.text("price_per_unit"),
+                    units: item.strings("units"),
+                }
             })
             .collect()
     });
-    let tax_items = value.get("tax_items").map(|_| {
-        items(value, "tax_items")
+    let tax_items = transaction.get("tax_items").map(|tax_items| {
+        elements(tax_items)
             .iter()
-            .map(|item| wire::TaxItem {
-                amount: text(item, "amount"),
-                tax_type: text(item, "tax_type"),
-                value_taxed: text(item, "value_taxed"),
-                rate: text(item, "rate"),
-                unit_type: text(item, "unit_type"),
+            .map(|item| {
+                let item = Fields::of(item, &TAX_ITEM_FIELDS);
+                wire::TaxItem {
+                    amount: item.text("amount"),
+                    tax_type: item.text("tax_type"),
+                    value_taxed: item.text("value_taxed"),
+                    rate: item.text("rate"),
+                    unit_type: item.text("unit_type"),
+                }
             })
             .collect()
     });
     wire::Transaction {
-        transaction_id: text(value, "transaction_id"),
-        transaction_date: text(value, "transaction_date"),
-        amount: text(value, "amount"),
-        type_: text(value, "type"),
-        reason: optional(value, "reason"),
-        reference: optional(value, "reference"),
-        payment_type: optional(value, "payment_type"),
-        display_note: optional(value, "display_note"),
-        note: optional(value, "note"),
-        product_code: optional(value, "product_code"),
+        transaction_id: transaction.text("transaction_id"),
+        transaction_date: transaction.text("transaction_date"),
+        amount: transaction.text("amount"),
+        type_: transaction.text("type"),
+        reason: transaction.optional("reason"),
+        reference: transaction.optional("reference"),
+        payment_type: transaction.optional("payment_type"),
+        display_note: transaction.optional("display_note"),
+        note: transaction.optional("note"),
+        product_code: transaction.optional("product_code"),
         line_items,
         tax_items,
     }
 }
 
+const STATEMENT_FIELDS: [&str; 7] = [
+    "bill_period_from_date",
+    "bill_period_to_date",
+    "statement_id",
+    "issued_date",
+    "number",
+    "gross_amount",
+    "statement_path",
+];
+
 pub fn statement_to_wit(value: &Value) -> wire::Statement<'_> {
+    let statement = Fields::of(value, &STATEMENT_FIELDS);
     wire::Statement {
-        bill_period_from_date: text(value, "bill_period_from_date"),
-        bill_period_to_date: text(value, "bill_period_to_date"),
-        statement_id: text(value, "statement_id"),
-        issued_date: text(value, "issued_date"),
-        number: text(value, "number"),
-        gross_amount: text(value, "gross_amount"),
-        statement_path: optional(value, "statement_path"),
+        bill_period_from_date: statement.text("bill_period_from_date"),
+        bill_period_to_date: statement.text("bill_period_to_date"),
+        statement_id: statement.text("statement_id"),
+        issued_date: statement.text("issued_date"),
+        number: statement.text("number"),
+        gross_amount: statement.text("gross_amount"),
+        statement_path: statement.optional("statement_path"),
     }
 }
 
+const INSTRUCTION_FIELDS: [&str; 3] = ["vendor", "reference", "type"];
+
 pub fn instruction_to_wit(value: &Value) -> wire::PaymentInstruction<'_> {
+    let instruction = Fields::of(value, &INSTRUCTION_FIELDS);
     wire::PaymentInstruction {
-        vendor: text(value, "vendor"),
-        reference: text(value, "reference"),
-        type_: text(value, "type"),
+        vendor: instruction.text("vendor"),
+        reference: instruction.text("reference"),
+        type_: instruction.text("type"),
     }
 }
 
 // Writing a hook's answer back over the request.
 
-/// `value` as an object with only the keys in `fields` (an empty one if it was not an object).
-fn object_of<'v>(value: &'v mut Value, fields: &[&str]) -> &'v mut Map<String, Value> {
+/// Whether `value` already reads as `text`: the same string, or a number written so.
+fn reads_as(value: &Value, text: &str) -> bool {
+    as_text(value) == Some(text)
+}
+
+fn write_text(slot: &mut Value, text: String) {
+    if !reads_as(slot, &text) {
+        *slot = Value::String(text);
+    }
+}
+
+/// The fields of a JSON object being written over, found in one pass (as [`Fields`]). Fields
+/// the object lacks are added, and fields removed, once the writing is done.
+struct FieldsMut<'v, const N: usize> {
+    names: &'static [&'static str; N],
+    slots: [Option<&'v mut Value>; N],
+    added: Vec<(&'static str, Value)>,
+    removed: Vec<&'static str>,
+}
+
+impl<const N: usize> FieldsMut<'_, N> {
+    /// Writes field `name` with `write`, which sees what is there (`null` when it is missing).
+    fn put(&mut self, name: &'static str, write: impl FnOnce(&mut Value)) {
+        let index = position(self.names, name);
+        debug_assert!(index.is_some(), "`{name}` is not among {:?}", self.names);
+        match index.and_then(|index| self.slots[index].as_deref_mut()) {
+            Some(slot) => write(slot),
+            None => {
+                let mut slot = Value::Null;
+                write(&mut slot);
+                self.added.push((name, slot));
+            }
+        }
+    }
+
+    fn remove(&mut self, name: &'static str) {
+        if position(self.names, name).is_some_and(|index| self.slots[index].is_some()) {
+            self.removed.push(name);
+        }
+    }
+
+    fn text(&mut self, name: &'static str, text: String) {
+        self.put(name, |slot| write_text(slot, text));
+    }
+
+    /// A text field, removed when `None`.
+    fn optional(&mut self, name: &'static str, text: Option<String>) {
+        match text {
+            Some(text) => self.text(name, text),
+            None => self.remove(name),
+        }
+    }
+
+    fn flag(&mut self, name: &'static str, flag: bool) {
+        self.put(name, |slot| *slot = Value::Bool(flag));
+    }
+
+    /// A nested record, written over what is there by `write`.
+    fn record<T>(&mut self, name: &'static str, record: T, write: fn(&mut Value, T)) {
+        self.put(name, |slot| write(slot, record));
+    }
+
+    /// A list written over the array that is there, element by element (`None`: removed).
+    fn list<T>(&mut self, name: &'static str, items: Option<Vec<T>>, write: fn(&mut Value, T)) {
+        match items {
+            Some(items) => self.put(name, |slot| write_array(slot, items, write)),
+            None => self.remove(name),
+        }
+    }
+
+    /// A list of strings, left out when empty (as the API does for `units` and document paths).
+    fn strings(&mut self, name: &'static str, strings: Vec<String>, write: fn(&mut Value, String)) {
+        self.list(name, (!strings.is_empty()).then_some(strings), write);
+    }
+}
+
+/// Writes a record over `value` with `write`: `value` becomes an object holding only the
+/// fields in `names` (an empty one first if it was not an object).
+fn write_object<const N: usize>(
+    value: &mut Value,
+    names: &'static [&'static str; N],
+    write: impl FnOnce(&mut FieldsMut<'_, N>),
+) {
     if !value.is_object() {
         *value = Value::Object(Map::new());
     }
     let Value::Object(object) = value else {
         unreachable!("made an object above")
     };
-    object.retain(|key, _| fields.contains(&key.as_str()));
-    object
-}
-
-/// Whether `value` already reads as `text`: the same string, or a number written so.
-fn reads_as(value: &Value, text: &str) -> bool {
-    match value {
-        Value::String(current) => current == text,
-        Value::Number(number) => number.as_str() == text,
-        _ => false,
-    }
-}
-
-fn put_text(object: &mut Map<String, Value>, key: &str, text: String) {
-    match object.get_mut(key) {
-        Some(current) if reads_as(current, &text) => {}
-        Some(current) => *current = Value::String(text),
-        None => {
-            object.insert(key.to_owned(), Value::String(text));
+    let mut foreign_keys = false;
+    let mut fields = FieldsMut {
+        names,
+        slots: std::array::from_fn(|_| None),
+        added: Vec::new(),
+        removed: Vec::new(),
+    };
+    for (key, slot) in object.iter_mut() {
+        match position(names, key) {
+            Some(index) => fields.slots[index] = Some(slot),
+            None => foreign_keys = true,
         }
     }
-}
-
-fn put_optional(object: &mut Map<String, Value>, key: &str, text: Option<String>) {
-    match text {
-        Some(text) => put_text(object, key, text),
-        None => {
-            object.remove(key);
-        }
+    write(&mut fields);
+    let FieldsMut { added, removed, .. } = fields;
+    if foreign_keys || !removed.is_empty() {
+        object.retain(|key, _| position(names, key).is_some() && !removed.contains(&key.as_str()));
     }
-}
-
-fn put_flag(object: &mut Map<String, Value>, key: &str, flag: bool) {
-    match object.get_mut(key) {
-        Some(current) => *current = Value::Bool(flag),
-        None => {
-            object.insert(key.to_owned(), Value::Bool(flag));
-        }
+    for (name, value) in added {
+        object.insert(name.to_owned(), value);
     }
 }
 
@@ -279,271 +470,134 @@ fn write_array<T>(slot: &mut Value, items: Vec<T>, write: fn(&mut Value, T)) {
     }
 }
 
-/// Writes `value` into `object[key]` with `write`, keeping what is there for it to compare.
-fn put_with<T>(object: &mut Map<String, Value>, key: &str, value: T, write: fn(&mut Value, T)) {
-    match object.get_mut(key) {
-        Some(slot) => write(slot, value),
-        None => {
-            let mut slot = Value::Null;
-            write(&mut slot, value);
-            object.insert(key.to_owned(), slot);
-        }
-    }
-}
-
-/// Writes `items` over the array at `key` (`None`: removes `key`).
-fn put_list<T>(
-    object: &mut Map<String, Value>,
-    key: &str,
-    items: Option<Vec<T>>,
-    write: fn(&mut Value, T),
-) {
-    match items {
-        Some(items) => match object.get_mut(key) {
-            Some(slot) => write_array(slot, items, write),
-            None => {
-                let mut slot = Value::Null;
-                write_array(&mut slot, items, write);
-                object.insert(key.to_owned(), slot);
-            }
-        },
-        None => {
-            object.remove(key);
-        }
-    }
-}
-
-/// A list of strings, left out when empty (as the API does for `units` and document paths).
-fn put_strings(
-    object: &mut Map<String, Value>,
-    key: &str,
-    strings: Vec<String>,
-    write: fn(&mut Value, String),
-) {
-    put_list(object, key, (!strings.is_empty()).then_some(strings), write);
-}
-
-const ACCOUNT_FIELDS: &[&str] = &[
-    "import_supplier",
-    "external_account_number",
-    "billing_name",
-    "billing_address",
-    "customers",
-    "supply_points",
-    "open_statement_period_start",
-    "transfer_balance",
-];
-const ADDRESS_FIELDS: &[&str] = &[
-    "address_line_1",
-    "address_line_2",
-    "address_line_3",
-    "town",
-    "postcode",
-    "country",
-];
-const CUSTOMER_FIELDS: &[&str] = &[
-    "given_name",
-    "family_name",
-    "email",
-    "mobile",
-    "landline",
-    "date_of_birth",
-    "is_primary",
-];
-const SUPPLY_POINT_FIELDS: &[&str] = &["market", "identifier", "product_code", "supply_start_date"];
-
 /// Writes the account a hook returned over the account that was sent to it.
 pub fn write_account(value: &mut Value, account: types::Account) {
-    let object = object_of(value, ACCOUNT_FIELDS);
-    put_text(object, "import_supplier", account.import_supplier);
-    put_text(
-        object,
-        "external_account_number",
-        account.external_account_number,
-    );
-    put_text(object, "billing_name", account.billing_name);
-    put_with(
-        object,
-        "billing_address",
-        account.billing_address,
-        |slot, address| {
-            let object = object_of(slot, ADDRESS_FIELDS);
-            put_text(object, "address_line_1", address.address_line_1);
-            put_optional(object, "address_line_2", address.address_line_2);
-            put_optional(object, "address_line_3", address.address_line_3);
-            put_text(object, "town", address.town);
-            put_text(object, "postcode", address.postcode);
-            put_text(object, "country", address.country);
-        },
-    );
-    put_list(
-        object,
-        "customers",
-        Some(account.customers),
-        |slot, customer| {
-            let object = object_of(slot, CUSTOMER_FIELDS);
-            put_text(object, "given_name", customer.given_name);
-            put_text(object, "family_name", customer.family_name);
-            put_text(object, "email", customer.email);
-            put_optional(object, "mobile", customer.mobile);
-            put_optional(object, "landline", customer.landline);
-            put_optional(object, "date_of_birth", customer.date_of_birth);
-            put_flag(object, "is_primary", customer.is_primary);
-        },
-    );
-    put_list(
-        object,
-        "supply_points",
-        Some(account.supply_points),
-        |slot, point| {
-            let object = object_of(slot, SUPPLY_POINT_FIELDS);
-            put_text(object, "market", point.market);
-            put_text(object, "identifier", point.identifier);
-            put_optional(object, "product_code", point.product_code);
-            put_optional(object, "supply_start_date", point.supply_start_date);
-        },
-    );
-    put_optional(
-        object,
-        "open_statement_period_start",
-        account.open_statement_period_start,
-    );
-    put_text(object, "transfer_balance", account.transfer_balance);
+    write_object(value, &ACCOUNT_FIELDS, |fields| {
+        fields.text("import_supplier", account.import_supplier);
+        fields.text("external_account_number", account.external_account_number);
+        fields.text("billing_name", account.billing_name);
+        fields.record(
+            "billing_address",
+            account.billing_address,
+            |slot, address| {
+                write_object(slot, &ADDRESS_FIELDS, |fields| {
+                    fields.text("address_line_1", address.address_line_1);
+                    fields.optional("address_line_2", address.address_line_2);
+                    fields.optional("address_line_3", address.address_line_3);
+                    fields.text("town", address.town);
+                    fields.text("postcode", address.postcode);
+                    fields.text("country", address.country);
+                });
+            },
+        );
+        fields.list("customers", Some(account.customers), |slot, customer| {
+            write_object(slot, &CUSTOMER_FIELDS, |fields| {
+                fields.text("given_name", customer.given_name);
+                fields.text("family_name", customer.family_name);
+                fields.text("email", customer.email);
+                fields.optional("mobile", customer.mobile);
+                fields.optional("landline", customer.landline);
+                fields.optional("date_of_birth", customer.date_of_birth);
+                fields.flag("is_primary", customer.is_primary);
+            });
+        });
+        fields.list(
+            "supply_points",
+            Some(account.supply_points),
+            |slot, point| {
+                write_object(slot, &SUPPLY_POINT_FIELDS, |fields| {
+                    fields.text("market", point.market);
+                    fields.text("identifier", point.identifier);
+                    fields.optional("product_code", point.product_code);
+                    fields.optional("supply_start_date", point.supply_start_date);
+                });
+            },
+        );
+        fields.optional(
+            "open_statement_period_start",
+            account.open_statement_period_start,
+        );
+        fields.text("transfer_balance", account.transfer_balance);
+    });
 }
-
-const NOTE_FIELDS: &[&str] = &[
-    "body",
-    "document_paths",
-    "created_at",
-    "is_pinned",
-    "unpin_at",
-];
 
 /// Writes the notes a hook returned over the notes that were sent to it.
 pub fn write_notes(value: &mut Value, notes: Vec<types::Note>) {
     write_array(value, notes, |slot, note| {
-        let object = object_of(slot, NOTE_FIELDS);
-        put_optional(object, "body", note.body);
-        put_strings(
-            object,
-            "document_paths",
-            note.document_paths,
-            |slot, path| {
-                let object = object_of(slot, &["document_path"]);
-                put_text(object, "document_path", path);
-            },
-        );
-        put_optional(object, "created_at", note.created_at);
-        put_flag(object, "is_pinned", note.is_pinned);
-        put_optional(object, "unpin_at", note.unpin_at);
+        write_object(slot, &NOTE_FIELDS, |fields| {
+            fields.optional("body", note.body);
+            fields.strings("document_paths", note.document_paths, |slot, path| {
+                write_object(slot, &DOCUMENT_FIELDS, |fields| {
+                    fields.text("document_path", path);
+                });
+            });
+            fields.optional("created_at", note.created_at);
+            fields.flag("is_pinned", note.is_pinned);
+            fields.optional("unpin_at", note.unpin_at);
+        });
     });
-}
-
-const TRANSACTION_FIELDS: &[&str] = &[
-    "transaction_id",
-    "transaction_date",
-    "amount",
-    "type",
-    "reason",
-    "reference",
-    "payment_type",
-    "display_note",
-    "note",
-    "product_code",
-    "line_items",
-    "tax_items",
-];
-const LINE_ITEM_FIELDS: &[&str] = &[
-    "rate_band",
-    "start_date",
-    "end_date",
-    "number_of_units",
-    "net_amount",
-    "price_per_unit",
-    "units",
-];
-const TAX_ITEM_FIELDS: &[&str] = &["amount", "tax_type", "value_taxed", "rate", "unit_type"];
-
-fn write_text(slot: &mut Value, text: String) {
-    if !reads_as(slot, &text) {
-        *slot = Value::String(text);
-    }
 }
 
 /// Writes the transactions a hook returned over the transactions that were sent to it.
 pub fn write_transactions(value: &mut Value, transactions: Vec<types::Transaction>) {
     write_array(value, transactions, |slot, transaction| {
-        let object = object_of(slot, TRANSACTION_FIELDS);
-        put_text(object, "transaction_id", transaction.transaction_id);
-        put_text(object, "transaction_date", transaction.transaction_date);
-        put_text(object, "amount", transaction.amount);
-        put_text(object, "type", transaction.type_);
-        put_optional(object, "reason", transaction.reason);
-        put_optional(object, "reference", transaction.reference);
-        put_optional(object, "payment_type", transaction.payment_type);
-        put_optional(object, "display_note", transaction.display_note);
-        put_optional(object, "note", transaction.note);
-        put_optional(object, "product_code", transaction.product_code);
-        put_list(
-            object,
-            "line_items",
-            transaction.line_items,
-            |slot, item| {
-                let object = object_of(slot, LINE_ITEM_FIELDS);
-                put_text(object, "rate_band", item.rate_band);
-                put_text(object, "start_date", item.start_date);
-                put_text(object, "end_date", item.end_date);
-                put_text(object, "number_of_units", item.number_of_units);
-                put_text(object, "net_amount", item.net_amount);
-                put_text(object, "price_per_unit", item.price_per_unit);
-                put_strings(object, "units", item.units, write_text);
-            },
-        );
-        put_list(object, "tax_items", transaction.tax_items, |slot, item| {
-            let object = object_of(slot, TAX_ITEM_FIELDS);
-            put_text(object, "amount", item.amount);
-            put_text(object, "tax_type", item.tax_type);
-            put_text(object, "value_taxed", item.value_taxed);
-            put_text(object, "rate", item.rate);
-            put_text(object, "unit_type", item.unit_type);
+        write_object(slot, &TRANSACTION_FIELDS, |fields| {
+            fields.text("transaction_id", transaction.transaction_id);
+            fields.text("transaction_date", transaction.transaction_date);
+            fields.text("amount", transaction.amount);
+            fields.text("type", transaction.type_);
+            fields.optional("reason", transaction.reason);
+            fields.optional("reference", transaction.reference);
+            fields.optional("payment_type", transaction.payment_type);
+            fields.optional("display_note", transaction.display_note);
+            fields.optional("note", transaction.note);
+            fields.optional("product_code", transaction.product_code);
+            fields.list("line_items", transaction.line_items, |slot, item| {
+                write_object(slot, &LINE_ITEM_FIELDS, |fields| {
+                    fields.text("rate_band", item.rate_band);
+                    fields.text("start_date", item.start_date);
+                    fields.text("end_date", item.end_date);
+                    fields.text("number_of_units", item.number_of_units);
+                    fields.text("net_amount", item.net_amount);
+                    fields.text("price_per_unit", item.price_per_unit);
+                    fields.strings("units", item.units, write_text);
+                });
+            });
+            fields.list("tax_items", transaction.tax_items, |slot, item| {
+                write_object(slot, &TAX_ITEM_FIELDS, |fields| {
+                    fields.text("amount", item.amount);
+                    fields.text("tax_type", item.tax_type);
+                    fields.text("value_taxed", item.value_taxed);
+                    fields.text("rate", item.rate);
+                    fields.text("unit_type", item.unit_type);
+                });
+            });
         });
     });
 }
 
-const STATEMENT_FIELDS: &[&str] = &[
-    "bill_period_from_date",
-    "bill_period_to_date",
-    "statement_id",
-    "issued_date",
-    "number",
-    "gross_amount",
-    "statement_path",
-];
-
 /// Writes the statements a hook returned over the statements that were sent to it.
 pub fn write_statements(value: &mut Value, statements: Vec<types::Statement>) {
     write_array(value, statements, |slot, statement| {
-        let object = object_of(slot, STATEMENT_FIELDS);
-        put_text(
-            object,
-            "bill_period_from_date",
-            statement.bill_period_from_date,
-        );
-        put_text(object, "bill_period_to_date", statement.bill_period_to_date);
-        put_text(object, "statement_id", statement.statement_id);
-        put_text(object, "issued_date", statement.issued_date);
-        put_text(object, "number", statement.number);
-        put_text(object, "gross_amount", statement.gross_amount);
-        put_optional(object, "statement_path", statement.statement_path);
+        write_object(slot, &STATEMENT_FIELDS, |fields| {
+            fields.text("bill_period_from_date", statement.bill_period_from_date);
+            fields.text("bill_period_to_date", statement.bill_period_to_date);
+            fields.text("statement_id", statement.statement_id);
+            fields.text("issued_date", statement.issued_date);
+            fields.text("number", statement.number);
+            fields.text("gross_amount", statement.gross_amount);
+            fields.optional("statement_path", statement.statement_path);
+        });
     });
 }
 
 /// Writes the payment instruction a hook returned over the one that was sent to it.
 pub fn write_instruction(value: &mut Value, instruction: types::PaymentInstruction) {
-    let object = object_of(value, &["vendor", "reference", "type"]);
-    put_text(object, "vendor", instruction.vendor);
-    put_text(object, "reference", instruction.reference);
-    put_text(object, "type", instruction.type_);
+    write_object(value, &INSTRUCTION_FIELDS, |fields| {
+        fields.text("vendor", instruction.vendor);
+        fields.text("reference", instruction.reference);
+        fields.text("type", instruction.type_);
+    });
 }
 
 #[cfg(test)]
@@ -711,5 +765,151 @@ mod tests {
                     "end_date": "2025-01-31", "number_of_units": "10", "net_amount": "2.00",
                     "price_per_unit": "0.20"}]}])
         );
+    }
+
+    fn owned(text: &str) -> String {
+        text.to_owned()
+    }
+
+    #[test]
+    fn every_field_of_a_transaction_is_read_and_an_unchanged_one_written_back_as_it_was() {
+        let request = json!([{
+            "transaction_id": "T-1", "transaction_date": "2025-01-05", "amount": 42.10,
+            "type": "CHARGE", "reason": "Usage", "reference": "R-1", "payment_type": "CARD",
+            "display_note": "shown", "note": "kept", "product_code": "OLDVAR",
+            "line_items": [{"rate_band": "DAY", "start_date": "2025-01-01", "end_date": "2025-01-31",
+                            "number_of_units": "10", "net_amount": "2.00", "price_per_unit": "0.20",
+                            "units": ["kWh", 3]}],
+            "tax_items": [{"amount": "0.10", "tax_type": "VAT", "value_taxed": "2.00", "rate": "5",
+                           "unit_type": "PERCENT"}]
+        }]);
+        let wire = list(&request, transaction_to_wit);
+        let read = &wire[0];
+        assert_eq!(
+            (read.amount, read.type_, read.note, read.product_code),
+            ("42.1", "CHARGE", Some("kept"), Some("OLDVAR"))
+        );
+        let line = &read.line_items.as_ref().expect("line items")[0];
+        assert_eq!(
+            (line.price_per_unit, line.units.clone()),
+            ("0.20", vec!["kWh", "3"])
+        );
+        let tax = &read.tax_items.as_ref().expect("tax items")[0];
+        assert_eq!((tax.tax_type, tax.unit_type), ("VAT", "PERCENT"));
+
+        let answer = wire
+            .iter()
+            .map(|transaction| types::Transaction {
+                transaction_id: owned(transaction.transaction_id),
+                transaction_date: owned(transaction.transaction_date),
+                amount: owned(transaction.amount),
+                type_: owned(transaction.type_),
+                reason: transaction.reason.map(owned),
+                reference: transaction.reference.map(owned),
+                payment_type: transaction.payment_type.map(owned),
+                display_note: transaction.display_note.map(owned),
+                note: transaction.note.map(owned),
+                product_code: transaction.product_code.map(owned),
+                line_items: transaction.line_items.as_ref().map(|items| {
+                    items
+                        .iter()
+                        .map(|item| types::LineItem {
+                            rate_band: owned(item.rate_band),
+                            start_date: owned(item.start_date),
+                            end_date: owned(item.end_date),
+                            number_of_units: owned(item.number_of_units),
+                            net_amount: owned(item.net_amount),
+                            price_per_unit: owned(item.price_per_unit),
+                            units: item.units.iter().copied().map(owned).collect(),
+                        })
+                        .collect()
+                }),
+                tax_items: transaction.tax_items.as_ref().map(|items| {
+                    items
+                        .iter()
+                        .map(|item| types::TaxItem {
+                            amount: owned(item.amount),
+                            tax_type: owned(item.tax_type),
+                            value_taxed: owned(item.value_taxed),
+                            rate: owned(item.rate),
+                            unit_type: owned(item.unit_type),
+                        })
+                        .collect()
+                }),
+            })
+            .collect();
+        let mut value = request.clone();
+        write_transactions(&mut value, answer);
+        assert_eq!(value, request);
+    }
+
+    #[test]
+    fn statements_notes_and_instructions_are_read_field_by_field() {
+        let statements = json!([{"bill_period_from_date": "2025-01-01", "bill_period_to_date": "2025-01-31",
+                                 "statement_id": "S-1", "issued_date": "2025-02-01", "number": 7,
+                                 "gross_amount": "99.10", "statement_path": "s/1.pdf"}]);
+        let statement = &list(&statements, statement_to_wit)[0];
+        assert_eq!(
+            (
+                statement.number,
+                statement.gross_amount,
+                statement.statement_path
+            ),
+            ("7", "99.10", Some("s/1.pdf"))
+        );
+        let mut value = statements.clone();
+        write_statements(
+            &mut value,
+            vec![types::Statement {
+                bill_period_from_date: owned(statement.bill_period_from_date),
+                bill_period_to_date: owned(statement.bill_period_to_date),
+                statement_id: owned(statement.statement_id),
+                issued_date: owned(statement.issued_date),
+                number: owned(statement.number),
+                gross_amount: owned(statement.gross_amount),
+                statement_path: None,
+            }],
+        );
+        let mut expected = statements.clone();
+        expected[0]
+            .as_object_mut()
+            .expect("object")
+            .remove("statement_path");
+        assert_eq!(value, expected);
+
+        let notes = json!([{"body": "hello", "document_paths": [{"document_path": "a.pdf"}, {}],
+                            "created_at": "2025-01-01T00:00:00Z", "is_pinned": true}]);
+        let note = &list(&notes, note_to_wit)[0];
+        assert_eq!(
+            (
+                note.body,
+                note.document_paths.clone(),
+                note.is_pinned,
+                note.unpin_at
+            ),
+            (Some("hello"), vec!["a.pdf", ""], true, None)
+        );
+
+        let instruction = json!({"vendor": "SANDBOX", "reference": "R-9", "type": "DIRECT_DEBIT"});
+        let read = instruction_to_wit(&instruction);
+        assert_eq!(
+            (read.vendor, read.reference, read.type_),
+            ("SANDBOX", "R-9", "DIRECT_DEBIT")
+        );
+    }
+
+    #[test]
+    fn removing_a_field_keeps_the_order_of_the_others() {
+        let mut value = request();
+        let mut answer = account(&value);
+        answer.billing_address.address_line_2 = None;
+        write_account(&mut value, answer);
+        let keys: Vec<&str> = value["billing_address"]
+            .as_object()
+            .expect("object")
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(keys, ["address_line_1", "town", "postcode", "country"]);
     }
 }
