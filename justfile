@@ -21,6 +21,15 @@ bench: plugins
     cargo bench -p ferry-host --bench relay
     cargo run --release -p ferry-bench -- --write BENCHMARKS.md
 
+# The example plugin's validate-account under valgrind, 1200 calls minus 200, over 1000.
+# Instructions per plugin hook call (callgrind: steady where times are not).
+plugin-instructions: plugins
+    #!/usr/bin/env bash
+    set -euo pipefail
+    cargo build --release -p ferry-host --example plugin_calls
+    count() { valgrind --tool=callgrind --callgrind-out-file=/dev/null target/release/examples/plugin_calls "$1" 2>&1 | sed -n 's/.*Collected : //p'; }
+    echo "instructions per call: $(( ($(count 1200) - $(count 200)) / 1000 ))"
+
 # The operator console against a local server (key from ./ferry-data/operator.key unless set).
 console url="http://127.0.0.1:8080":
     cargo run -p ferry-console -- --url {{url}} --operator-key "${FERRY_OPERATOR_KEY:-$(cat ferry-data/operator.key)}"

@@ -8,30 +8,9 @@
 use criterion::BatchSize;
 use criterion::Criterion;
 use ferry_host::domain::ports::Hook;
-use ferry_host::plugins::{PluginConfig, PluginLimits, Runtime, dev};
-use serde_json::{Value, json};
+use ferry_host::plugins::{PluginLimits, Runtime, dev};
+use serde_json::Value;
 use std::hint::black_box;
-
-fn account() -> Value {
-    json!({
-        "import_supplier": "OLD_CO",
-        "external_account_number": "OE-1001",
-        "billing_name": "Ada Lovelace",
-        "billing_address": {"address_line_1": "1 Analytical Street", "town": "London", "postcode": "N1 1AA", "country": "GB"},
-        "customers": [{"given_name": "Ada", "family_name": "Lovelace", "email": "ada@example.com",
-                       "mobile": "07700 900123", "landline": "+44 20 7946 0000", "is_primary": true}],
-        "supply_points": [{"market": "ELECTRICITY", "identifier": "1200023305967", "product_code": "OLDVAR"}],
-        "transfer_balance": "12.30"
-    })
-}
-
-fn config() -> PluginConfig {
-    PluginConfig::from([
-        ("default_country_code".into(), "44".into()),
-        ("account_number_prefix".into(), "OE-".into()),
-        ("product_code.OLDVAR".into(), "VAR-22".into()),
-    ])
-}
 
 /// The example plugin's rules, natively.
 fn native_rules(mut account: Value, config: &[(String, String)]) -> Result<Value, Vec<String>> {
@@ -104,8 +83,8 @@ fn main() {
     let bytes = std::fs::read(dir.join("example_plugin.wasm")).expect("example plugin");
     let runtime = Runtime::new(PluginLimits::default(), None).expect("runtime");
     let loaded = runtime.load(&bytes).expect("component");
-    let input = account();
-    let config = config();
+    let input = dev::sample_account();
+    let config = dev::sample_config();
 
     let wasm = runtime
         .call(&loaded, Hook::ValidateAccount, &config, None, input.clone())

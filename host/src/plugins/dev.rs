@@ -1,6 +1,9 @@
 //! For tests, benchmarks and `--demo`: building the plugins of this repository (`plugins/`)
-//! for wasm32-wasip2 with the cargo that builds Ferry.
+//! for wasm32-wasip2 with the cargo that builds Ferry, and the small account and supplier
+//! settings the plugin benchmarks call the example plugin with.
 
+use super::PluginConfig;
+use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -44,4 +47,27 @@ pub fn build_plugins() -> Result<PathBuf, String> {
         ));
     }
     Ok(components_dir())
+}
+
+/// A small account (one customer, one supply point), as a supplier sends it.
+pub fn sample_account() -> Value {
+    json!({
+        "import_supplier": "OLD_CO",
+        "external_account_number": "OE-1001",
+        "billing_name": "Ada Lovelace",
+        "billing_address": {"address_line_1": "1 Analytical Street", "town": "London", "postcode": "N1 1AA", "country": "GB"},
+        "customers": [{"given_name": "Ada", "family_name": "Lovelace", "email": "ada@example.com",
+                       "mobile": "07700 900123", "landline": "+44 20 7946 0000", "is_primary": true}],
+        "supply_points": [{"market": "ELECTRICITY", "identifier": "1200023305967", "product_code": "OLDVAR"}],
+        "transfer_balance": "12.30"
+    })
+}
+
+/// Settings for the example plugin that make every one of its account rules do something.
+pub fn sample_config() -> PluginConfig {
+    PluginConfig::from([
+        ("default_country_code".into(), "44".into()),
+        ("account_number_prefix".into(), "OE-".into()),
+        ("product_code.OLDVAR".into(), "VAR-22".into()),
+    ])
 }
