@@ -605,9 +605,12 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn owned(text: &str) -> String {
+        text.to_owned()
+    }
+
     fn account(json: &Value) -> types::Account {
         let wire = account_to_wit(json);
-        let owned = |text: &str| text.to_owned();
         types::Account {
             import_supplier: owned(wire.import_supplier),
             external_account_number: owned(wire.external_account_number),
@@ -765,10 +768,6 @@ mod tests {
                     "end_date": "2025-01-31", "number_of_units": "10", "net_amount": "2.00",
                     "price_per_unit": "0.20"}]}])
         );
-    }
-
-    fn owned(text: &str) -> String {
-        text.to_owned()
     }
 
     #[test]

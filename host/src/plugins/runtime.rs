@@ -36,8 +36,6 @@ use wasmtime_wasi::{
 pub const PACKAGE: &str = "ferry:supplier-rules";
 pub const INTERFACE_VERSION: &str = "0.1.0";
 const TICK: Duration = Duration::from_millis(5);
-/// The interface of host functions plugins import.
-const HOST_INTERFACE: &str = "ferry:supplier-rules/host@0.1.0";
 const MAX_LOG_MESSAGE_CHARS: usize = 1000;
 const MAX_LOG_FIELDS: usize = 20;
 const MAX_LOG_LINES: usize = 100;
@@ -184,7 +182,7 @@ impl PluginState {
 
 /// Ferry's `host` interface: `log`, and `config` lowered from the shared configuration.
 fn add_host_to_linker(linker: &mut Linker<PluginState>) -> wasmtime::Result<()> {
-    let mut host = linker.instance(HOST_INTERFACE)?;
+    let mut host = linker.instance(&format!("{PACKAGE}/host@{INTERFACE_VERSION}"))?;
     host.func_wrap(
         "log",
         |mut store, (level, message, fields): (host::Level, String, Vec<(String, String)>)| {
