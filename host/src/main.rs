@@ -1,8 +1,9 @@
 //! The `ferry` binary: the server (`ferry serve`) and the operator commands.
 
 use clap::Parser;
-use ferry_host::cli::{Cli, Command, run_operator_command};
+use ferry_host::cli::{Cli, Command, output, run_operator_command};
 use ferry_host::config::Settings;
+use std::io::IsTerminal;
 use tracing_subscriber::EnvFilter;
 
 #[tokio::main]
@@ -15,22 +16,37 @@ async fn main() -> anyhow::Result<()> {
             ferry_host::server::run(settings, shutdown_signal()).await?;
             Ok(())
         }
-        operator => run_operator_command(operator).await,
+        operator => match run_operator_command(operator).await {
+            // `ferry ... | head -1`: the reader has what it wanted; stop without a word.
+            Err(error) if output::is_reader_gone(&error) => Ok(()),
+            other => other,
+        },
     }
 }
 
 /// Structured logs on stderr; `FERRY_LOG` filters (default `info`), `FERRY_LOG_FORMAT=json`
-/// switches to JSON lines.
+/// switches to JSON lines. Colours only when stderr is a terminal and `NO_COLOR` is unset, so
+/// logs written to a file or a pipe carry no escape codes.
 fn init_logging() {
     let filter = EnvFilter::try_from_env("FERRY_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(use_colour(
+            std::io::stderr().is_terminal(),
+            std::env::var_os("NO_COLOR"),
+        ))
         .with_writer(std::io::stderr);
     if std::env::var("FERRY_LOG_FORMAT").is_ok_and(|format| format == "json") {
         builder.json().init();
     } else {
         builder.init();
     }
+}
+
+/// Whether logs are coloured: on a terminal, unless `NO_COLOR` is set to anything but empty
+/// (<https://no-color.org>).
+fn use_colour(stderr_is_terminal: bool, no_colour: Option<std::ffi::OsString>) -> bool {
+    stderr_is_terminal && no_colour.is_none_or(|value| value.is_empty())
 }
 
 /// Resolves on ctrl-c or SIGTERM.
@@ -55,5 +71,18 @@ async fn shutdown_signal() {
     tokio::select! {
         () = ctrl_c => {}
         () = terminate => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::use_colour;
+
+    #[test]
+    fn colour_only_on_a_terminal_without_no_color() {
+        assert!(use_colour(true, None));
+        assert!(!use_colour(false, None));
+        assert!(!use_colour(true, Some("1".into())));
+        assert!(use_colour(true, Some("".into())));
     }
 }

@@ -255,8 +255,13 @@ async fn provision_demo(state: &AppState, address: &str) -> Result<(), ServerErr
         .await
         .map_err(demo_error)?;
     let key = issued.key;
-    let example = crate::plugins::dev::components_dir().join("example_plugin.wasm");
-    match std::fs::read(&example) {
+    announce("Building the example plugin for the demo (the first time takes a minute)…");
+    let example = tokio::task::spawn_blocking(crate::plugins::dev::example_plugin)
+        .await
+        .unwrap_or_else(|error| Err(format!("the build did not finish: {error}")));
+    match example.and_then(|path| {
+        std::fs::read(&path).map_err(|error| format!("cannot read {}: {error}", path.display()))
+    }) {
         Ok(component) => {
             let config = [("default_country_code".to_owned(), "44".to_owned())]
                 .into_iter()
@@ -277,9 +282,8 @@ async fn provision_demo(state: &AppState, address: &str) -> Result<(), ServerErr
                 record.label()
             ));
         }
-        Err(_) => announce(&format!(
-            "The example plugin is not built ({}); build it with `just plugins` to see it at work.",
-            example.display()
+        Err(reason) => announce(&format!(
+            "The demo runs without its example plugin: {reason}. Then start `serve --demo` again."
         )),
     }
     announce(&format!(

@@ -206,6 +206,19 @@ impl Service {
         content_type: Option<&str>,
         body: Vec<u8>,
     ) -> Answer {
+        self.send_body(method, path, caller, content_type, Body::from(body))
+    }
+
+    /// As [`Service::send`], with any body: one of unknown length arrives as chunked
+    /// encoding would.
+    fn send_body(
+        &self,
+        method: Method,
+        path: &str,
+        caller: Caller,
+        content_type: Option<&str>,
+        body: Body,
+    ) -> Answer {
         let mut request = Request::builder().method(method).uri(path);
         match caller {
             Caller::Supplier => {
@@ -219,7 +232,7 @@ impl Service {
         if let Some(content_type) = content_type {
             request = request.header(header::CONTENT_TYPE, content_type);
         }
-        let request = request.body(Body::from(body)).expect("request");
+        let request = request.body(body).expect("request");
         self.runtime.block_on(async {
             let response = self
                 .router
@@ -1243,6 +1256,90 @@ fn plugin_upload_bodies() {
         Kind::Rest,
         strategy,
     );
+}
+
+/// A body over the limit answers 413 `payload_too_large` in the error format on every route
+/// that takes a body (the list is read from the service's own OpenAPI document, so a new route
+/// is covered by itself), whether its length is announced or it arrives in chunks.
+#[test]
+fn bodies_over_the_limit_are_refused_in_the_error_format_on_every_route() {
+    let service = Service::start();
+    let document = service
+        .send(
+            Method::GET,
+            "/v1/openapi.json",
+            Caller::Nobody,
+            None,
+            Vec::new(),
+        )
+        .json();
+    let paths = document["paths"].as_object().expect("paths");
+    let mut routes = Vec::new();
+    for (path, operations) in paths {
+        for (method, operation) in operations.as_object().expect("operations") {
+            if operation.get("requestBody").is_none() {
+                continue;
+            }
+            let method: Method = method.to_uppercase().parse().expect("a method");
+            let path = path
+                .replace("{code}", "PLUGIN_ME")
+                .replace("{id}", "nothing")
+                .replace("{number}", "A-00000000");
+            routes.push((method, path));
+        }
+    }
+    assert!(
+        routes.len() >= 14 && routes.iter().any(|(_, path)| path.ends_with("/plugin")),
+        "{routes:?}"
+    );
+    for (method, path) in routes {
+        let caller = if path.starts_with("/admin/") {
+            Caller::Operator
+        } else {
+            Caller::Supplier
+        };
+        let limit = if path.ends_with("/plugin") {
+            api::admin::plugins::MAX_COMPONENT_BYTES
+        } else {
+            MAX_BODY_BYTES
+        };
+        let content_type = if path.ends_with("/plugin") {
+            "application/wasm"
+        } else {
+            "application/json"
+        };
+        let oversized = vec![b' '; limit + 1];
+        let chunks: Vec<Result<Vec<u8>, std::io::Error>> = oversized
+            .chunks(64 * 1024)
+            .map(|chunk| Ok(chunk.to_vec()))
+            .collect();
+        for (framing, body) in [
+            ("sized", Body::from(oversized.clone())),
+            (
+                "chunked",
+                Body::from_stream(futures_util::stream::iter(chunks)),
+            ),
+        ] {
+            let answer = service.send_body(method.clone(), &path, caller, Some(content_type), body);
+            assert_eq!(
+                answer.status,
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "{method} {path} ({framing}): {answer:?}"
+            );
+            assert_eq!(
+                answer.headers[header::CONTENT_TYPE],
+                "application/json",
+                "{method} {path} ({framing})"
+            );
+            let body = answer.json();
+            check_error_format(&body)
+                .unwrap_or_else(|problem| panic!("{method} {path} ({framing}): {problem}: {body}"));
+            assert_eq!(
+                body["code"], "payload_too_large",
+                "{method} {path} ({framing})"
+            );
+        }
+    }
 }
 
 /// Percent-encodes everything but unreserved characters.

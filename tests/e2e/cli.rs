@@ -122,13 +122,21 @@ async fn an_unreachable_server_is_a_clear_error() {
 }
 
 #[tokio::test]
-async fn the_demo_prints_a_request_that_works() {
+async fn the_demo_installs_its_plugin_and_prints_a_request_that_works() {
+    // Built by the test set-up as by a newcomer's first `serve --demo` (which builds it when
+    // it is missing); here only so that the demo's own build finds it up to date.
+    plugin("example_plugin");
     let server = Server::start_with(Options {
         args: vec!["--demo".into()],
         ..Options::default()
     })
     .await;
     let printed = server.stdout.join("\n");
+    assert!(
+        printed.contains("The example plugin (example-plugin 0.1.0")
+            && printed.contains("normalises DEMO's phone numbers"),
+        "{printed}"
+    );
     let key = printed
         .split_whitespace()
         .find(|word| word.starts_with("ferry_") && word.len() > 40)
@@ -148,4 +156,71 @@ async fn the_demo_prints_a_request_that_works() {
         answer,
         json!({"external_account_number": "DEMO-1", "import_supplier_code": "DEMO"})
     );
+}
+
+/// `ferry plugin check FILE | head -1` and the like: when whoever reads the output goes away,
+/// the command stops quietly (exit 0, nothing on stderr), never with a panic. The reader here is
+/// gone before the command starts, so every write meets a closed pipe.
+#[tokio::test]
+async fn commands_stop_quietly_when_their_reader_goes_away() {
+    let server = Server::start().await;
+    let component = plugin("example_plugin");
+    let component = component.to_str().expect("a UTF-8 path");
+    for args in [
+        vec!["plugin", "check", component],
+        vec!["events", "catalogue"],
+        vec!["events", "asyncapi"],
+        vec!["supplier", "list"],
+    ] {
+        let (reader, writer) = std::io::pipe().expect("a pipe");
+        drop(reader);
+        let output = Command::new(ferry_binary())
+            .args(&args)
+            .env("FERRY_URL", &server.base)
+            .env("FERRY_OPERATOR_KEY", OPERATOR_KEY)
+            .stdout(writer)
+            .output()
+            .expect("run ferry");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            output.status.success(),
+            "{args:?}: {:?} {stderr}",
+            output.status
+        );
+        assert_eq!(stderr, "", "{args:?}");
+    }
+}
+
+/// Logs written to a pipe or a file carry no colour escapes.
+#[test]
+fn logs_to_a_pipe_have_no_colour_escapes() {
+    use std::io::{BufRead, BufReader, Read};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut child = Command::new(ferry_binary())
+        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(dir.path().join("data"))
+        .env("FERRY_OPERATOR_KEY", OPERATOR_KEY)
+        .env("FERRY_LOG", "info")
+        .env_remove("NO_COLOR")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start ferry");
+    let stdout = child.stdout.take().expect("stdout");
+    let listening = BufReader::new(stdout)
+        .lines()
+        .map_while(Result::ok)
+        .any(|line| line.starts_with("ferry listening on "));
+    assert!(listening, "ferry did not start");
+    child.kill().expect("kill");
+    let mut logs = String::new();
+    child
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut logs)
+        .expect("read the logs");
+    let _ = child.wait();
+    assert!(logs.contains("ferry listening"), "{logs}");
+    assert!(!logs.contains('\u{1b}'), "{logs:?}");
 }

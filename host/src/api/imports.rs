@@ -73,7 +73,7 @@ pub async fn account_transfer_status(
 ) -> Result<Json<TransferStatusBody>, ApiError> {
     let process = state.imports.import_process(&key, &supplier, &external)?;
     Ok(Json(TransferStatusBody {
-        status: process.state.transfer_status(),
+        status: crate::domain::import_process::transfer_status(process.state),
         platform_account_number: process.platform_account_number.unwrap_or_default(),
     }))
 }

@@ -10,7 +10,6 @@
 
 use crate::domain::account::Market;
 use crate::domain::ledger::TransactionType;
-use crate::domain::supplier::SupplierStatus;
 use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, Schema, SchemaFormat, SchemaType, Type};
 use utoipa::{PartialSchema, ToSchema};
@@ -348,78 +347,6 @@ pub struct PaymentInstructionRequest {
     pub reference: String,
     #[serde(rename = "type")]
     pub kind: InstructionType,
-}
-
-/// Body of `POST /admin/v1/suppliers`.
-#[derive(Debug, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct NewSupplierRequest {
-    #[schema(pattern = "^[A-Z][A-Z0-9_]*$", max_length = 32, example = "OLD_ENERGY")]
-    pub code: String,
-    #[schema(min_length = 1, max_length = 255)]
-    pub name: String,
-    /// Root of the supplier's documents in the bucket (may be empty): no scheme, no `..`.
-    #[schema(max_length = 512)]
-    pub document_root: String,
-    #[serde(default)]
-    pub send_migration_emails: bool,
-    /// Default `ONGOING`.
-    #[serde(default)]
-    #[schema(nullable = false)]
-    pub status: Option<SupplierStatus>,
-    /// Staged accounts older than this are cancelled (default 30).
-    #[serde(default)]
-    #[schema(minimum = 1, maximum = 3650)]
-    pub expiry_window_days: i64,
-}
-
-/// Body of `PATCH /admin/v1/suppliers/{code}`: the fields to change.
-#[derive(Debug, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SupplierChangeRequest {
-    #[serde(default)]
-    #[schema(min_length = 1, max_length = 255)]
-    pub name: String,
-    #[serde(default)]
-    #[schema(max_length = 512)]
-    pub document_root: String,
-    #[serde(default)]
-    pub send_migration_emails: bool,
-    #[serde(default)]
-    #[schema(nullable = false)]
-    pub status: Option<SupplierStatus>,
-    #[serde(default)]
-    #[schema(minimum = 1, maximum = 3650)]
-    pub expiry_window_days: i64,
-}
-
-/// Body of `POST /admin/v1/api-keys`.
-#[derive(Debug, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct NewApiKeyRequest {
-    #[schema(min_length = 1, max_length = 255)]
-    pub organisation: String,
-    /// Codes of existing suppliers the key may reach.
-    #[schema(min_items = 1, max_items = 1000)]
-    pub suppliers: Vec<String>,
-}
-
-/// Body of `POST /admin/v1/events`.
-#[derive(Debug, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct PublishEventRequest {
-    /// A type of the event catalogue.
-    #[serde(rename = "type")]
-    #[schema(min_length = 1, max_length = 200, example = "account.occupied")]
-    pub event_type: String,
-    #[schema(min_length = 1, max_length = 16, example = "v1")]
-    pub version: String,
-    /// The payload, valid against the catalogue.
-    #[schema(value_type = Object)]
-    pub data: serde_json::Value,
-    #[serde(default)]
-    #[schema(min_length = 1, max_length = 128)]
-    pub subject: String,
 }
 
 /// A GraphQL request.

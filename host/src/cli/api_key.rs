@@ -1,9 +1,9 @@
 //! `ferry api-key ...`: issue an organisation's API key (printed once) and revoke it.
 
-use super::admin_client::{AdminClient, print};
+use super::admin_client::{AdminClient, failed};
+use super::output::print_json;
 use clap::Subcommand;
-use reqwest::Method;
-use serde_json::json;
+use ferry_admin_api::NewApiKey;
 
 #[derive(Debug, Subcommand)]
 pub enum ApiKeyAction {
@@ -20,22 +20,27 @@ pub enum ApiKeyAction {
 }
 
 pub async fn run(client: &AdminClient, action: ApiKeyAction) -> anyhow::Result<()> {
-    let answer = match action {
+    match action {
         ApiKeyAction::Create {
             organisation,
             suppliers,
         } => {
-            let body = json!({"organisation": organisation, "suppliers": suppliers});
-            client
-                .call(Method::POST, "/admin/v1/api-keys", Some(body))
-                .await?
+            let key = NewApiKey {
+                organisation,
+                suppliers,
+            };
+            let issued = client
+                .create_api_key(&key)
+                .await
+                .map_err(|error| failed(client, error))?;
+            Ok(print_json(&issued)?)
         }
         ApiKeyAction::Revoke { id } => {
-            client
-                .call(Method::DELETE, &format!("/admin/v1/api-keys/{id}"), None)
-                .await?
+            let revoked = client
+                .revoke_api_key(&id)
+                .await
+                .map_err(|error| failed(client, error))?;
+            Ok(print_json(&revoked)?)
         }
-    };
-    print(&answer);
-    Ok(())
+    }
 }

@@ -1,6 +1,7 @@
 //! `ferry events ...`: follow the Redis stream, list the catalogue, write its AsyncAPI
 //! document.
 
+use super::output::print_line;
 use crate::events::catalogue::Catalogue;
 use anyhow::Context;
 use clap::Subcommand;
@@ -45,7 +46,7 @@ pub async fn run(action: EventsAction) -> anyhow::Result<()> {
     match action {
         EventsAction::Catalogue => {
             for entry in Catalogue::embedded().entries() {
-                println!("{} {}", entry.event_type, entry.version);
+                print_line(format_args!("{} {}", entry.event_type, entry.version))?;
             }
             Ok(())
         }
@@ -55,7 +56,7 @@ pub async fn run(action: EventsAction) -> anyhow::Result<()> {
                 Some(path) => std::fs::write(&path, document)
                     .with_context(|| format!("cannot write {}", path.display())),
                 None => {
-                    println!("{document}");
+                    print_line(document)?;
                     Ok(())
                 }
             }
@@ -134,7 +135,7 @@ async fn tail(
         for key in reply.keys {
             for entry in key.ids {
                 let field = |name: &str| entry.get::<String>(name).unwrap_or_default();
-                println!(
+                print_line(format_args!(
                     "{} {} {} {} {}",
                     field("time"),
                     field("type"),
@@ -143,7 +144,7 @@ async fn tail(
                         .get::<String>("subject")
                         .unwrap_or_else(|| "-".to_owned()),
                     field("data")
-                );
+                ))?;
                 if let Some((group, _)) = &group {
                     let _: redis::RedisResult<()> = redis::cmd("XACK")
                         .arg(stream)

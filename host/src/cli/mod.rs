@@ -4,6 +4,7 @@
 mod admin_client;
 mod api_key;
 mod events;
+pub mod output;
 mod plugin;
 mod supplier;
 
@@ -83,13 +84,13 @@ pub async fn run_operator_command(command: Command) -> anyhow::Result<()> {
     match command {
         Command::Serve(_) => anyhow::bail!("serve is not an operator command"),
         Command::Supplier { connection, action } => {
-            let client = admin_client::AdminClient::connect(&connection)?;
+            let client = admin_client::connect(&connection)?;
             supplier::run(&client, action).await
         }
         Command::Events { action } => events::run(action).await,
         Command::Plugin { connection, action } => plugin::run(&connection, action).await,
         Command::ApiKey { connection, action } => {
-            let client = admin_client::AdminClient::connect(&connection)?;
+            let client = admin_client::connect(&connection)?;
             api_key::run(&client, action).await
         }
     }

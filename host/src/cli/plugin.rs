@@ -1,7 +1,8 @@
 //! `ferry plugin ...`: check a component against the world, run one hook locally, and
 //! install a component for a supplier on a running server.
 
-use super::admin_client::{AdminClient, print};
+use super::admin_client::{connect, failed};
+use super::output::print_json;
 use crate::domain::ports::{AccountTarget, Hook};
 use crate::plugins::{PluginLimits, Runtime};
 use anyhow::Context;
@@ -73,10 +74,9 @@ pub async fn run(connection: &super::Connection, action: PluginAction) -> anyhow
                 .load(&bytes)
                 .map_err(|error| anyhow::anyhow!("{}: {error}", file.display()))?;
             let hooks: Vec<&str> = loaded.hooks().into_iter().map(Hook::as_str).collect();
-            print(
+            Ok(print_json(
                 &json!({"file": file.display().to_string(), "sha256": loaded.sha256, "world": "ferry:supplier-rules@0.1.0", "hooks": hooks}),
-            );
-            Ok(())
+            )?)
         }
         PluginAction::Run {
             file,
@@ -123,7 +123,7 @@ pub async fn run(connection: &super::Connection, action: PluginAction) -> anyhow
                 Ok(output) => ("ok", output, Vec::new()),
                 Err(errors) => ("rejected", Value::Null, errors.0),
             };
-            print(&json!({
+            Ok(print_json(&json!({
                 "hook": hook.as_str(),
                 "outcome": outcome,
                 "output": output,
@@ -131,8 +131,7 @@ pub async fn run(connection: &super::Connection, action: PluginAction) -> anyhow
                 "logs": run.logs,
                 "stdout": run.output,
                 "elapsed_us": run.elapsed.as_micros() as u64,
-            }));
-            Ok(())
+            }))?)
         }
         PluginAction::Install {
             supplier,
@@ -142,23 +141,12 @@ pub async fn run(connection: &super::Connection, action: PluginAction) -> anyhow
         } => {
             let bytes =
                 std::fs::read(&file).with_context(|| format!("cannot read {}", file.display()))?;
-            let client = AdminClient::connect(connection)?;
-            let mut query = Vec::new();
-            if let Some(name) = name {
-                query.push(("name", name));
-            }
-            if let Some(version) = version {
-                query.push(("version", version));
-            }
-            let answer = client
-                .upload(
-                    &format!("/admin/v1/suppliers/{supplier}/plugin"),
-                    &query,
-                    bytes,
-                )
-                .await?;
-            print(&answer);
-            Ok(())
+            let client = connect(connection)?;
+            let record = client
+                .install_plugin(&supplier, bytes, name.as_deref(), version.as_deref())
+                .await
+                .map_err(|error| failed(&client, error))?;
+            Ok(print_json(&record)?)
         }
     }
 }

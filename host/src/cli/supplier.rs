@@ -1,9 +1,9 @@
 //! `ferry supplier ...`: create, list, show and change import suppliers.
 
-use super::admin_client::{AdminClient, print};
+use super::admin_client::{AdminClient, failed};
+use super::output::print_json;
 use clap::Subcommand;
-use reqwest::Method;
-use serde_json::{Value, json};
+use ferry_admin_api::{NewSupplier, SupplierChange, SupplierStatus};
 
 #[derive(Debug, Subcommand)]
 pub enum SupplierAction {
@@ -19,8 +19,8 @@ pub enum SupplierAction {
         #[arg(long)]
         send_migration_emails: bool,
         /// ONGOING (default), PAUSED or COMPLETE.
-        #[arg(long)]
-        status: Option<String>,
+        #[arg(long, value_parser = parse_status)]
+        status: Option<SupplierStatus>,
         #[arg(long)]
         expiry_window_days: Option<i64>,
     },
@@ -37,13 +37,24 @@ pub enum SupplierAction {
         document_root: Option<String>,
         #[arg(long)]
         send_migration_emails: Option<bool>,
-        #[arg(long)]
-        status: Option<String>,
+        /// ONGOING, PAUSED or COMPLETE.
+        #[arg(long, value_parser = parse_status)]
+        status: Option<SupplierStatus>,
         #[arg(long)]
         expiry_window_days: Option<i64>,
     },
     /// Set a supplier's status: ONGOING, PAUSED or COMPLETE.
-    SetStatus { code: String, status: String },
+    SetStatus {
+        code: String,
+        #[arg(value_parser = parse_status)]
+        status: SupplierStatus,
+    },
+}
+
+/// A status as typed on the command line (any case).
+fn parse_status(text: &str) -> Result<SupplierStatus, String> {
+    SupplierStatus::parse_loose(text)
+        .ok_or_else(|| format!("{text:?} is not a status: use ONGOING, PAUSED or COMPLETE"))
 }
 
 pub async fn run(client: &AdminClient, action: SupplierAction) -> anyhow::Result<()> {
@@ -56,30 +67,21 @@ pub async fn run(client: &AdminClient, action: SupplierAction) -> anyhow::Result
             status,
             expiry_window_days,
         } => {
-            let body = settings_body(
-                json!({"code": code}),
-                Settings {
-                    name: Some(name),
-                    document_root: Some(document_root),
-                    send_migration_emails: Some(send_migration_emails),
-                    status,
-                    expiry_window_days,
-                },
-            );
-            client
-                .call(Method::POST, "/admin/v1/suppliers", Some(body))
-                .await?
+            let supplier = NewSupplier {
+                code,
+                name,
+                document_root,
+                send_migration_emails,
+                status,
+                expiry_window_days,
+            };
+            client.create_supplier(&supplier).await
         }
         SupplierAction::List => {
-            client
-                .call(Method::GET, "/admin/v1/suppliers", None)
-                .await?
+            let suppliers = client.suppliers().await.map_err(|e| failed(client, e))?;
+            return Ok(print_json(&suppliers)?);
         }
-        SupplierAction::Show { code } => {
-            client
-                .call(Method::GET, &format!("/admin/v1/suppliers/{code}"), None)
-                .await?
-        }
+        SupplierAction::Show { code } => client.supplier(&code).await,
         SupplierAction::Update {
             code,
             name,
@@ -88,72 +90,19 @@ pub async fn run(client: &AdminClient, action: SupplierAction) -> anyhow::Result
             status,
             expiry_window_days,
         } => {
-            let body = settings_body(
-                json!({}),
-                Settings {
-                    name,
-                    document_root,
-                    send_migration_emails,
-                    status,
-                    expiry_window_days,
-                },
-            );
-            client
-                .call(
-                    Method::PATCH,
-                    &format!("/admin/v1/suppliers/{code}"),
-                    Some(body),
-                )
-                .await?
+            let change = SupplierChange {
+                name,
+                document_root,
+                send_migration_emails,
+                status,
+                expiry_window_days,
+            };
+            client.update_supplier(&code, &change).await
         }
         SupplierAction::SetStatus { code, status } => {
-            let body = json!({"status": status.to_uppercase()});
-            client
-                .call(
-                    Method::PATCH,
-                    &format!("/admin/v1/suppliers/{code}"),
-                    Some(body),
-                )
-                .await?
+            client.set_supplier_status(&code, status).await
         }
     };
-    print(&answer);
-    Ok(())
-}
-
-/// Supplier settings given on the command line.
-struct Settings {
-    name: Option<String>,
-    document_root: Option<String>,
-    send_migration_emails: Option<bool>,
-    status: Option<String>,
-    expiry_window_days: Option<i64>,
-}
-
-/// `base` with every given setting added.
-fn settings_body(mut base: Value, settings: Settings) -> Value {
-    let fields = [
-        ("name", settings.name.map(Value::from)),
-        ("document_root", settings.document_root.map(Value::from)),
-        (
-            "send_migration_emails",
-            settings.send_migration_emails.map(Value::from),
-        ),
-        (
-            "status",
-            settings.status.map(|s| Value::from(s.to_uppercase())),
-        ),
-        (
-            "expiry_window_days",
-            settings.expiry_window_days.map(Value::from),
-        ),
-    ];
-    if let Some(object) = base.as_object_mut() {
-        for (name, value) in fields {
-            if let Some(value) = value {
-                object.insert(name.to_owned(), value);
-            }
-        }
-    }
-    base
+    let supplier = answer.map_err(|error| failed(client, error))?;
+    Ok(print_json(&supplier)?)
 }

@@ -86,18 +86,16 @@ pub struct StatementsBody {
 }
 
 /// Everything kept on an imported account.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone)]
 pub struct AccountView {
     pub platform_account_number: String,
     pub import_supplier: String,
     pub external_account_number: String,
     pub created_at: DateTime<Utc>,
     /// The account as migrated.
-    #[schema(value_type = Object)]
     pub account: super::account::AccountPayload,
     pub open_statement_period_start: NaiveDate,
     /// What the customer owes (negative: in credit).
-    #[schema(value_type = String)]
     pub balance: super::money::Money,
     pub notes: Vec<Note>,
     pub transactions: Vec<Transaction>,

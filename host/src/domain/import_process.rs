@@ -12,64 +12,27 @@ use chrono::{DateTime, Duration, SecondsFormat, Utc};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize,
-    utoipa::ToSchema,
-)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum ImportState {
-    Pending,
-    InProgress,
-    Processed,
-    Errored,
-    Cancelled,
+/// The state of an account's import process (the admin API's vocabulary, defined once in
+/// `ferry-admin-api`).
+pub use ferry_admin_api::ImportState;
+
+/// The status the v1 status endpoint shows for a state.
+pub fn transfer_status(state: ImportState) -> TransferStatus {
+    match state {
+        ImportState::Processed => TransferStatus::Completed,
+        ImportState::InProgress => TransferStatus::InProgress,
+        ImportState::Pending | ImportState::Errored | ImportState::Cancelled => {
+            TransferStatus::Unknown
+        }
+    }
 }
 
-impl ImportState {
-    pub const ALL: [ImportState; 5] = [
-        Self::Pending,
-        Self::InProgress,
-        Self::Processed,
-        Self::Errored,
-        Self::Cancelled,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Pending => "PENDING",
-            Self::InProgress => "IN_PROGRESS",
-            Self::Processed => "PROCESSED",
-            Self::Errored => "ERRORED",
-            Self::Cancelled => "CANCELLED",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|state| state.as_str() == text)
-    }
-
-    /// The status shown by the v1 status endpoint.
-    pub fn transfer_status(self) -> TransferStatus {
-        match self {
-            Self::Processed => TransferStatus::Completed,
-            Self::InProgress => TransferStatus::InProgress,
-            Self::Pending | Self::Errored | Self::Cancelled => TransferStatus::Unknown,
-        }
-    }
-
-    /// Pending in the spec's sense: staged, no platform account, not cancelled.
-    pub fn is_pending(self) -> bool {
-        matches!(self, Self::Pending | Self::InProgress | Self::Errored)
-    }
+/// Pending in the spec's sense: staged, no platform account, not cancelled.
+pub fn is_pending(state: ImportState) -> bool {
+    matches!(
+        state,
+        ImportState::Pending | ImportState::InProgress | ImportState::Errored
+    )
 }
 
 /// The status of the v1 `account-transfer-status` endpoint.
@@ -266,11 +229,11 @@ mod tests {
     #[test]
     fn v1_status_mapping() {
         assert_eq!(
-            ImportState::Processed.transfer_status(),
+            transfer_status(ImportState::Processed),
             TransferStatus::Completed
         );
         assert_eq!(
-            ImportState::InProgress.transfer_status(),
+            transfer_status(ImportState::InProgress),
             TransferStatus::InProgress
         );
         for state in [
@@ -278,7 +241,7 @@ mod tests {
             ImportState::Errored,
             ImportState::Cancelled,
         ] {
-            assert_eq!(state.transfer_status(), TransferStatus::Unknown);
+            assert_eq!(transfer_status(state), TransferStatus::Unknown);
         }
     }
 }

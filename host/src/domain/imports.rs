@@ -33,7 +33,7 @@ impl ListFilter {
     pub fn admits(self, state: ImportState) -> bool {
         match self {
             Self::All => state != ImportState::Cancelled,
-            Self::Pending => state.is_pending(),
+            Self::Pending => super::import_process::is_pending(state),
             Self::Imported => state == ImportState::Processed,
             Self::State(wanted) => state == wanted,
         }
@@ -554,7 +554,10 @@ mod tests {
             .import_process(&key, "OLD_CO", "OLD")
             .expect("process");
         assert_eq!(process.state, ImportState::Cancelled);
-        assert_eq!(process.state.transfer_status(), TransferStatus::Unknown);
+        assert_eq!(
+            crate::domain::import_process::transfer_status(process.state),
+            TransferStatus::Unknown
+        );
         let all: Vec<_> = imports
             .list(&key, "OLD_CO", ListFilter::All)
             .expect("list")

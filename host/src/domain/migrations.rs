@@ -10,22 +10,14 @@ use super::imports::{Imports, ListFilter, filtered};
 use super::supplier::SupplierStatus;
 use crate::store::Store;
 use chrono::{DateTime, Utc};
-use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum MigrationState {
-    Running,
-    Completed,
-    /// The supplier was paused or completed while the job ran.
-    Stopped,
-}
+pub use ferry_admin_api::MigrationState;
 
 /// A snapshot of a job, as answered.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone)]
 pub struct MigrationView {
     pub id: String,
     pub supplier: String,

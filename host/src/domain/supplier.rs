@@ -6,33 +6,9 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// The status the operator team sets on a supplier.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum SupplierStatus {
-    /// In use and accepting new accounts for migration.
-    Ongoing,
-    /// Migrations paused; more accounts are expected later.
-    Paused,
-    /// Migrations finished; no more accounts are expected.
-    Complete,
-}
-
-impl SupplierStatus {
-    pub const ALL: [SupplierStatus; 3] = [Self::Ongoing, Self::Paused, Self::Complete];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Ongoing => "ONGOING",
-            Self::Paused => "PAUSED",
-            Self::Complete => "COMPLETE",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|status| status.as_str() == text)
-    }
-}
+/// The status the operator team sets on a supplier (the admin API's vocabulary, defined once
+/// in `ferry-admin-api`).
+pub use ferry_admin_api::SupplierStatus;
 
 pub const DEFAULT_EXPIRY_WINDOW_DAYS: i64 = 30;
 

@@ -43,6 +43,18 @@ pub enum RelayMode {
     Retrying,
 }
 
+impl RelayMode {
+    /// The spelling `/readyz` and the admin API use.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Disabled => "disabled",
+            Self::Connecting => "connecting",
+            Self::Connected => "connected",
+            Self::Retrying => "retrying",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct RelayState {
     pub state: RelayMode,

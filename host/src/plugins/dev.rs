@@ -23,8 +23,35 @@ pub fn components_dir() -> PathBuf {
 /// Builds every plugin in `plugins/` (cargo skips what is up to date); returns
 /// [`components_dir`].
 pub fn build_plugins() -> Result<PathBuf, String> {
+    cargo_build_plugins(&[])
+}
+
+/// The example plugin (`plugins/example`) for `serve --demo`: built (or found up to date) when
+/// the repository's sources are here; otherwise the component already built, if any. The error
+/// says what to run when it cannot be had.
+pub fn example_plugin() -> Result<PathBuf, String> {
+    let component = components_dir().join("example_plugin.wasm");
+    if workspace_root()
+        .join("plugins/example/Cargo.toml")
+        .is_file()
+    {
+        cargo_build_plugins(&["example-plugin"])?;
+    }
+    if component.is_file() {
+        Ok(component)
+    } else {
+        Err(format!(
+            "{} is not there; build it with `just plugins`",
+            component.display()
+        ))
+    }
+}
+
+/// `cargo build --release --target wasm32-wasip2` of `packages` of `plugins/` (all when empty).
+fn cargo_build_plugins(packages: &[&str]) -> Result<PathBuf, String> {
     let root = workspace_root();
-    let output = Command::new(env!("CARGO"))
+    let mut command = Command::new(env!("CARGO"));
+    command
         .args([
             "build",
             "--release",
@@ -37,16 +64,31 @@ pub fn build_plugins() -> Result<PathBuf, String> {
         .arg(root.join("target/plugins"))
         .env_remove("RUSTFLAGS")
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
-        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("CARGO_TARGET_DIR");
+    for package in packages {
+        command.args(["--package", package]);
+    }
+    let output = command
         .output()
         .map_err(|error| format!("cannot run cargo: {error}"))?;
     if !output.status.success() {
-        return Err(format!(
-            "building plugins/ failed (is the wasm32-wasip2 target installed? `rustup target add wasm32-wasip2`):\n{}",
-            String::from_utf8_lossy(&output.stderr)
-        ));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        return Err(if target_missing(&stderr) {
+            "the wasm32-wasip2 target is not installed: run `rustup target add wasm32-wasip2` (or `just plugins`)".to_owned()
+        } else {
+            format!(
+                "building plugins/ failed (is the wasm32-wasip2 target installed? `rustup target add wasm32-wasip2`):\n{stderr}"
+            )
+        });
     }
     Ok(components_dir())
+}
+
+/// Whether cargo failed for want of the wasm32-wasip2 standard library.
+fn target_missing(stderr: &str) -> bool {
+    stderr.contains("target may not be installed")
+        || stderr.contains("can't find crate for `core`")
+        || stderr.contains("can't find crate for `std`")
 }
 
 /// A small account (one customer, one supply point), as a supplier sends it.
@@ -70,4 +112,16 @@ pub fn sample_config() -> PluginConfig {
         ("account_number_prefix".into(), "OE-".into()),
         ("product_code.OLDVAR".into(), "VAR-22".into()),
     ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::target_missing;
+
+    #[test]
+    fn a_missing_target_is_told_apart_from_a_broken_plugin() {
+        let missing = "error[E0463]: can't find crate for `core`\n  = note: the `wasm32-wasip2` target may not be installed";
+        assert!(target_missing(missing));
+        assert!(!target_missing("error[E0308]: mismatched types"));
+    }
 }

@@ -64,9 +64,8 @@ pub struct PluginFailure {
 }
 
 /// A plugin as operators see it.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone)]
 pub struct PluginView {
-    #[serde(flatten)]
     pub record: PluginRecord,
     pub recent_failures: Vec<PluginFailure>,
     /// Its calls run below the host's CPU priority: it overran its deadline within the last

@@ -1,12 +1,19 @@
 //! `/admin/v1/accounts/{number}`: everything on an imported account.
 
+use super::moment;
 use crate::api::AppState;
 use crate::api::error::{ApiError, ErrorBody};
 use crate::api::extract::{OperatorCaller, PathParams};
 use crate::domain::additions::AccountView;
+use crate::domain::notes::NoteSource;
 use axum::extract::State;
 use axum::routing::get;
 use axum::{Json, Router};
+use ferry_admin_api::{
+    AccountDetail, LedgerEntry, Note, PaymentInstruction, Statement, Transaction,
+};
+use serde::Serialize;
+use serde_json::Value;
 
 pub fn router() -> Router<AppState> {
     Router::new().route("/admin/v1/accounts/{number}", get(get_account))
@@ -14,12 +21,111 @@ pub fn router() -> Router<AppState> {
 
 #[utoipa::path(get, path = "/admin/v1/accounts/{number}", tag = "admin",
     params(("number" = String, Path, description = "platform account number")),
-    responses((status = 200, body = AccountView), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
+    responses((status = 200, body = AccountDetail), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
     security(("operator" = [])))]
 pub async fn get_account(
     State(state): State<AppState>,
     _: OperatorCaller,
     PathParams(number): PathParams<String>,
-) -> Result<Json<AccountView>, ApiError> {
-    Ok(Json(state.additions.account_view(&number)?))
+) -> Result<Json<AccountDetail>, ApiError> {
+    Ok(Json(account_answer(state.additions.account_view(&number)?)))
+}
+
+/// A record kept as the supplier sent it (line items, the staged account) in its JSON form.
+fn as_json(value: &impl Serialize) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
+fn account_answer(view: AccountView) -> AccountDetail {
+    AccountDetail {
+        platform_account_number: view.platform_account_number,
+        import_supplier: view.import_supplier,
+        external_account_number: view.external_account_number,
+        created_at: moment(view.created_at),
+        account: as_json(&view.account),
+        open_statement_period_start: view.open_statement_period_start.to_string(),
+        balance: view.balance.to_string(),
+        notes: view
+            .notes
+            .into_iter()
+            .map(|note| Note {
+                id: note.id,
+                body: note.body,
+                document_paths: note.document_paths,
+                created_at: moment(note.created_at),
+                is_pinned: note.is_pinned,
+                unpin_at: note.unpin_at.map(moment),
+                source: match note.source {
+                    NoteSource::Import => "IMPORT",
+                    NoteSource::System => "SYSTEM",
+                }
+                .to_owned(),
+            })
+            .collect(),
+        transactions: view
+            .transactions
+            .into_iter()
+            .map(|transaction| Transaction {
+                transaction_id: transaction.transaction_id,
+                transaction_date: transaction.transaction_date.to_string(),
+                amount: transaction.amount.to_string(),
+                kind: transaction.kind.as_str().to_owned(),
+                reason: transaction.reason,
+                reference: transaction.reference,
+                payment_type: transaction.payment_type,
+                display_note: transaction.display_note,
+                note: transaction.note,
+                product_code: transaction.product_code,
+                line_items: transaction
+                    .line_items
+                    .map(|items| items.iter().map(as_json).collect()),
+                tax_items: transaction
+                    .tax_items
+                    .map(|items| items.iter().map(as_json).collect()),
+                description: transaction.description,
+                original_transaction_date: transaction
+                    .original_transaction_date
+                    .map(|date| date.to_string()),
+                status: transaction.status,
+                ledger_entry_id: transaction.ledger_entry_id,
+            })
+            .collect(),
+        ledger_entries: view
+            .ledger_entries
+            .into_iter()
+            .map(|entry| LedgerEntry {
+                id: entry.id,
+                transaction_id: entry.transaction_id,
+                kind: entry.kind.as_str().to_owned(),
+                amount: entry.amount.to_string(),
+                balance_after: entry.balance_after.to_string(),
+                transaction_date: entry.transaction_date.to_string(),
+                posted_at: moment(entry.posted_at),
+            })
+            .collect(),
+        statements: view
+            .statements
+            .into_iter()
+            .map(|statement| Statement {
+                bill_period_from_date: statement.bill_period_from_date.to_string(),
+                bill_period_to_date: statement.bill_period_to_date.to_string(),
+                statement_id: statement.statement_id,
+                issued_date: statement.issued_date.to_string(),
+                number: statement.number,
+                gross_amount: statement.gross_amount.to_string(),
+                statement_path: statement.statement_path,
+            })
+            .collect(),
+        payment_instructions: view
+            .payment_instructions
+            .into_iter()
+            .map(|instruction| PaymentInstruction {
+                vendor: instruction.vendor,
+                reference: instruction.reference,
+                kind: instruction.kind,
+                details: instruction.details,
+                added_at: moment(instruction.added_at),
+            })
+            .collect(),
+    }
 }

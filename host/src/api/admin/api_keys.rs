@@ -3,14 +3,13 @@
 use crate::api::AppState;
 use crate::api::error::{ApiError, ErrorBody};
 use crate::api::extract::{JsonBody, OperatorCaller, PathParams};
-use crate::api::schemas::NewApiKeyRequest;
 use crate::domain::api_key::ApiKeyRecord;
 use crate::domain::import_process::format_datetime;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::{delete, post};
 use axum::{Json, Router};
-use serde::Serialize;
+use ferry_admin_api::{ApiKey, IssuedApiKey, NewApiKey};
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -18,52 +17,29 @@ pub fn router() -> Router<AppState> {
         .route("/admin/v1/api-keys/{id}", delete(revoke_api_key))
 }
 
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct ApiKeyBody {
-    pub id: String,
-    pub organisation: String,
-    pub suppliers: Vec<String>,
-    pub created_at: String,
-    /// Null while the key is active.
-    #[schema(required = true)]
-    pub revoked_at: Option<String>,
-}
-
-/// A new key; `key` is shown only in this answer.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct IssuedApiKeyBody {
-    pub id: String,
-    pub key: String,
-    pub organisation: String,
-    pub suppliers: Vec<String>,
-    pub created_at: String,
-}
-
-impl From<ApiKeyRecord> for ApiKeyBody {
-    fn from(record: ApiKeyRecord) -> Self {
-        Self {
-            id: record.id,
-            organisation: record.organisation,
-            suppliers: record.suppliers,
-            created_at: format_datetime(record.created_at),
-            revoked_at: record.revoked_at.map(format_datetime),
-        }
+fn key_answer(record: ApiKeyRecord) -> ApiKey {
+    ApiKey {
+        id: record.id,
+        organisation: record.organisation,
+        suppliers: record.suppliers,
+        created_at: format_datetime(record.created_at),
+        revoked_at: record.revoked_at.map(format_datetime),
     }
 }
 
 #[utoipa::path(post, path = "/admin/v1/api-keys", tag = "admin",
-    request_body = NewApiKeyRequest,
-    responses((status = 201, body = IssuedApiKeyBody), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)),
+    request_body = NewApiKey,
+    responses((status = 201, body = IssuedApiKey), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)),
     security(("operator" = [])))]
 pub async fn create_api_key(
     State(state): State<AppState>,
     _: OperatorCaller,
     JsonBody(body): JsonBody,
-) -> Result<(StatusCode, Json<IssuedApiKeyBody>), ApiError> {
+) -> Result<(StatusCode, Json<IssuedApiKey>), ApiError> {
     let issued = state.admin.create_api_key(&body).await?;
     Ok((
         StatusCode::CREATED,
-        Json(IssuedApiKeyBody {
+        Json(IssuedApiKey {
             id: issued.record.id,
             key: issued.key,
             organisation: issued.record.organisation,
@@ -76,12 +52,12 @@ pub async fn create_api_key(
 /// Revokes the key; its tokens stop working at once. Revoking twice is harmless.
 #[utoipa::path(delete, path = "/admin/v1/api-keys/{id}", tag = "admin",
     params(("id" = String, Path, description = "API key id")),
-    responses((status = 200, body = ApiKeyBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
+    responses((status = 200, body = ApiKey), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
     security(("operator" = [])))]
 pub async fn revoke_api_key(
     State(state): State<AppState>,
     _: OperatorCaller,
     PathParams(id): PathParams<String>,
-) -> Result<Json<ApiKeyBody>, ApiError> {
-    Ok(Json(state.admin.revoke_api_key(&id).await?.into()))
+) -> Result<Json<ApiKey>, ApiError> {
+    Ok(Json(key_answer(state.admin.revoke_api_key(&id).await?)))
 }

@@ -1,19 +1,19 @@
 //! `/admin/v1/events`: the event log (the outbox and what was published), with the relay's
 //! state; and operators publishing any catalogued event (validated like Ferry's own).
 
+use super::moment;
 use crate::api::AppState;
 use crate::api::error::{ApiError, ErrorBody};
 use crate::api::extract::{JsonBody, OperatorCaller, QueryParams};
-use crate::api::schemas::PublishEventRequest;
 use crate::domain::error::DomainError;
 use crate::domain::events::Event;
 use crate::domain::validation::{ObjectReader, Optional, Required, StrRule};
-use crate::events::relay::RelayState;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
-use serde::{Deserialize, Serialize};
+use ferry_admin_api::{EventPage, PublishEvent, RelayStatus};
+use serde::Deserialize;
 
 pub const DEFAULT_PAGE: usize = 100;
 pub const MAX_PAGE: usize = 1000;
@@ -34,32 +34,28 @@ pub struct EventsParams {
     pub limit: Option<usize>,
 }
 
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct RelayBody {
-    #[serde(flatten)]
-    pub state: RelayState,
-    /// Events waiting in the outbox.
-    pub lag: usize,
-}
-
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct EventsPage {
-    pub events: Vec<Event>,
-    /// Pass as `after` for the next page; null when this page is the end of the log.
-    #[schema(required = true)]
-    pub next_after: Option<String>,
-    pub relay: RelayBody,
+fn event_answer(event: Event) -> ferry_admin_api::Event {
+    ferry_admin_api::Event {
+        seq: event.seq,
+        id: event.id,
+        kind: event.event_type,
+        version: event.version,
+        time: moment(event.time),
+        subject: event.subject,
+        data: event.data,
+        published_at: event.published_at.map(moment),
+    }
 }
 
 #[utoipa::path(get, path = "/admin/v1/events", tag = "admin",
     params(EventsParams),
-    responses((status = 200, body = EventsPage), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)),
+    responses((status = 200, body = EventPage), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)),
     security(("operator" = [])))]
 pub async fn list_events(
     State(state): State<AppState>,
     _: OperatorCaller,
     QueryParams(params): QueryParams<EventsParams>,
-) -> Result<Json<EventsPage>, ApiError> {
+) -> Result<Json<EventPage>, ApiError> {
     let limit = params.limit.unwrap_or(DEFAULT_PAGE);
     if !(1..=MAX_PAGE).contains(&limit) {
         return Err(ApiError::Query {
@@ -90,12 +86,17 @@ pub async fn list_events(
     let next_after = (events.len() == limit)
         .then(|| events.last().map(|event| event.seq.to_string()))
         .flatten();
-    Ok(Json(EventsPage {
-        events,
+    let relay = state.relay.snapshot();
+    let lag = state.store.outbox_len().map_err(DomainError::from)?;
+    Ok(Json(EventPage {
+        events: events.into_iter().map(event_answer).collect(),
         next_after,
-        relay: RelayBody {
-            state: state.relay.snapshot(),
-            lag: state.store.outbox_len().map_err(DomainError::from)?,
+        relay: RelayStatus {
+            state: relay.state.as_str().to_owned(),
+            last_error: relay.last_error,
+            published: relay.published,
+            last_published_at: relay.last_published_at.map(moment),
+            lag: lag as u64,
         },
     }))
 }
@@ -103,14 +104,14 @@ pub async fn list_events(
 /// Publishes a catalogued event: `{type, version, data, subject?}`. The payload is validated
 /// against the catalogue; 201 with the event as stored in the outbox.
 #[utoipa::path(post, path = "/admin/v1/events", tag = "admin",
-    request_body = PublishEventRequest,
-    responses((status = 201, body = Event), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)),
+    request_body = PublishEvent,
+    responses((status = 201, body = ferry_admin_api::Event), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)),
     security(("operator" = [])))]
 pub async fn publish_event(
     State(state): State<AppState>,
     _: OperatorCaller,
     JsonBody(body): JsonBody,
-) -> Result<(StatusCode, Json<Event>), ApiError> {
+) -> Result<(StatusCode, Json<ferry_admin_api::Event>), ApiError> {
     let mut r = ObjectReader::root(&body).map_err(DomainError::invalid)?;
     let event_type = r.string("type", Required, StrRule::max(200));
     let version = r.string("version", Required, StrRule::max(16));
@@ -140,5 +141,5 @@ pub async fn publish_event(
         .event_seq(&event.id)
         .map_err(DomainError::from)?
         .unwrap_or_default();
-    Ok((StatusCode::CREATED, Json(event)))
+    Ok((StatusCode::CREATED, Json(event_answer(event))))
 }

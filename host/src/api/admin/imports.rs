@@ -4,11 +4,12 @@ use crate::api::AppState;
 use crate::api::error::{ApiError, ErrorBody};
 use crate::api::extract::{OperatorCaller, PathParams, QueryParams};
 use crate::domain::admin::ImportQuery;
-use crate::domain::import_process::{ImportProcess, ImportState, ProcessFailure, format_datetime};
+use crate::domain::import_process::{ImportProcess, ImportState, format_datetime};
 use axum::extract::State;
 use axum::routing::get;
 use axum::{Json, Router};
-use serde::{Deserialize, Serialize};
+use ferry_admin_api::{ImportFailure, ImportItem, ImportPage};
+use serde::Deserialize;
 
 pub const DEFAULT_PAGE: usize = 50;
 pub const MAX_PAGE: usize = 500;
@@ -35,52 +36,32 @@ pub struct ImportsParams {
     pub after: Option<String>,
 }
 
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct ImportItem {
-    pub external_account_number: String,
-    pub state: ImportState,
-    #[schema(required = true)]
-    pub platform_account_number: Option<String>,
-    #[schema(required = true)]
-    pub account_created_at: Option<String>,
-    pub staged_at: String,
-    pub updated_at: String,
-    #[schema(required = true)]
-    pub last_failure: Option<ProcessFailure>,
-}
-
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct ImportPageBody {
-    pub items: Vec<ImportItem>,
-    /// Pass as `after` for the next page; null on the last page.
-    #[schema(required = true)]
-    pub next_after: Option<String>,
-}
-
-impl From<ImportProcess> for ImportItem {
-    fn from(process: ImportProcess) -> Self {
-        Self {
-            external_account_number: process.external_account_number,
-            state: process.state,
-            platform_account_number: process.platform_account_number,
-            account_created_at: process.account_created_at.map(format_datetime),
-            staged_at: format_datetime(process.staged_at),
-            updated_at: format_datetime(process.updated_at),
-            last_failure: process.last_failure,
-        }
+fn import_answer(process: ImportProcess) -> ImportItem {
+    ImportItem {
+        external_account_number: process.external_account_number,
+        state: process.state,
+        platform_account_number: process.platform_account_number,
+        account_created_at: process.account_created_at.map(format_datetime),
+        staged_at: format_datetime(process.staged_at),
+        updated_at: format_datetime(process.updated_at),
+        last_failure: process.last_failure.map(|failure| ImportFailure {
+            code: failure.code,
+            detail: failure.detail,
+            at: format_datetime(failure.at),
+        }),
     }
 }
 
 #[utoipa::path(get, path = "/admin/v1/suppliers/{code}/imports", tag = "admin",
     params(("code" = String, Path, description = "import supplier code"), ImportsParams),
-    responses((status = 200, body = ImportPageBody), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
+    responses((status = 200, body = ImportPage), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
     security(("operator" = [])))]
 pub async fn list_imports(
     State(state): State<AppState>,
     _: OperatorCaller,
     PathParams(code): PathParams<String>,
     QueryParams(params): QueryParams<ImportsParams>,
-) -> Result<Json<ImportPageBody>, ApiError> {
+) -> Result<Json<ImportPage>, ApiError> {
     let import_state = match params.state.as_deref() {
         None | Some("") => None,
         Some(text) => Some(ImportState::parse(text).ok_or_else(|| ApiError::Query {
@@ -102,8 +83,8 @@ pub async fn list_imports(
         after: params.after.filter(|a| !a.is_empty()),
     };
     let page = state.admin.import_page(&code, &query)?;
-    Ok(Json(ImportPageBody {
-        items: page.items.into_iter().map(ImportItem::from).collect(),
+    Ok(Json(ImportPage {
+        items: page.items.into_iter().map(import_answer).collect(),
         next_after: page.next_after,
     }))
 }

@@ -1,5 +1,6 @@
 //! `/admin/v1/suppliers/{code}/migrations`: start and follow bulk migrations.
 
+use super::moment;
 use crate::api::AppState;
 use crate::api::error::{ApiError, ErrorBody};
 use crate::api::extract::{OperatorCaller, PathParams};
@@ -8,6 +9,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
+use ferry_admin_api::Migration;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -21,42 +23,62 @@ pub fn router() -> Router<AppState> {
         )
 }
 
+fn migration_answer(view: MigrationView) -> Migration {
+    Migration {
+        id: view.id,
+        supplier: view.supplier,
+        state: view.state,
+        total: view.total,
+        processed: view.processed,
+        failed: view.failed,
+        started_at: moment(view.started_at),
+        finished_at: view.finished_at.map(moment),
+    }
+}
+
 /// Starts migrating every pending account of the supplier in the background.
 #[utoipa::path(post, path = "/admin/v1/suppliers/{code}/migrations", tag = "admin",
     params(("code" = String, Path, description = "import supplier code")),
-    responses((status = 202, body = MigrationView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)),
+    responses((status = 202, body = Migration), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)),
     security(("operator" = [])))]
 pub async fn start_migration(
     State(state): State<AppState>,
     _: OperatorCaller,
     PathParams(code): PathParams<String>,
-) -> Result<(StatusCode, Json<MigrationView>), ApiError> {
+) -> Result<(StatusCode, Json<Migration>), ApiError> {
     Ok((
         StatusCode::ACCEPTED,
-        Json(state.migrations.start(&code).await?),
+        Json(migration_answer(state.migrations.start(&code).await?)),
     ))
 }
 
 #[utoipa::path(get, path = "/admin/v1/suppliers/{code}/migrations", tag = "admin",
     params(("code" = String, Path, description = "import supplier code")),
-    responses((status = 200, body = [MigrationView]), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
+    responses((status = 200, body = [Migration]), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
     security(("operator" = [])))]
 pub async fn list_migrations(
     State(state): State<AppState>,
     _: OperatorCaller,
     PathParams(code): PathParams<String>,
-) -> Result<Json<Vec<MigrationView>>, ApiError> {
-    Ok(Json(state.migrations.list(&code)?))
+) -> Result<Json<Vec<Migration>>, ApiError> {
+    Ok(Json(
+        state
+            .migrations
+            .list(&code)?
+            .into_iter()
+            .map(migration_answer)
+            .collect(),
+    ))
 }
 
 #[utoipa::path(get, path = "/admin/v1/suppliers/{code}/migrations/{id}", tag = "admin",
     params(("code" = String, Path, description = "import supplier code"), ("id" = String, Path, description = "migration id")),
-    responses((status = 200, body = MigrationView), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
+    responses((status = 200, body = Migration), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
     security(("operator" = [])))]
 pub async fn get_migration(
     State(state): State<AppState>,
     _: OperatorCaller,
     PathParams((code, id)): PathParams<(String, String)>,
-) -> Result<Json<MigrationView>, ApiError> {
-    Ok(Json(state.migrations.get(&code, &id)?))
+) -> Result<Json<Migration>, ApiError> {
+    Ok(Json(migration_answer(state.migrations.get(&code, &id)?)))
 }

@@ -1,18 +1,18 @@
 //! The admin API (`/admin/v1/...`) for the operator console and CLI, behind the operator key.
+//! Its request and answer shapes are `ferry-admin-api`'s (shared with the CLI and the
+//! console); each handler turns the domain's records into them.
 
 pub(crate) mod accounts;
 pub(crate) mod api_keys;
 pub(crate) mod events;
 pub(crate) mod imports;
 pub(crate) mod migrations;
-pub(crate) mod plugins;
+pub mod plugins;
 pub(crate) mod suppliers;
-
-pub use api_keys::{ApiKeyBody, IssuedApiKeyBody};
-pub use suppliers::SupplierBody;
 
 use super::AppState;
 use axum::Router;
+use chrono::{DateTime, SecondsFormat, Utc};
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -23,4 +23,10 @@ pub fn router() -> Router<AppState> {
         .merge(migrations::router())
         .merge(plugins::router())
         .merge(events::router())
+}
+
+/// A moment as the admin API writes it: RFC 3339 in UTC, with a fraction of a second only
+/// when there is one.
+pub(crate) fn moment(at: DateTime<Utc>) -> String {
+    at.to_rfc3339_opts(SecondsFormat::AutoSi, true)
 }

@@ -2,6 +2,7 @@
 //! plugin. The body of `PUT` is the component itself (`application/wasm` or
 //! `application/octet-stream`); it is checked against the world before it is accepted.
 
+use super::moment;
 use crate::api::AppState;
 use crate::api::error::{ApiError, ErrorBody};
 use crate::api::extract::{JsonBody, OperatorCaller, PathParams, QueryParams};
@@ -11,14 +12,39 @@ use crate::domain::plugin::PluginRecord;
 use crate::domain::validation::{FieldError, FieldErrors};
 use crate::plugins::PluginView;
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, State};
+use axum::extract::{DefaultBodyLimit, FromRequest, Request, State};
+use axum::http::StatusCode;
 use axum::routing::{get, put};
 use axum::{Json, Router};
+use ferry_admin_api::{Plugin, PluginFailure};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
 /// Largest component accepted.
 pub const MAX_COMPONENT_BYTES: usize = 32 << 20;
+
+/// The body of `PUT .../plugin`: the component's bytes, at most [`MAX_COMPONENT_BYTES`]. A
+/// larger body (announced or streamed in chunks) answers 413 `payload_too_large` in the error
+/// format, like every other route.
+#[derive(Debug)]
+pub struct ComponentBody(pub Bytes);
+
+impl FromRequest<AppState> for ComponentBody {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &AppState) -> Result<Self, ApiError> {
+        Bytes::from_request(request, state)
+            .await
+            .map(Self)
+            .map_err(|rejection| {
+                if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                    ApiError::PayloadTooLarge(MAX_COMPONENT_BYTES)
+                } else {
+                    ApiError::Parse(rejection.body_text())
+                }
+            })
+    }
+}
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -33,6 +59,39 @@ pub fn router() -> Router<AppState> {
             "/admin/v1/suppliers/{code}/plugin/config",
             put(set_plugin_config),
         )
+}
+
+fn record_answer(record: PluginRecord) -> ferry_admin_api::PluginRecord {
+    ferry_admin_api::PluginRecord {
+        supplier: record.supplier,
+        sha256: record.sha256,
+        name: record.name,
+        version: record.version,
+        size_bytes: record.size_bytes,
+        installed_at: moment(record.installed_at),
+        hooks: record
+            .hooks
+            .into_iter()
+            .map(|hook| hook.as_str().to_owned())
+            .collect(),
+        config: record.config,
+    }
+}
+
+fn plugin_answer(view: PluginView) -> Plugin {
+    Plugin {
+        record: record_answer(view.record),
+        recent_failures: view
+            .recent_failures
+            .into_iter()
+            .map(|failure| PluginFailure {
+                at: moment(failure.at),
+                hook: failure.hook.as_str().to_owned(),
+                error: failure.error,
+            })
+            .collect(),
+        low_priority: view.low_priority,
+    }
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
@@ -54,15 +113,15 @@ pub struct InstallParams {
             (ComponentBytes = "application/octet-stream"),
             (ComponentBytes = "application/wasm"),
         )),
-    responses((status = 200, body = PluginRecord), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 413, body = ErrorBody)),
+    responses((status = 200, body = ferry_admin_api::PluginRecord), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 413, body = ErrorBody)),
     security(("operator" = [])))]
 pub async fn install_plugin(
     State(state): State<AppState>,
     _: OperatorCaller,
     PathParams(code): PathParams<String>,
     QueryParams(params): QueryParams<InstallParams>,
-    component: Bytes,
-) -> Result<Json<PluginRecord>, ApiError> {
+    ComponentBody(component): ComponentBody,
+) -> Result<Json<ferry_admin_api::PluginRecord>, ApiError> {
     if component.is_empty() {
         return Err(ApiError::Domain(DomainError::PluginRejected(
             "The body must be the component's bytes.".into(),
@@ -72,45 +131,45 @@ pub async fn install_plugin(
         .plugins
         .install(&code, component.to_vec(), params.name, params.version, None)
         .await?;
-    Ok(Json(record))
+    Ok(Json(record_answer(record)))
 }
 
 #[utoipa::path(get, path = "/admin/v1/suppliers/{code}/plugin", tag = "admin",
     params(("code" = String, Path, description = "import supplier code")),
-    responses((status = 200, body = PluginView), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
+    responses((status = 200, body = Plugin), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
     security(("operator" = [])))]
 pub async fn get_plugin(
     State(state): State<AppState>,
     _: OperatorCaller,
     PathParams(code): PathParams<String>,
-) -> Result<Json<PluginView>, ApiError> {
-    Ok(Json(state.plugins.view(&code)?))
+) -> Result<Json<Plugin>, ApiError> {
+    Ok(Json(plugin_answer(state.plugins.view(&code)?)))
 }
 
 #[utoipa::path(delete, path = "/admin/v1/suppliers/{code}/plugin", tag = "admin",
     params(("code" = String, Path, description = "import supplier code")),
-    responses((status = 200, body = PluginRecord), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
+    responses((status = 200, body = ferry_admin_api::PluginRecord), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
     security(("operator" = [])))]
 pub async fn remove_plugin(
     State(state): State<AppState>,
     _: OperatorCaller,
     PathParams(code): PathParams<String>,
-) -> Result<Json<PluginRecord>, ApiError> {
-    Ok(Json(state.plugins.remove(&code).await?))
+) -> Result<Json<ferry_admin_api::PluginRecord>, ApiError> {
+    Ok(Json(record_answer(state.plugins.remove(&code).await?)))
 }
 
 /// Replaces the plugin's configuration: a JSON object of string values.
 #[utoipa::path(put, path = "/admin/v1/suppliers/{code}/plugin/config", tag = "admin",
     params(("code" = String, Path, description = "import supplier code")),
     request_body(content = BTreeMap<String, String>),
-    responses((status = 200, body = PluginRecord), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
+    responses((status = 200, body = ferry_admin_api::PluginRecord), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
     security(("operator" = [])))]
 pub async fn set_plugin_config(
     State(state): State<AppState>,
     _: OperatorCaller,
     PathParams(code): PathParams<String>,
     JsonBody(body): JsonBody,
-) -> Result<Json<PluginRecord>, ApiError> {
+) -> Result<Json<ferry_admin_api::PluginRecord>, ApiError> {
     let Some(object) = body.as_object() else {
         return Err(DomainError::invalid(FieldErrors::single(FieldError::new(
             None,
@@ -136,5 +195,7 @@ pub async fn set_plugin_config(
     if !errors.is_empty() {
         return Err(DomainError::invalid(errors).into());
     }
-    Ok(Json(state.plugins.set_config(&code, config).await?))
+    Ok(Json(record_answer(
+        state.plugins.set_config(&code, config).await?,
+    )))
 }

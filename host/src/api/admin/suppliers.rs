@@ -4,16 +4,13 @@
 use crate::api::AppState;
 use crate::api::error::{ApiError, ErrorBody};
 use crate::api::extract::{JsonBody, OperatorCaller, PathParams};
-use crate::api::schemas::{NewSupplierRequest, SupplierChangeRequest};
 use crate::domain::admin::SupplierView;
 use crate::domain::import_process::format_datetime;
-use crate::domain::supplier::SupplierStatus;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
-use serde::Serialize;
-use std::collections::BTreeMap;
+use ferry_admin_api::{NewSupplier, Supplier, SupplierChange, SupplierPlugin};
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -27,117 +24,83 @@ pub fn router() -> Router<AppState> {
         )
 }
 
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct SupplierBody {
-    pub code: String,
-    pub name: String,
-    pub document_root: String,
-    pub send_migration_emails: bool,
-    pub status: SupplierStatus,
-    pub expiry_window_days: i64,
-    pub created_at: String,
-    pub updated_at: String,
-    /// Number of import processes in each state (`PENDING`, `IN_PROGRESS`, `PROCESSED`,
-    /// `ERRORED`, `CANCELLED`).
-    pub counts: BTreeMap<String, u64>,
-    /// The supplier's plugin; null when it has none.
-    #[schema(required = true)]
-    pub plugin: Option<SupplierPlugin>,
-}
-
-/// What the supplier list shows of a plugin.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct SupplierPlugin {
-    pub sha256: String,
-    pub name: String,
-    pub version: String,
-    pub size_bytes: u64,
-    pub installed_at: String,
-}
-
-impl From<SupplierView> for SupplierBody {
-    fn from(view: SupplierView) -> Self {
-        let supplier = view.supplier;
-        Self {
-            plugin: view.plugin.map(|plugin| SupplierPlugin {
-                sha256: plugin.sha256,
-                name: plugin.name,
-                version: plugin.version,
-                size_bytes: plugin.size_bytes,
-                installed_at: format_datetime(plugin.installed_at),
-            }),
-            counts: view
-                .counts
-                .0
-                .iter()
-                .map(|(state, count)| (state.as_str().to_owned(), *count))
-                .collect(),
-            code: supplier.code,
-            name: supplier.name,
-            document_root: supplier.document_root,
-            send_migration_emails: supplier.send_migration_emails,
-            status: supplier.status,
-            expiry_window_days: supplier.expiry_window_days,
-            created_at: format_datetime(supplier.created_at),
-            updated_at: format_datetime(supplier.updated_at),
-        }
+/// A supplier as answered: its record, counts per import state and plugin.
+pub(super) fn supplier_answer(view: SupplierView) -> Supplier {
+    let supplier = view.supplier;
+    Supplier {
+        plugin: view.plugin.map(|plugin| SupplierPlugin {
+            sha256: plugin.sha256,
+            name: plugin.name,
+            version: plugin.version,
+            size_bytes: plugin.size_bytes,
+            installed_at: format_datetime(plugin.installed_at),
+        }),
+        counts: view.counts.0,
+        code: supplier.code,
+        name: supplier.name,
+        document_root: supplier.document_root,
+        send_migration_emails: supplier.send_migration_emails,
+        status: supplier.status,
+        expiry_window_days: supplier.expiry_window_days,
+        created_at: format_datetime(supplier.created_at),
+        updated_at: format_datetime(supplier.updated_at),
     }
 }
 
 #[utoipa::path(post, path = "/admin/v1/suppliers", tag = "admin",
-    request_body = NewSupplierRequest,
-    responses((status = 201, body = SupplierBody), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)),
+    request_body = NewSupplier,
+    responses((status = 201, body = Supplier), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)),
     security(("operator" = [])))]
 pub async fn create_supplier(
     State(state): State<AppState>,
     _: OperatorCaller,
     JsonBody(body): JsonBody,
-) -> Result<(StatusCode, Json<SupplierBody>), ApiError> {
+) -> Result<(StatusCode, Json<Supplier>), ApiError> {
     let view = state.admin.create_supplier(&body).await?;
-    Ok((StatusCode::CREATED, Json(view.into())))
+    Ok((StatusCode::CREATED, Json(supplier_answer(view))))
 }
 
 #[utoipa::path(get, path = "/admin/v1/suppliers", tag = "admin",
-    responses((status = 200, body = [SupplierBody]), (status = 401, body = ErrorBody)),
+    responses((status = 200, body = [Supplier]), (status = 401, body = ErrorBody)),
     security(("operator" = [])))]
 pub async fn list_suppliers(
     State(state): State<AppState>,
     _: OperatorCaller,
-) -> Result<Json<Vec<SupplierBody>>, ApiError> {
+) -> Result<Json<Vec<Supplier>>, ApiError> {
     Ok(Json(
         state
             .admin
             .suppliers()?
             .into_iter()
-            .map(SupplierBody::from)
+            .map(supplier_answer)
             .collect(),
     ))
 }
 
 #[utoipa::path(get, path = "/admin/v1/suppliers/{code}", tag = "admin",
     params(("code" = String, Path, description = "import supplier code")),
-    responses((status = 200, body = SupplierBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
+    responses((status = 200, body = Supplier), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
     security(("operator" = [])))]
 pub async fn get_supplier(
     State(state): State<AppState>,
     _: OperatorCaller,
     PathParams(code): PathParams<String>,
-) -> Result<Json<SupplierBody>, ApiError> {
-    Ok(Json(state.admin.supplier(&code)?.into()))
+) -> Result<Json<Supplier>, ApiError> {
+    Ok(Json(supplier_answer(state.admin.supplier(&code)?)))
 }
 
 #[utoipa::path(patch, path = "/admin/v1/suppliers/{code}", tag = "admin",
     params(("code" = String, Path, description = "import supplier code")),
-    request_body = SupplierChangeRequest,
-    responses((status = 200, body = SupplierBody), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
+    request_body = SupplierChange,
+    responses((status = 200, body = Supplier), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
     security(("operator" = [])))]
 pub async fn update_supplier(
     State(state): State<AppState>,
     _: OperatorCaller,
     PathParams(code): PathParams<String>,
     JsonBody(body): JsonBody,
-) -> Result<Json<SupplierBody>, ApiError> {
-    Ok(Json(
-        state.admin.update_supplier(&code, &body).await?.into(),
-    ))
+) -> Result<Json<Supplier>, ApiError> {
+    Ok(Json(supplier_answer(
+        state.admin.update_supplier(&code, &body).await?,
+    )))
 }

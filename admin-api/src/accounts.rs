@@ -1,0 +1,125 @@
+//! `/admin/v1/accounts/{number}`: everything kept on an imported account — the account as
+//! staged, its balance, notes, transactions with their ledger entries, statements and payment
+//! instructions.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::ToSchema;
+
+/// An imported account with everything added to it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct AccountDetail {
+    pub platform_account_number: String,
+    pub import_supplier: String,
+    pub external_account_number: String,
+    pub created_at: String,
+    /// The account as migrated (the staged document).
+    #[schema(value_type = Object)]
+    pub account: Value,
+    pub open_statement_period_start: String,
+    /// What the customer owes (negative: in credit).
+    pub balance: String,
+    pub notes: Vec<Note>,
+    pub transactions: Vec<Transaction>,
+    pub ledger_entries: Vec<LedgerEntry>,
+    pub statements: Vec<Statement>,
+    pub payment_instructions: Vec<PaymentInstruction>,
+}
+
+/// A note on the account.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Note {
+    pub id: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    #[serde(default)]
+    pub document_paths: Vec<String>,
+    pub created_at: String,
+    pub is_pinned: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unpin_at: Option<String>,
+    /// `IMPORT` (sent by the supplier) or `SYSTEM` (written by Ferry).
+    pub source: String,
+}
+
+/// A transaction as kept on the account.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Transaction {
+    /// The supplier's id of the transaction (unique on the account).
+    pub transaction_id: String,
+    pub transaction_date: String,
+    pub amount: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payment_type: Option<String>,
+    /// The text the customer sees.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display_note: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub product_code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Vec<Object>>)]
+    pub line_items: Option<Vec<Value>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Vec<Object>>)]
+    pub tax_items: Option<Vec<Value>>,
+    /// Why the date differs from the one posted (moved into the open statement period).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The date as posted, when it was moved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub original_transaction_date: Option<String>,
+    /// `TRANSACTION_IMPORT_SUCCESS` once kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ledger_entry_id: Option<u64>,
+}
+
+/// One posting on the account's ledger.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct LedgerEntry {
+    pub id: u64,
+    pub transaction_id: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub amount: String,
+    /// What the customer owes after this entry.
+    pub balance_after: String,
+    pub transaction_date: String,
+    pub posted_at: String,
+}
+
+/// A historical statement of the old supplier.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Statement {
+    pub bill_period_from_date: String,
+    pub bill_period_to_date: String,
+    pub statement_id: String,
+    pub issued_date: String,
+    pub number: String,
+    pub gross_amount: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub statement_path: Option<String>,
+}
+
+/// A payment instruction, as its vendor confirmed it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct PaymentInstruction {
+    /// Vendor code, upper case.
+    pub vendor: String,
+    pub reference: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// What the vendor answered about the instruction.
+    #[schema(value_type = Object)]
+    pub details: Value,
+    pub added_at: String,
+}
