@@ -178,9 +178,17 @@ impl Authenticator {
         Ok(self.pair(&record))
     }
 
-    /// The API key behind an `Authorization` header value.
+    /// The API key behind an `Authorization` header value: `Token <platform token>`, or, as on
+    /// the real platform, `Token <API key>` itself. A revoked key is refused either way.
     pub fn supplier_caller(&self, header: Option<&str>) -> Result<ApiKeyRecord, AuthError> {
         let token = token_of(header)?;
+        if is_api_key(token) {
+            return self
+                .store
+                .api_key_by_digest(&api_key::digest(token))?
+                .filter(ApiKeyRecord::is_active)
+                .ok_or(AuthError::AuthenticationFailed);
+        }
         let claims = self
             .decode(token, TokenKind::Access)
             .ok_or(AuthError::AuthenticationFailed)?;
@@ -188,19 +196,32 @@ impl Authenticator {
             .ok_or(AuthError::AuthenticationFailed)
     }
 
-    /// Checks an `Authorization` header for the operator key. A valid supplier token is
-    /// refused with `permission_denied`.
+    /// Checks an `Authorization` header for the operator key. A valid supplier token or API key
+    /// is refused with `permission_denied`.
     pub fn operator_caller(&self, header: Option<&str>) -> Result<(), AuthError> {
         let token = token_of(header)?;
         let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
         if constant_time_eq(&digest, &self.operator_key_digest) {
             return Ok(());
         }
-        if self.decode(token, TokenKind::Access).is_some() {
+        let supplier_credential = if is_api_key(token) {
+            self.store
+                .api_key_by_digest(&api_key::digest(token))?
+                .is_some_and(|key| key.is_active())
+        } else {
+            self.decode(token, TokenKind::Access).is_some()
+        };
+        if supplier_credential {
             return Err(AuthError::PermissionDenied);
         }
         Err(AuthError::AuthenticationFailed)
     }
+}
+
+/// An API key rather than a platform token: a JWT is three dot-separated parts, a key has
+/// none.
+fn is_api_key(token: &str) -> bool {
+    !token.contains('.')
 }
 
 /// The token of `Authorization: Token <token>`.

@@ -216,3 +216,63 @@ async fn the_admin_api_is_for_the_operator_only() {
         .await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
 }
+
+/// As on the real platform, `Authorization: Token <API key>` works on the supplier API like a
+/// platform token, within the key's suppliers; a revoked or unknown key is refused.
+#[tokio::test]
+async fn the_api_key_itself_is_accepted_as_the_token() {
+    let server = Server::start().await;
+    server.create_supplier("OLD_CO").await;
+    server.create_supplier("OTHER").await;
+    let (id, key) = server.create_api_key(&["OLD_CO"]).await;
+
+    assert_eq!(
+        server.stage(&key, &account("OLD_CO", "ACC-1")).await,
+        StatusCode::CREATED
+    );
+    let (status, body) = server
+        .get("/v1/data-import/all-account-import-processes/OLD_CO/", &key)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body[0]["external_account_number"], "ACC-1");
+    let (status, body) = server
+        .get("/v1/data-import/all-account-import-processes/OTHER/", &key)
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+
+    // The operator key is not a supplier key, and the admin API does not take a supplier key.
+    let (status, body) = reqwest::Client::new()
+        .get(server.url("/admin/v1/suppliers"))
+        .header("Authorization", format!("Token {key}"))
+        .send()
+        .await
+        .map(|response| response.status())
+        .map(|status| (status, ()))
+        .expect("request");
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body:?}");
+    let (status, body) = server
+        .get(
+            "/v1/data-import/all-account-import-processes/OLD_CO/",
+            OPERATOR_KEY,
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+    let (status, body) = server
+        .get(
+            "/v1/data-import/all-account-import-processes/OLD_CO/",
+            "ferry_0000000000000000000000000000000000000000000000000000000000000000",
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+    assert_error(&body, "authentication_failed");
+
+    let (status, _) = server
+        .admin(Method::DELETE, &format!("/admin/v1/api-keys/{id}"), None)
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, body) = server
+        .get("/v1/data-import/all-account-import-processes/OLD_CO/", &key)
+        .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+    assert_error(&body, "authentication_failed");
+}

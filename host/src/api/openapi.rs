@@ -26,7 +26,8 @@ use utoipa::{Modify, OpenApi};
         version = "1",
         description = "Stage and migrate accounts from a retiring supplier, and read their import state. \
             Obtain a token with the GraphQL mutation `obtainPlatformToken` at `POST /v1/graphql/`, then send \
-            `Authorization: Token <token>`. The admin API takes the operator key the same way. \
+            `Authorization: Token <token>` (or, as on the real platform, `Token <API key>`). The admin \
+            API takes the operator key the same way. \
             Every failure answers `{detail, code, errors: [{detail, code, attr}]}` (the transactions \
             endpoint's per-transaction 400 aside): also an unknown path (404 `not_found`) and a method a \
             path does not have (405 `method_not_allowed`, with `Allow`)."
@@ -79,7 +80,7 @@ use utoipa::{Modify, OpenApi};
 )]
 pub struct ApiDoc;
 
-/// The security scheme of supplier integrations (platform token).
+/// The security scheme of supplier integrations (platform token or API key).
 pub const SUPPLIER_SCHEME: &str = "token";
 /// The security scheme of operators (operator key).
 pub const OPERATOR_SCHEME: &str = "operator";
@@ -90,7 +91,7 @@ impl Modify for Security {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
         let components = openapi.components.get_or_insert_with(Default::default);
         for (name, what) in [
-            (SUPPLIER_SCHEME, "Token <platform token>"),
+            (SUPPLIER_SCHEME, "Token <platform token> or Token <API key>"),
             (OPERATOR_SCHEME, "Token <operator key>"),
         ] {
             components.add_security_scheme(
