@@ -1,5 +1,6 @@
 //! Snapshot tests: every screen and dialog drawn on a 120×32 test terminal from the fixtures,
-//! reached with the same keys an operator would press.
+//! reached with the same keys an operator would press; the list screens also at 80 and 200
+//! columns with long supplier codes, event types and plugin names.
 
 use super::fake::{FakeApi, Host, press, started, typed};
 use crate::app::App;
@@ -9,7 +10,11 @@ use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::KeyCode;
 
 fn draw(app: &App) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(120, 32)).expect("test terminal");
+    draw_at(app, 120, 32)
+}
+
+fn draw_at(app: &App, width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("test terminal");
     terminal.draw(|frame| render(frame, app)).expect("draw");
     terminal.backend().to_string()
 }
@@ -51,6 +56,20 @@ async fn suppliers_migration_confirmation() {
     let mut app = started(&api).await;
     press(&mut app, &api, &[KeyCode::Char('m')]).await;
     insta::assert_snapshot!(draw(&app));
+}
+
+#[tokio::test]
+async fn suppliers_with_long_codes_at_80_columns() {
+    let api = FakeApi::with_long_names(Host::Complete);
+    let app = started(&api).await;
+    insta::assert_snapshot!(draw_at(&app, 80, 24));
+}
+
+#[tokio::test]
+async fn suppliers_with_long_codes_at_200_columns() {
+    let api = FakeApi::with_long_names(Host::Complete);
+    let app = started(&api).await;
+    insta::assert_snapshot!(draw_at(&app, 200, 24));
 }
 
 #[tokio::test]
@@ -123,6 +142,22 @@ async fn events_with_the_selected_payload() {
 }
 
 #[tokio::test]
+async fn events_with_long_types_at_80_columns() {
+    let api = FakeApi::with_long_names(Host::Complete);
+    let mut app = started(&api).await;
+    press(&mut app, &api, &[KeyCode::Char('3')]).await;
+    insta::assert_snapshot!(draw_at(&app, 80, 24));
+}
+
+#[tokio::test]
+async fn events_with_long_types_at_200_columns() {
+    let api = FakeApi::with_long_names(Host::Complete);
+    let mut app = started(&api).await;
+    press(&mut app, &api, &[KeyCode::Char('3')]).await;
+    insta::assert_snapshot!(draw_at(&app, 200, 24));
+}
+
+#[tokio::test]
 async fn events_not_available_on_todays_host() {
     let api = FakeApi::new(Host::Today);
     let mut app = started(&api).await;
@@ -136,6 +171,22 @@ async fn plugins() {
     let mut app = started(&api).await;
     press(&mut app, &api, &[KeyCode::Char('4')]).await;
     insta::assert_snapshot!(draw(&app));
+}
+
+#[tokio::test]
+async fn plugins_with_long_names_at_80_columns() {
+    let api = FakeApi::with_long_names(Host::Complete);
+    let mut app = started(&api).await;
+    press(&mut app, &api, &[KeyCode::Char('4'), KeyCode::Char('j')]).await;
+    insta::assert_snapshot!(draw_at(&app, 80, 24));
+}
+
+#[tokio::test]
+async fn plugins_with_long_names_at_200_columns() {
+    let api = FakeApi::with_long_names(Host::Complete);
+    let mut app = started(&api).await;
+    press(&mut app, &api, &[KeyCode::Char('4'), KeyCode::Char('j')]).await;
+    insta::assert_snapshot!(draw_at(&app, 200, 24));
 }
 
 #[tokio::test]
