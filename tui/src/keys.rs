@@ -314,7 +314,7 @@ fn imports_key(app: &mut App, key: KeyEvent) -> Option<Action> {
 fn account_key(app: &mut App, key: KeyEvent) -> Option<Action> {
     let detail = app.imports.detail.as_mut()?;
     let lines = match &detail.account {
-        Loadable::Ready(account) => ui::account_lines(account).len(),
+        Loadable::Ready(account) => ui::account_line_count(account),
         _ => 0,
     };
     let scroll = usize::from(detail.scroll);

@@ -172,9 +172,9 @@ pub fn account() -> AccountDetail {
             {"id": 2, "document_paths": ["old_co/letters/ACC-1001-welcome.pdf"], "created_at": "2025-03-03T10:05:00Z", "is_pinned": false, "source": "SYSTEM"}
         ],
         "transactions": [
-            {"transaction_id": "T-1", "transaction_date": "2025-01-31", "amount": "58.40", "type": "CHARGE", "reason": "ENERGY", "reference": "INV-2025-01", "description": "January electricity", "status": "POSTED", "ledger_entry_id": 1},
-            {"transaction_id": "T-2", "transaction_date": "2025-02-14", "amount": "-40.00", "type": "PAYMENT", "reference": "DD-0214", "payment_type": "DIRECT_DEBIT", "status": "POSTED", "ledger_entry_id": 2},
-            {"transaction_id": "T-3", "transaction_date": "2025-02-28", "amount": "23.77", "type": "CHARGE", "reference": "INV-2025-02", "description": "February electricity", "status": "POSTED", "ledger_entry_id": 3}
+            {"transaction_id": "OLDCO-TX-000117", "transaction_date": "2025-01-31", "amount": "58.40", "type": "CHARGE", "reason": "IMPORTED_CHARGE", "reference": "INV-2025-01", "display_note": "January electricity", "status": "TRANSACTION_IMPORT_SUCCESS", "ledger_entry_id": 1},
+            {"transaction_id": "OLDCO-TX-000118", "transaction_date": "2025-02-14", "amount": "-40.00", "type": "PAYMENT", "reason": "ACCOUNT_CHARGE_PAYMENT", "reference": "DD-0214", "payment_type": "DIRECT_DEBIT", "display_note": "Direct Debit payment, thank you", "status": "TRANSACTION_IMPORT_SUCCESS", "ledger_entry_id": 2},
+            {"transaction_id": "OLDCO-TX-000119", "transaction_date": "2025-03-01", "amount": "23.77", "type": "CHARGE", "reason": "IMPORTED_CHARGE", "reference": "OLDCO/INV/2025-02/REISSUE-0003", "description": "Moved from 2025-02-28 into the open statement period", "original_transaction_date": "2025-02-28", "status": "TRANSACTION_IMPORT_SUCCESS", "ledger_entry_id": 3}
         ],
         "ledger_entries": [],
         "statements": [

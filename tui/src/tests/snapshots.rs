@@ -1,6 +1,6 @@
 //! Snapshot tests: every screen and dialog drawn on a 120×32 test terminal from the fixtures,
-//! reached with the same keys an operator would press; the list screens also at 80 and 200
-//! columns with long supplier codes, event types and plugin names.
+//! reached with the same keys an operator would press; the list screens and the account page
+//! also at 80 and 200 columns with long codes, types and references.
 
 use super::fake::{FakeApi, Host, press, started, typed};
 use crate::app::App;
@@ -131,6 +131,22 @@ async fn account_detail() {
     let mut app = started(&api).await;
     press(&mut app, &api, &[KeyCode::Enter, KeyCode::Enter]).await;
     insta::assert_snapshot!(draw(&app));
+}
+
+#[tokio::test]
+async fn account_detail_at_80_columns() {
+    let api = FakeApi::new(Host::Complete);
+    let mut app = started(&api).await;
+    press(&mut app, &api, &[KeyCode::Enter, KeyCode::Enter]).await;
+    insta::assert_snapshot!(draw_at(&app, 80, 40));
+}
+
+#[tokio::test]
+async fn account_detail_at_200_columns() {
+    let api = FakeApi::new(Host::Complete);
+    let mut app = started(&api).await;
+    press(&mut app, &api, &[KeyCode::Enter, KeyCode::Enter]).await;
+    insta::assert_snapshot!(draw_at(&app, 200, 40));
 }
 
 #[tokio::test]

@@ -396,6 +396,46 @@ impl FittedTable {
             .row_highlight_style(Style::new().reversed())
             .highlight_symbol(HIGHLIGHT_SYMBOL)
     }
+
+    /// The header (bold) and the rows as lines of text, each line starting with `indent`.
+    pub(crate) fn into_lines(self, indent: &str) -> Vec<Line<'static>> {
+        let header: Vec<CellText> = self
+            .headers
+            .iter()
+            .map(|text| CellText::styled(text.clone(), Style::new().bold()))
+            .collect();
+        std::iter::once(header)
+            .chain(self.rows.iter().cloned())
+            .map(|row| self.line(indent, row))
+            .collect()
+    }
+
+    fn line(&self, indent: &str, row: Vec<CellText>) -> Line<'static> {
+        let mut spans = vec![Span::raw(indent.to_owned())];
+        let last = self.columns.len().saturating_sub(1);
+        for (index, ((cell, column), width)) in row
+            .into_iter()
+            .zip(&self.columns)
+            .zip(&self.widths)
+            .enumerate()
+        {
+            let padding = " ".repeat(width.saturating_sub(text_width(&cell.text)));
+            let is_last = index == last;
+            if column.alignment == Alignment::Right {
+                spans.push(Span::raw(padding));
+                spans.push(Span::styled(cell.text, cell.style));
+            } else {
+                spans.push(Span::styled(cell.text, cell.style));
+                if !is_last {
+                    spans.push(Span::raw(padding));
+                }
+            }
+            if !is_last {
+                spans.push(Span::raw(" ".repeat(self.gap)));
+            }
+        }
+        Line::from(spans)
+    }
 }
 
 #[cfg(test)]
@@ -507,5 +547,39 @@ mod tests {
         assert_eq!(table.gap, 1);
         assert_eq!(table.headers, ["Reference", "Amount"]);
         assert_eq!(table.rows[0][0].text, "INV-2025-01…");
+    }
+
+    #[test]
+    fn a_fitted_table_as_lines_aligns_every_value_with_its_header() {
+        let columns = [
+            Column::left("Status"),
+            Column::right("Amount"),
+            Column::left("Description").gives_way_first(),
+        ];
+        let rows = vec![
+            vec![
+                CellText::from("TRANSACTION_IMPORT_SUCCESS"),
+                CellText::from("-40.00"),
+                CellText::from("Direct Debit payment, thank you"),
+            ],
+            vec![
+                CellText::from("POSTED"),
+                CellText::from("1058.40"),
+                CellText::from(""),
+            ],
+        ];
+        let lines: Vec<String> = FittedTable::new(&columns, rows, 70, 2)
+            .into_lines(" ")
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                " Status                       Amount  Description",
+                " TRANSACTION_IMPORT_SUCCESS   -40.00  Direct Debit payment, thank you",
+                " POSTED                      1058.40  ",
+            ]
+        );
     }
 }

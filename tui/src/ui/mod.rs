@@ -10,7 +10,7 @@ mod overlays;
 mod plugins;
 mod suppliers;
 
-pub use account::account_lines;
+pub use account::account_line_count;
 
 use crate::app::{App, HostStatus, Loadable, Screen};
 use columns::fit_line;
