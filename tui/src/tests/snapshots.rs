@@ -73,6 +73,16 @@ async fn suppliers_with_long_codes_at_200_columns() {
 }
 
 #[tokio::test]
+async fn suppliers_while_the_host_is_unreachable() {
+    // BRIGHT's migrations were never loaded: the host went away first.
+    let api = FakeApi::new(Host::Complete);
+    let mut app = started(&api).await;
+    let down = FakeApi::new(Host::Down);
+    press(&mut app, &down, &[KeyCode::Char('j')]).await;
+    insta::assert_snapshot!(draw(&app));
+}
+
+#[tokio::test]
 async fn help_overlay() {
     let api = FakeApi::new(Host::Complete);
     let mut app = started(&api).await;

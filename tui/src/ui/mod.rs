@@ -49,7 +49,7 @@ pub fn render(frame: &mut Frame, app: &App) {
         Screen::Plugins => plugins::render(frame, app, body),
     }
     if let Some(text) = &app.message {
-        let style = if text.is_error {
+        let style = if text.is_error() {
             Style::new().fg(Color::Red)
         } else {
             Style::new().fg(Color::Green)
@@ -248,6 +248,18 @@ fn loading_text(app: &App, what: &str) -> String {
         HostStatus::Unreachable(_) => format!(
             "Waiting for the host at {} to answer… Is `ferry serve` running there? Check --url / FERRY_URL.",
             app.host_url
+        ),
+        HostStatus::Unauthorized(_) => format!("Cannot load {what}: the operator key was refused."),
+        HostStatus::Connecting | HostStatus::Connected => format!("Loading {what}…"),
+    }
+}
+
+/// What to say in a box whose content has not arrived yet: why, when the host is away.
+fn waiting_text(app: &App, what: &str) -> String {
+    match &app.host {
+        HostStatus::Unreachable(reason) => format!(
+            "Cannot reach the host: {reason} — retrying every {}s to load {what}.",
+            app.refresh_seconds
         ),
         HostStatus::Unauthorized(_) => format!("Cannot load {what}: the operator key was refused."),
         HostStatus::Connecting | HostStatus::Connected => format!("Loading {what}…"),

@@ -3,7 +3,7 @@
 
 use super::account::flat_object;
 use super::columns::{CellText, Column, FittedTable};
-use super::{loaded_suppliers, placeholder, short_digest, size, time, titled};
+use super::{loaded_suppliers, placeholder, short_digest, size, time, titled, waiting_text};
 use crate::api::PluginDetail;
 use crate::app::{App, Loadable};
 use ratatui::Frame;
@@ -70,7 +70,8 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect) {
             return placeholder(frame, detail_area, titled(title), text);
         }
         None | Some(Loadable::Loading) => {
-            return placeholder(frame, detail_area, titled(title), "…");
+            let text = waiting_text(app, "its plugin");
+            return placeholder(frame, detail_area, titled(title), text);
         }
     };
     frame.render_widget(

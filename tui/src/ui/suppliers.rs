@@ -2,7 +2,7 @@
 //! and under it the bulk migration of the selected supplier.
 
 use super::columns::{CellText, Column, FittedTable, fit_line};
-use super::{loaded_suppliers, short_digest, time, titled};
+use super::{loaded_suppliers, short_digest, time, titled, waiting_text};
 use crate::api::{ImportState, Migration, Supplier};
 use crate::app::{App, Loadable};
 use ratatui::Frame;
@@ -90,7 +90,7 @@ fn render_migration(frame: &mut Frame, app: &App, supplier: &Supplier, area: Rec
         format!("Press m to migrate the {pending} pending accounts.")
     };
     let text = match app.suppliers.migrations.get(&supplier.code) {
-        None | Some(Loadable::Loading) => "…".to_owned(),
+        None | Some(Loadable::Loading) => waiting_text(app, "its migrations"),
         Some(Loadable::Ready(Some(migration))) if migration.is_running() => {
             return render_progress(frame, migration, block, area);
         }
