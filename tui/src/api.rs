@@ -254,6 +254,9 @@ pub struct Transaction {
     pub reference: Option<String>,
     #[serde(default)]
     pub description: Option<String>,
+    /// The text shown to the customer for this transaction.
+    #[serde(default)]
+    pub display_note: Option<String>,
     #[serde(default)]
     pub status: String,
 }

@@ -10,6 +10,7 @@ use crate::api::{
 };
 use crate::calls::{ApiCall, ApiReply, Completed};
 use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
 
 /// Rows asked for per page of imports.
 pub const IMPORTS_PAGE_SIZE: u32 = 50;
@@ -111,25 +112,44 @@ pub enum Dialog {
     },
 }
 
+/// How long an informational message stays on screen.
+pub const INFO_LIFETIME: Duration = Duration::from_secs(10);
+/// How long an error message stays on screen (unless it is about the host being unreachable).
+pub const ERROR_LIFETIME: Duration = Duration::from_secs(30);
+
+/// What a message is about, which decides how it looks and when it goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MessageKind {
+    /// Goes after [`INFO_LIFETIME`].
+    Info,
+    /// Goes after [`ERROR_LIFETIME`].
+    Error,
+    /// A request got no answer because the host was unreachable: goes as soon as the host
+    /// answers again.
+    HostUnreachable,
+}
+
 /// A one-line message about the last thing done.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Message {
     pub text: String,
-    pub is_error: bool,
+    pub kind: MessageKind,
+    /// When it was shown ([`App::now`] then); it ages from there.
+    pub shown_at: Instant,
 }
 
 impl Message {
-    pub fn info(text: impl Into<String>) -> Self {
-        Self {
-            text: text.into(),
-            is_error: false,
-        }
+    pub fn is_error(&self) -> bool {
+        self.kind != MessageKind::Info
     }
 
-    pub fn error(text: impl Into<String>) -> Self {
-        Self {
-            text: text.into(),
-            is_error: true,
+    /// Whether it has been on screen long enough by `now`.
+    fn has_aged_out(&self, now: Instant) -> bool {
+        let shown_for = now.saturating_duration_since(self.shown_at);
+        match self.kind {
+            MessageKind::Info => shown_for >= INFO_LIFETIME,
+            MessageKind::Error => shown_for >= ERROR_LIFETIME,
+            MessageKind::HostUnreachable => false,
         }
     }
 }
@@ -305,6 +325,8 @@ pub struct App {
     pub dialog: Option<Dialog>,
     pub host: HostStatus,
     pub message: Option<Message>,
+    /// The time as the event loop last gave it ([`App::tick`]); messages age by it.
+    pub now: Instant,
     pub suppliers: SuppliersState,
     pub imports: ImportsState,
     pub events: EventsState,
@@ -321,6 +343,7 @@ impl App {
             dialog: None,
             host: HostStatus::Connecting,
             message: None,
+            now: Instant::now(),
             suppliers: SuppliersState {
                 list: Loadable::Loading,
                 selected: 0,
@@ -392,6 +415,46 @@ impl App {
         }
     }
 
+    /// Moves the clock to `now` and drops a message that has been shown long enough.
+    pub fn tick(&mut self, now: Instant) {
+        self.now = now;
+        if self.message.as_ref().is_some_and(|m| m.has_aged_out(now)) {
+            self.message = None;
+        }
+    }
+
+    /// Shows a message of `kind`, from now.
+    pub fn say(&mut self, kind: MessageKind, text: impl Into<String>) {
+        self.message = Some(Message {
+            text: text.into(),
+            kind,
+            shown_at: self.now,
+        });
+    }
+
+    /// Shows an informational message.
+    pub fn say_info(&mut self, text: impl Into<String>) {
+        self.say(MessageKind::Info, text);
+    }
+
+    /// Shows an error message.
+    pub fn say_error(&mut self, text: impl Into<String>) {
+        self.say(MessageKind::Error, text);
+    }
+
+    /// The host answered (whatever the answer): it is reachable, so a message about it being
+    /// unreachable no longer holds.
+    fn host_answered(&mut self, status: HostStatus) {
+        self.host = status;
+        if self
+            .message
+            .as_ref()
+            .is_some_and(|m| m.kind == MessageKind::HostUnreachable)
+        {
+            self.message = None;
+        }
+    }
+
     /// Switches screen; the event loop then refreshes it.
     pub fn show(&mut self, screen: Screen) -> Option<Action> {
         self.screen = screen;
@@ -411,24 +474,27 @@ impl App {
         let Completed { call, result } = done;
         match result {
             Ok(reply) => {
-                self.host = HostStatus::Connected;
+                self.host_answered(HostStatus::Connected);
                 self.apply_reply(call, reply)
             }
             Err(ApiError::Unreachable(reason)) => {
                 if let Some(what) = operator_request(&call) {
-                    self.message = Some(Message::error(format!(
-                        "{what}: no answer from the host ({reason}). Refresh (r) once it is back to see the outcome."
-                    )));
+                    self.say(
+                        MessageKind::HostUnreachable,
+                        format!(
+                            "{what}: no answer from the host ({reason}). Refresh (r) once it is back to see the outcome."
+                        ),
+                    );
                 }
                 self.host = HostStatus::Unreachable(reason);
                 Vec::new()
             }
             Err(error) if error.is_unauthorized() => {
-                self.host = HostStatus::Unauthorized(error.to_string());
+                self.host_answered(HostStatus::Unauthorized(error.to_string()));
                 Vec::new()
             }
             Err(error) => {
-                self.host = HostStatus::Connected;
+                self.host_answered(HostStatus::Connected);
                 self.apply_error(call, error)
             }
         }
@@ -462,20 +528,20 @@ impl App {
                 }
             }
             (ApiCall::SetStatus { code, status }, ApiReply::Supplier(supplier)) => {
-                self.message = Some(Message::info(format!(
+                self.say_info(format!(
                     "{code} is now {}. {}",
                     supplier.status,
                     status.consequence()
-                )));
+                ));
                 self.suppliers.replace(supplier);
                 Vec::new()
             }
             (ApiCall::StartMigration { code }, ApiReply::Migration(migration)) => {
                 if let Some(migration) = &migration {
-                    self.message = Some(Message::info(format!(
+                    self.say_info(format!(
                         "Migration started for the {} pending accounts of {code}.",
                         migration.total
-                    )));
+                    ));
                 }
                 self.suppliers
                     .migrations
@@ -567,33 +633,29 @@ impl App {
         match call {
             ApiCall::Suppliers => {
                 if self.suppliers.list.ready().is_some() {
-                    self.message = Some(Message::error(format!(
-                        "Refreshing the suppliers failed: {error}"
-                    )));
+                    self.say_error(format!("Refreshing the suppliers failed: {error}"));
                 } else {
                     self.suppliers.list = Loadable::Failed(error.to_string());
                 }
                 Vec::new()
             }
             ApiCall::SetStatus { code, status } => {
-                self.message = Some(Message::error(format!(
+                self.say_error(format!(
                     "Could not set {code} to {}: {error}",
                     status.as_str()
-                )));
+                ));
                 Vec::new()
             }
             ApiCall::StartMigration { code } => {
                 if error.code() == "migration_already_running" {
-                    self.message = Some(Message::error(format!(
-                        "A migration is already running for {code}."
-                    )));
+                    self.say_error(format!("A migration is already running for {code}."));
                     return vec![ApiCall::LatestMigration { code }];
                 }
-                self.message = Some(Message::error(if error.is_missing_endpoint() {
+                self.say_error(if error.is_missing_endpoint() {
                     "Bulk migration is not available on this host yet.".to_owned()
                 } else {
                     format!("Could not start the migration of {code}: {error}")
-                }));
+                });
                 Vec::new()
             }
             ApiCall::LatestMigration { code } | ApiCall::Migration { code, .. } => {

@@ -5,7 +5,7 @@
 //! once the operator confirms the dialog.
 
 use crate::api::{ImportState, SupplierStatus};
-use crate::app::{AccountView, Action, App, Dialog, Loadable, Message, Screen};
+use crate::app::{AccountView, Action, App, Dialog, Loadable, Screen};
 use crate::calls::ApiCall;
 use crate::ui;
 use ratatui::crossterm::event::{
@@ -133,10 +133,7 @@ fn suppliers_key(app: &mut App, key: KeyEvent) -> Option<Action> {
                 _ => SupplierStatus::Complete,
             };
             if supplier.status == to.as_str() {
-                app.message = Some(Message::info(format!(
-                    "{} is already {}.",
-                    supplier.code, supplier.status
-                )));
+                app.say_info(format!("{} is already {}.", supplier.code, supplier.status));
             } else {
                 app.message = None;
                 app.dialog = Some(Dialog::ConfirmStatus {
@@ -154,29 +151,29 @@ fn suppliers_key(app: &mut App, key: KeyEvent) -> Option<Action> {
                 Some(Loadable::Ready(Some(migration))) if migration.is_running()
             );
             let pending = supplier.count(ImportState::Pending);
-            app.message = if running {
-                Some(Message::error(format!(
+            if running {
+                app.say_error(format!(
                     "A migration is already running for {}.",
                     supplier.code
-                )))
+                ));
             } else if supplier.status != SupplierStatus::Ongoing.as_str() {
-                Some(Message::error(format!(
+                app.say_error(format!(
                     "{} is {}: set it ONGOING (o) before migrating.",
                     supplier.code, supplier.status
-                )))
+                ));
             } else if pending == 0 {
-                Some(Message::info(format!(
+                app.say_info(format!(
                     "{} has no pending accounts to migrate.",
                     supplier.code
-                )))
+                ));
             } else {
+                app.message = None;
                 app.dialog = Some(Dialog::ConfirmMigration {
                     code: supplier.code,
                     name: supplier.name,
                     pending,
                 });
-                None
-            };
+            }
             None
         }
         KeyCode::Esc => {
@@ -266,10 +263,10 @@ fn imports_key(app: &mut App, key: KeyEvent) -> Option<Action> {
                     Some(Action::Call(ApiCall::Account { number }))
                 }
                 None => {
-                    app.message = Some(Message::info(format!(
+                    app.say_info(format!(
                         "{} has no platform account yet ({}).",
                         row.external_account_number, row.state
-                    )));
+                    ));
                     None
                 }
             }
@@ -286,7 +283,7 @@ fn imports_key(app: &mut App, key: KeyEvent) -> Option<Action> {
         KeyCode::Char('n') | KeyCode::PageDown => {
             let call = app.imports.next_page();
             if call.is_none() {
-                app.message = Some(Message::info("This is the last page."));
+                app.say_info("This is the last page.");
             }
             call.map(Action::Call)
         }
@@ -314,7 +311,7 @@ fn imports_key(app: &mut App, key: KeyEvent) -> Option<Action> {
 fn account_key(app: &mut App, key: KeyEvent) -> Option<Action> {
     let detail = app.imports.detail.as_mut()?;
     let lines = match &detail.account {
-        Loadable::Ready(account) => ui::account_lines(account).len(),
+        Loadable::Ready(account) => ui::account_line_count(account),
         _ => 0,
     };
     let scroll = usize::from(detail.scroll);

@@ -72,6 +72,7 @@ pub fn run<A: AdminApi>(
     calls.start_all(app.refresh_calls());
     let mut refreshed_at = Instant::now();
     loop {
+        app.tick(Instant::now());
         terminal.draw(|frame| ui::render(frame, app))?;
 
         if event::poll(FRAME)? {

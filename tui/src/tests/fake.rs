@@ -4,8 +4,8 @@
 
 use super::fixtures;
 use crate::api::{
-    AccountDetail, AdminApi, ApiError, EventPage, ImportPage, ImportQuery, ImportRow, Migration,
-    PluginDetail, Supplier, SupplierStatus,
+    AccountDetail, AdminApi, ApiError, Event, EventPage, ImportPage, ImportQuery, ImportRow,
+    Migration, PluginDetail, Supplier, SupplierStatus,
 };
 use crate::app::{Action, App};
 use crate::calls::{ApiCall, perform};
@@ -47,6 +47,7 @@ pub struct FakeApi {
     host: Host,
     suppliers: Mutex<Vec<Supplier>>,
     imports: Vec<ImportRow>,
+    events: Vec<Event>,
     requests: Mutex<Vec<Request>>,
 }
 
@@ -60,10 +61,24 @@ fn missing() -> ApiError {
 
 impl FakeApi {
     pub fn new(host: Host) -> Self {
+        Self::with(host, fixtures::suppliers(), fixtures::events())
+    }
+
+    /// A host whose suppliers have long codes and whose events have long types.
+    pub fn with_long_names(host: Host) -> Self {
+        Self::with(
+            host,
+            fixtures::long_named_suppliers(),
+            fixtures::long_typed_events(),
+        )
+    }
+
+    fn with(host: Host, suppliers: Vec<Supplier>, events: Vec<Event>) -> Self {
         Self {
             host,
-            suppliers: Mutex::new(fixtures::suppliers()),
+            suppliers: Mutex::new(suppliers),
             imports: fixtures::imports(),
+            events,
             requests: Mutex::new(Vec::new()),
         }
     }
@@ -215,15 +230,16 @@ impl AdminApi for FakeApi {
     async fn plugin(&self, code: &str) -> Result<PluginDetail, ApiError> {
         let path = format!("/admin/v1/suppliers/{code}/plugin");
         self.receive(Request::new("GET", path, None), false)?;
-        if code == "OLD_CO" {
-            Ok(fixtures::plugin())
-        } else {
-            Err(ApiError::Refused {
+        let supplier = self.suppliers.lock().expect("lock");
+        supplier
+            .iter()
+            .find(|s| s.code == code)
+            .and_then(fixtures::plugin_of)
+            .ok_or_else(|| ApiError::Refused {
                 status: 404,
                 code: "plugin_not_found".to_owned(),
                 detail: "This supplier has no plugin.".to_owned(),
             })
-        }
     }
 
     async fn events(&self, after: Option<&str>, limit: u32) -> Result<EventPage, ApiError> {
@@ -233,6 +249,7 @@ impl AdminApi for FakeApi {
         }
         self.receive(Request::new("GET", path, None), false)?;
         Ok(fixtures::events_after(
+            &self.events,
             after,
             usize::try_from(limit).expect("limit"),
         ))

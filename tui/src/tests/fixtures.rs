@@ -1,6 +1,7 @@
 //! Realistic, fixed data for the tests: three suppliers in different states, one supplier's
 //! imports (hand-written rows and enough generated ones to need several pages), one account in
-//! full, a plugin, a migration and a few events. All times are fixed.
+//! full, a plugin, a migration and a few events; and, for the column tests, suppliers with long
+//! codes and events with long types that differ only at the end. All times are fixed.
 
 use crate::api::{
     AccountDetail, Event, EventPage, ImportFailure, ImportRow, Migration, PluginDetail,
@@ -56,6 +57,63 @@ pub fn suppliers() -> Vec<Supplier> {
             [0, 0, 2210, 0, 9],
         ),
     ]
+}
+
+/// OLD_CO and two suppliers whose codes differ only after their 17th character, with plugins
+/// whose names are long.
+pub fn long_named_suppliers() -> Vec<Supplier> {
+    let plugin = |sha256: &str, name: &str, version: &str| PluginSummary {
+        sha256: sha256.to_owned(),
+        name: Some(name.to_owned()),
+        version: Some(version.to_owned()),
+        installed_at: "2025-03-02T08:30:00Z".to_owned(),
+        size_bytes: Some(1_318_912),
+    };
+    let mut legacy = supplier(
+        "SSE_ENERGY_NORTH_LEGACY",
+        "SSE Energy North (legacy tariffs)",
+        "ONGOING",
+        [4210, 12, 18344, 97, 31],
+    );
+    legacy.plugin = Some(plugin(
+        "c0ffee00d15ea5e5b01dfacefeedbead0123456789abcdef0123456789abcdef",
+        "sse-north-legacy-tariff-mapper",
+        "2.11.0-rc.3",
+    ));
+    let mut business = supplier(
+        "SSE_ENERGY_NORTH_BUSINESS",
+        "SSE Energy North Business Customers",
+        "PAUSED",
+        [880, 0, 5021, 4, 0],
+    );
+    business.plugin = Some(plugin(
+        "b0a710ad00c0ffee5eed0123456789abcdef0123456789abcdef0123456789ab",
+        "sse-north-business-rules",
+        "1.0.0",
+    ));
+    let mut list = suppliers();
+    list.truncate(1);
+    list.extend([legacy, business]);
+    list
+}
+
+/// The plugin the host reports for `supplier`: OLD_CO's in full, others' from their summary.
+pub fn plugin_of(supplier: &Supplier) -> Option<PluginDetail> {
+    if supplier.code == "OLD_CO" {
+        return Some(plugin());
+    }
+    let summary = supplier.plugin.as_ref()?;
+    Some(PluginDetail {
+        supplier: supplier.code.clone(),
+        sha256: summary.sha256.clone(),
+        name: summary.name.clone(),
+        version: summary.version.clone(),
+        size_bytes: summary.size_bytes,
+        installed_at: summary.installed_at.clone(),
+        config: BTreeMap::new(),
+        hooks: vec!["validate-account".to_owned(), "map-transactions".to_owned()],
+        recent_failures: Vec::new(),
+    })
 }
 
 fn row(number: &str, state: &str, platform: Option<&str>, day: u32) -> ImportRow {
@@ -114,9 +172,9 @@ pub fn account() -> AccountDetail {
             {"id": 2, "document_paths": ["old_co/letters/ACC-1001-welcome.pdf"], "created_at": "2025-03-03T10:05:00Z", "is_pinned": false, "source": "SYSTEM"}
         ],
         "transactions": [
-            {"transaction_id": "T-1", "transaction_date": "2025-01-31", "amount": "58.40", "type": "CHARGE", "reason": "ENERGY", "reference": "INV-2025-01", "description": "January electricity", "status": "POSTED", "ledger_entry_id": 1},
-            {"transaction_id": "T-2", "transaction_date": "2025-02-14", "amount": "-40.00", "type": "PAYMENT", "reference": "DD-0214", "payment_type": "DIRECT_DEBIT", "status": "POSTED", "ledger_entry_id": 2},
-            {"transaction_id": "T-3", "transaction_date": "2025-02-28", "amount": "23.77", "type": "CHARGE", "reference": "INV-2025-02", "description": "February electricity", "status": "POSTED", "ledger_entry_id": 3}
+            {"transaction_id": "OLDCO-TX-000117", "transaction_date": "2025-01-31", "amount": "58.40", "type": "CHARGE", "reason": "IMPORTED_CHARGE", "reference": "INV-2025-01", "display_note": "January electricity", "status": "TRANSACTION_IMPORT_SUCCESS", "ledger_entry_id": 1},
+            {"transaction_id": "OLDCO-TX-000118", "transaction_date": "2025-02-14", "amount": "-40.00", "type": "PAYMENT", "reason": "ACCOUNT_CHARGE_PAYMENT", "reference": "DD-0214", "payment_type": "DIRECT_DEBIT", "display_note": "Direct Debit payment, thank you", "status": "TRANSACTION_IMPORT_SUCCESS", "ledger_entry_id": 2},
+            {"transaction_id": "OLDCO-TX-000119", "transaction_date": "2025-03-01", "amount": "23.77", "type": "CHARGE", "reason": "IMPORTED_CHARGE", "reference": "OLDCO/INV/2025-02/REISSUE-0003", "description": "Moved from 2025-02-28 into the open statement period", "original_transaction_date": "2025-02-28", "status": "TRANSACTION_IMPORT_SUCCESS", "ledger_entry_id": 3}
         ],
         "ledger_entries": [],
         "statements": [
@@ -175,6 +233,20 @@ pub fn events() -> Vec<Event> {
     .expect("the events fixture reads")
 }
 
+/// The events, then two whose types differ only after their 27th character.
+pub fn long_typed_events() -> Vec<Event> {
+    let mut all = events();
+    let more: Vec<Event> = serde_json::from_value(json!([
+        {"id": "evt-0005", "type": "data_import.import_process.dry_run_complete", "version": 1, "time": "2025-03-07T11:02:00Z",
+         "subject": "SSE_ENERGY_NORTH_LEGACY", "data": {"accounts": 4210, "would_fail": 12}, "published_at": null},
+        {"id": "evt-0006", "type": "data_import.import_process.dry_run_error", "version": 1, "time": "2025-03-07T11:02:30Z",
+         "subject": "SSE_ENERGY_NORTH_BUSINESS", "data": {"error": "the plugin ran past its deadline"}, "published_at": null}
+    ]))
+    .expect("the long event fixtures read");
+    all.extend(more);
+    all
+}
+
 pub fn relay() -> RelayStatus {
     RelayStatus {
         state: "RUNNING".to_owned(),
@@ -183,9 +255,8 @@ pub fn relay() -> RelayStatus {
     }
 }
 
-/// The event page after `after`, `limit` at most.
-pub fn events_after(after: Option<&str>, limit: usize) -> EventPage {
-    let all = events();
+/// The page of `all` after `after`, `limit` at most.
+pub fn events_after(all: &[Event], after: Option<&str>, limit: usize) -> EventPage {
     let start = after
         .and_then(|after| {
             all.iter()

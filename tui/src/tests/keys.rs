@@ -143,7 +143,7 @@ async fn a_paused_supplier_cannot_be_migrated_from_the_console() {
     let mut app = started(&api).await;
     press(&mut app, &api, &typed("jm")).await;
     assert_eq!(app.dialog, None);
-    assert!(app.message.as_ref().expect("a message").is_error);
+    assert!(app.message.as_ref().expect("a message").is_error());
     assert_eq!(api.changes(), []);
 }
 
@@ -274,15 +274,16 @@ async fn an_unreachable_host_is_reported_and_a_change_is_not_claimed() {
     press(&mut app, &down, &typed("py")).await;
     assert!(matches!(app.host, HostStatus::Unreachable(_)));
     let message = app.message.clone().expect("a message");
-    assert!(message.is_error);
+    assert!(message.is_error());
     assert!(
         message.text.contains("no answer from the host"),
         "{message:?}"
     );
     assert_eq!(selected(&app).status, "ONGOING");
-    // And it recovers on the next answer.
+    // And it recovers on the next answer, which also takes the message away.
     press(&mut app, &api, &[KeyCode::Char('r')]).await;
     assert_eq!(app.host, HostStatus::Connected);
+    assert_eq!(app.message, None);
 }
 
 #[tokio::test]

@@ -1,5 +1,6 @@
 //! Snapshot tests: every screen and dialog drawn on a 120×32 test terminal from the fixtures,
-//! reached with the same keys an operator would press.
+//! reached with the same keys an operator would press; the list screens and the account page
+//! also at 80 and 200 columns with long codes, types and references.
 
 use super::fake::{FakeApi, Host, press, started, typed};
 use crate::app::App;
@@ -9,7 +10,11 @@ use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::KeyCode;
 
 fn draw(app: &App) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(120, 32)).expect("test terminal");
+    draw_at(app, 120, 32)
+}
+
+fn draw_at(app: &App, width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("test terminal");
     terminal.draw(|frame| render(frame, app)).expect("draw");
     terminal.backend().to_string()
 }
@@ -50,6 +55,30 @@ async fn suppliers_migration_confirmation() {
     let api = FakeApi::new(Host::Today);
     let mut app = started(&api).await;
     press(&mut app, &api, &[KeyCode::Char('m')]).await;
+    insta::assert_snapshot!(draw(&app));
+}
+
+#[tokio::test]
+async fn suppliers_with_long_codes_at_80_columns() {
+    let api = FakeApi::with_long_names(Host::Complete);
+    let app = started(&api).await;
+    insta::assert_snapshot!(draw_at(&app, 80, 24));
+}
+
+#[tokio::test]
+async fn suppliers_with_long_codes_at_200_columns() {
+    let api = FakeApi::with_long_names(Host::Complete);
+    let app = started(&api).await;
+    insta::assert_snapshot!(draw_at(&app, 200, 24));
+}
+
+#[tokio::test]
+async fn suppliers_while_the_host_is_unreachable() {
+    // BRIGHT's migrations were never loaded: the host went away first.
+    let api = FakeApi::new(Host::Complete);
+    let mut app = started(&api).await;
+    let down = FakeApi::new(Host::Down);
+    press(&mut app, &down, &[KeyCode::Char('j')]).await;
     insta::assert_snapshot!(draw(&app));
 }
 
@@ -115,11 +144,43 @@ async fn account_detail() {
 }
 
 #[tokio::test]
+async fn account_detail_at_80_columns() {
+    let api = FakeApi::new(Host::Complete);
+    let mut app = started(&api).await;
+    press(&mut app, &api, &[KeyCode::Enter, KeyCode::Enter]).await;
+    insta::assert_snapshot!(draw_at(&app, 80, 40));
+}
+
+#[tokio::test]
+async fn account_detail_at_200_columns() {
+    let api = FakeApi::new(Host::Complete);
+    let mut app = started(&api).await;
+    press(&mut app, &api, &[KeyCode::Enter, KeyCode::Enter]).await;
+    insta::assert_snapshot!(draw_at(&app, 200, 40));
+}
+
+#[tokio::test]
 async fn events_with_the_selected_payload() {
     let api = FakeApi::new(Host::Complete);
     let mut app = started(&api).await;
     press(&mut app, &api, &[KeyCode::Char('3'), KeyCode::Char('k')]).await;
     insta::assert_snapshot!(draw(&app));
+}
+
+#[tokio::test]
+async fn events_with_long_types_at_80_columns() {
+    let api = FakeApi::with_long_names(Host::Complete);
+    let mut app = started(&api).await;
+    press(&mut app, &api, &[KeyCode::Char('3')]).await;
+    insta::assert_snapshot!(draw_at(&app, 80, 24));
+}
+
+#[tokio::test]
+async fn events_with_long_types_at_200_columns() {
+    let api = FakeApi::with_long_names(Host::Complete);
+    let mut app = started(&api).await;
+    press(&mut app, &api, &[KeyCode::Char('3')]).await;
+    insta::assert_snapshot!(draw_at(&app, 200, 24));
 }
 
 #[tokio::test]
@@ -136,6 +197,22 @@ async fn plugins() {
     let mut app = started(&api).await;
     press(&mut app, &api, &[KeyCode::Char('4')]).await;
     insta::assert_snapshot!(draw(&app));
+}
+
+#[tokio::test]
+async fn plugins_with_long_names_at_80_columns() {
+    let api = FakeApi::with_long_names(Host::Complete);
+    let mut app = started(&api).await;
+    press(&mut app, &api, &[KeyCode::Char('4'), KeyCode::Char('j')]).await;
+    insta::assert_snapshot!(draw_at(&app, 80, 24));
+}
+
+#[tokio::test]
+async fn plugins_with_long_names_at_200_columns() {
+    let api = FakeApi::with_long_names(Host::Complete);
+    let mut app = started(&api).await;
+    press(&mut app, &api, &[KeyCode::Char('4'), KeyCode::Char('j')]).await;
+    insta::assert_snapshot!(draw_at(&app, 200, 24));
 }
 
 #[tokio::test]

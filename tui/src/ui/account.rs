@@ -1,8 +1,10 @@
 //! The account detail opened from the Imports screen: the account, its balance, notes,
-//! transactions, statements and payment instructions, as one scrollable page.
+//! transactions, statements and payment instructions, as one scrollable page. Its tables size
+//! their columns to their content and the width, cutting visibly with `…` what cannot fit.
 
+use super::columns::{CellText, Column, FittedTable, column_width, text_width};
 use super::{placeholder, time, titled};
-use crate::api::AccountDetail;
+use crate::api::{AccountDetail, Note};
 use crate::app::{AccountView, Loadable};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -31,10 +33,13 @@ pub fn render(frame: &mut Frame, view: &AccountView, area: Rect) {
         account.platform_account_number, account.import_supplier, account.external_account_number
     );
     frame.render_widget(
-        Paragraph::new(account_lines(account))
-            .wrap(Wrap { trim: false })
-            .scroll((view.scroll, 0))
-            .block(titled(title)),
+        Paragraph::new(account_lines(
+            account,
+            usize::from(area.width.saturating_sub(2)),
+        ))
+        .wrap(Wrap { trim: false })
+        .scroll((view.scroll, 0))
+        .block(titled(title)),
         area,
     );
 }
@@ -54,8 +59,51 @@ fn optional(value: Option<&String>) -> &str {
     value.map_or("", String::as_str)
 }
 
-/// The account's text; also used to know how far it can scroll.
-pub fn account_lines(account: &AccountDetail) -> Vec<Line<'static>> {
+/// Columns of the transactions table: the id (how suppliers and operators find a transaction)
+/// and the amount are cut last; the description gives way first.
+const TRANSACTION_COLUMNS: [Column; 7] = [
+    Column::left("Id").gives_way_last(),
+    Column::left("Date"),
+    Column::left("Type"),
+    Column::right("Amount").gives_way_last(),
+    Column::left("Status"),
+    Column::left("Reference"),
+    Column::left("Description").gives_way_first(),
+];
+
+const STATEMENT_COLUMNS: [Column; 5] = [
+    Column::left("Number").gives_way_last(),
+    Column::left("Period"),
+    Column::left("Issued"),
+    Column::right("Gross").gives_way_last(),
+    Column::left("Document").gives_way_first(),
+];
+
+const PAYMENT_INSTRUCTION_COLUMNS: [Column; 5] = [
+    Column::left("Vendor"),
+    Column::left("Type"),
+    Column::left("Reference").gives_way_last(),
+    Column::left("Added"),
+    Column::left("Details").gives_way_first(),
+];
+
+/// Where every line of the page starts.
+const INDENT: &str = " ";
+/// Columns between two columns of the page's tables (one where that keeps more whole).
+const GAP: usize = 2;
+
+/// How many lines the account's page has, for scrolling. Table rows are cut, not wrapped, so
+/// the count does not depend on the width.
+pub fn account_line_count(account: &AccountDetail) -> usize {
+    account_lines(account, usize::MAX).len()
+}
+
+/// The account's page for a width of `width` columns: its tables fit that width.
+fn account_lines(account: &AccountDetail, width: usize) -> Vec<Line<'static>> {
+    let table_width = width.saturating_sub(text_width(INDENT));
+    let table = |columns: &[Column], rows: Vec<Vec<CellText>>| {
+        FittedTable::new(columns, rows, table_width, GAP).into_lines(INDENT)
+    };
     let billing_name = account
         .account
         .get("billing_name")
@@ -83,22 +131,7 @@ pub fn account_lines(account: &AccountDetail) -> Vec<Line<'static>> {
     ];
 
     lines.push(heading(format!("Notes ({})", account.notes.len())));
-    for note in &account.notes {
-        let mut text = note.body.clone().unwrap_or_default();
-        if !note.document_paths.is_empty() {
-            if !text.is_empty() {
-                text.push_str("  ");
-            }
-            text.push_str(&format!("[documents: {}]", note.document_paths.join(", ")));
-        }
-        let pinned = if note.is_pinned { "pinned" } else { "" };
-        lines.push(Line::raw(format!(
-            " {}  {:<6}  {:<6}  {text}",
-            time(&note.created_at),
-            note.source,
-            pinned
-        )));
-    }
+    lines.extend(note_lines(&account.notes));
     lines.push(Line::raw(""));
 
     lines.push(heading(format!(
@@ -107,28 +140,26 @@ pub fn account_lines(account: &AccountDetail) -> Vec<Line<'static>> {
         account.balance
     )));
     if !account.transactions.is_empty() {
-        lines.push(Line::styled(
-            format!(
-                " {:<10}  {:<8}  {:>10}  {:<9}  {:<14}  {}",
-                "Date", "Type", "Amount", "Status", "Reference", "Description"
-            ),
-            Style::new().bold(),
-        ));
-    }
-    for transaction in &account.transactions {
-        let description = transaction
-            .description
-            .as_ref()
-            .or(transaction.reason.as_ref());
-        lines.push(Line::raw(format!(
-            " {:<10}  {:<8}  {:>10}  {:<9}  {:<14}  {}",
-            transaction.transaction_date,
-            transaction.kind,
-            transaction.amount,
-            transaction.status,
-            optional(transaction.reference.as_ref()),
-            optional(description),
-        )));
+        let rows = account
+            .transactions
+            .iter()
+            .map(|transaction| {
+                let description = transaction
+                    .display_note
+                    .as_ref()
+                    .or(transaction.description.as_ref());
+                vec![
+                    CellText::from(transaction.transaction_id.as_str()),
+                    CellText::from(transaction.transaction_date.as_str()),
+                    CellText::from(transaction.kind.as_str()),
+                    CellText::from(transaction.amount.as_str()),
+                    CellText::from(transaction.status.as_str()),
+                    CellText::from(optional(transaction.reference.as_ref())),
+                    CellText::from(optional(description)),
+                ]
+            })
+            .collect();
+        lines.extend(table(&TRANSACTION_COLUMNS, rows));
     }
     lines.push(Line::raw(""));
 
@@ -137,26 +168,23 @@ pub fn account_lines(account: &AccountDetail) -> Vec<Line<'static>> {
         account.statements.len()
     )));
     if !account.statements.is_empty() {
-        lines.push(Line::styled(
-            format!(
-                " {:<10}  {:<23}  {:<10}  {:>10}  {}",
-                "Number", "Period", "Issued", "Gross", "Document"
-            ),
-            Style::new().bold(),
-        ));
-    }
-    for statement in &account.statements {
-        lines.push(Line::raw(format!(
-            " {:<10}  {:<23}  {:<10}  {:>10}  {}",
-            statement.number,
-            format!(
-                "{} – {}",
-                statement.bill_period_from_date, statement.bill_period_to_date
-            ),
-            statement.issued_date,
-            statement.gross_amount,
-            optional(statement.statement_path.as_ref()),
-        )));
+        let rows = account
+            .statements
+            .iter()
+            .map(|statement| {
+                vec![
+                    CellText::from(statement.number.as_str()),
+                    CellText::from(format!(
+                        "{} – {}",
+                        statement.bill_period_from_date, statement.bill_period_to_date
+                    )),
+                    CellText::from(statement.issued_date.as_str()),
+                    CellText::from(statement.gross_amount.as_str()),
+                    CellText::from(optional(statement.statement_path.as_ref())),
+                ]
+            })
+            .collect();
+        lines.extend(table(&STATEMENT_COLUMNS, rows));
     }
     lines.push(Line::raw(""));
 
@@ -164,17 +192,51 @@ pub fn account_lines(account: &AccountDetail) -> Vec<Line<'static>> {
         "Payment instructions ({})",
         account.payment_instructions.len()
     )));
-    for instruction in &account.payment_instructions {
-        lines.push(Line::raw(format!(
-            " {:<12}  {:<14}  {:<16}  added {}  {}",
-            instruction.vendor,
-            instruction.kind,
-            instruction.reference,
-            time(&instruction.added_at),
-            flat_object(&instruction.details),
-        )));
+    if !account.payment_instructions.is_empty() {
+        let rows = account
+            .payment_instructions
+            .iter()
+            .map(|instruction| {
+                vec![
+                    CellText::from(instruction.vendor.as_str()),
+                    CellText::from(instruction.kind.as_str()),
+                    CellText::from(instruction.reference.as_str()),
+                    CellText::from(time(&instruction.added_at)),
+                    CellText::from(flat_object(&instruction.details)),
+                ]
+            })
+            .collect();
+        lines.extend(table(&PAYMENT_INSTRUCTION_COLUMNS, rows));
     }
     lines
+}
+
+/// One line per note: when, from where, pinned or not, then the note itself (which wraps
+/// rather than being cut: it is the only place it can be read).
+fn note_lines(notes: &[Note]) -> Vec<Line<'static>> {
+    let source_width = column_width("", notes.iter().map(|note| note.source.as_str()));
+    notes
+        .iter()
+        .map(|note| {
+            let mut text = note.body.clone().unwrap_or_default();
+            if !note.document_paths.is_empty() {
+                if !text.is_empty() {
+                    text.push_str("  ");
+                }
+                text.push_str(&format!("[documents: {}]", note.document_paths.join(", ")));
+            }
+            let pinned = if note.is_pinned { "pinned" } else { "" };
+            let source = format!(
+                "{}{}",
+                note.source,
+                " ".repeat(source_width.saturating_sub(text_width(&note.source)))
+            );
+            Line::raw(format!(
+                "{INDENT}{}  {source}  {pinned:<6}  {text}",
+                time(&note.created_at)
+            ))
+        })
+        .collect()
 }
 
 /// The staged billing address on one line.

@@ -1,13 +1,22 @@
 //! The Events screen: the live tail of the event log (time, type, subject) and the payload of
 //! the selected event, with the relay's state in the title.
 
+use super::columns::{CellText, Column, FittedTable};
 use super::{loading_text, placeholder, time, titled};
 use crate::app::App;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::{Style, Stylize};
 use ratatui::text::Line;
-use ratatui::widgets::{Paragraph, Row, Table, TableState, Wrap};
+use ratatui::widgets::{Paragraph, TableState, Wrap};
+
+/// The list's columns: when, what happened and which event are cut last; the subject gives
+/// way first.
+const COLUMNS: [Column; 4] = [
+    Column::left("Time").gives_way_last(),
+    Column::left("Type").gives_way_last(),
+    Column::left("Subject").gives_way_first(),
+    Column::left("Id").gives_way_last(),
+];
 
 pub fn render(frame: &mut Frame, app: &App, area: Rect) {
     let events = &app.events;
@@ -38,25 +47,19 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect) {
 
     let [list_area, payload_area] =
         Layout::vertical([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(area);
-    let rows = events.events.iter().map(|event| {
-        Row::new([
-            time(&event.time),
-            event.kind.clone(),
-            event.subject.clone().unwrap_or_else(|| "-".to_owned()),
-            event.id.clone(),
-        ])
-    });
-    let widths = [
-        Constraint::Length(19),
-        Constraint::Length(30),
-        Constraint::Length(24),
-        Constraint::Min(8),
-    ];
-    let table = Table::new(rows, widths)
-        .header(Row::new(["Time", "Type", "Subject", "Id"]).bold())
-        .block(titled(title))
-        .row_highlight_style(Style::new().reversed())
-        .highlight_symbol("▶ ");
+    let rows = events
+        .events
+        .iter()
+        .map(|event| {
+            vec![
+                CellText::from(time(&event.time)),
+                CellText::from(event.kind.as_str()),
+                CellText::from(event.subject.as_deref().unwrap_or("-")),
+                CellText::from(event.id.as_str()),
+            ]
+        })
+        .collect();
+    let table = FittedTable::list(&COLUMNS, rows, list_area).block(titled(title));
     let mut state = TableState::new().with_selected(Some(events.selected));
     frame.render_stateful_widget(table, list_area, &mut state);
 

@@ -1,13 +1,25 @@
 //! The Imports screen: one page of a supplier's import processes, with the state filter, the
 //! search by external account number and the page number.
 
+use super::columns::{CellText, Column, FittedTable, fit_line};
 use super::{loading_text, placeholder, time, titled};
 use crate::app::{App, ImportsState, Loadable};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::{Color, Style, Stylize};
+use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Row, Table, TableState};
+use ratatui::widgets::TableState;
+
+/// The list's columns: the external account number identifies a row, so it is cut last; the
+/// last failure gives way first (the selected row's shows in full under the list).
+const COLUMNS: [Column; 6] = [
+    Column::left("External account").gives_way_last(),
+    Column::left("State"),
+    Column::left("Platform account"),
+    Column::left("Staged"),
+    Column::left("Updated"),
+    Column::left("Last failure").gives_way_first(),
+];
 
 pub fn render(frame: &mut Frame, app: &App, area: Rect) {
     let imports = &app.imports;
@@ -56,42 +68,25 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect) {
         return placeholder(frame, list_area, titled(title), text);
     }
 
-    let header = Row::new([
-        "External account",
-        "State",
-        "Platform account",
-        "Staged",
-        "Updated",
-        "Last failure",
-    ])
-    .bold();
-    let rows = page.items.iter().map(|row| {
-        let failure = row
-            .last_failure
-            .as_ref()
-            .map(|failure| format!("{}: {}", failure.code, failure.detail))
-            .unwrap_or_default();
-        Row::new([
-            Cell::from(row.external_account_number.clone()),
-            Cell::from(row.state.clone()).style(state_style(&row.state)),
-            Cell::from(
-                row.platform_account_number
-                    .clone()
-                    .unwrap_or_else(|| "-".to_owned()),
-            ),
-            Cell::from(time(&row.staged_at)),
-            Cell::from(time(&row.updated_at)),
-            Cell::from(failure).style(Style::new().fg(Color::Red)),
-        ])
-    });
-    let widths = [
-        Constraint::Length(18),
-        Constraint::Length(11),
-        Constraint::Length(16),
-        Constraint::Length(19),
-        Constraint::Length(19),
-        Constraint::Min(10),
-    ];
+    let rows = page
+        .items
+        .iter()
+        .map(|row| {
+            let failure = row
+                .last_failure
+                .as_ref()
+                .map(|failure| format!("{}: {}", failure.code, failure.detail))
+                .unwrap_or_default();
+            vec![
+                CellText::from(row.external_account_number.as_str()),
+                CellText::styled(row.state.as_str(), state_style(&row.state)),
+                CellText::from(row.platform_account_number.as_deref().unwrap_or("-")),
+                CellText::from(time(&row.staged_at)),
+                CellText::from(time(&row.updated_at)),
+                CellText::styled(failure, Style::new().fg(Color::Red)),
+            ]
+        })
+        .collect();
     let more = if page.next_after.is_some() {
         "n: next page"
     } else {
@@ -106,15 +101,12 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect) {
             " · b: previous page"
         }
     );
-    let table = Table::new(rows, widths)
-        .header(header)
-        .block(titled(title).title_bottom(Line::from(bottom).right_aligned()))
-        .row_highlight_style(Style::new().reversed())
-        .highlight_symbol("▶ ");
+    let table = FittedTable::list(&COLUMNS, rows, list_area)
+        .block(titled(title).title_bottom(Line::from(bottom).right_aligned()));
     let mut state = TableState::new().with_selected(Some(imports.selected));
     frame.render_stateful_widget(table, list_area, &mut state);
 
-    // The table cuts long failures short: the selected one in full.
+    // The table cuts long failures short: the selected one in full, as far as the width goes.
     if let Some(row) = page.items.get(imports.selected)
         && let Some(failure) = &row.last_failure
     {
@@ -129,7 +121,10 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect) {
                 Style::new().fg(Color::Red),
             ),
         ]);
-        frame.render_widget(line, failure_area);
+        frame.render_widget(
+            fit_line(line, usize::from(failure_area.width)),
+            failure_area,
+        );
     }
 }
 

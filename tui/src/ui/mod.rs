@@ -3,15 +3,17 @@
 //! (help, confirmation dialogs) on top.
 
 mod account;
+mod columns;
 mod events;
 mod imports;
 mod overlays;
 mod plugins;
 mod suppliers;
 
-pub use account::account_lines;
+pub use account::account_line_count;
 
 use crate::app::{App, HostStatus, Loadable, Screen};
+use columns::fit_line;
 use ratatui::Frame;
 use ratatui::layout::{Alignment, Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -32,7 +34,10 @@ pub fn render(frame: &mut Frame, app: &App) {
 
     render_header(frame, app, header);
     if let Some(banner) = banner {
-        frame.render_widget(banner, banner_area);
+        frame.render_widget(
+            fit_line(banner, usize::from(banner_area.width)),
+            banner_area,
+        );
     }
     match app.screen {
         Screen::Suppliers => suppliers::render(frame, app, body),
@@ -44,14 +49,16 @@ pub fn render(frame: &mut Frame, app: &App) {
         Screen::Plugins => plugins::render(frame, app, body),
     }
     if let Some(text) = &app.message {
-        let style = if text.is_error {
+        let style = if text.is_error() {
             Style::new().fg(Color::Red)
         } else {
             Style::new().fg(Color::Green)
         };
-        frame.render_widget(Line::styled(format!(" {}", text.text), style), message);
+        let line = Line::styled(format!(" {}", text.text), style);
+        frame.render_widget(fit_line(line, usize::from(message.width)), message);
     }
-    frame.render_widget(key_line(&footer_keys(app)), footer);
+    let keys = key_line(&footer_keys(app));
+    frame.render_widget(fit_line(keys, usize::from(footer.width)), footer);
 
     if app.show_help {
         overlays::render_help(frame, app);
@@ -75,7 +82,9 @@ fn render_header(frame: &mut Frame, app: &App, area: Rect) {
         spans.push(Span::raw(" "));
         spans.push(Span::styled(label, style));
     }
-    frame.render_widget(Line::from(spans), area);
+    let tabs = Line::from(spans);
+    let tabs_width = tabs.width();
+    frame.render_widget(tabs, area);
 
     let (mark, style) = match app.host {
         HostStatus::Connecting => ("connecting", Style::new().fg(Color::Yellow)),
@@ -83,17 +92,19 @@ fn render_header(frame: &mut Frame, app: &App, area: Rect) {
         HostStatus::Unreachable(_) => ("unreachable", Style::new().fg(Color::Red)),
         HostStatus::Unauthorized(_) => ("key refused", Style::new().fg(Color::Red)),
     };
-    let status = Line::from(vec![
-        Span::raw(app.host_url.clone()),
-        Span::raw(" "),
-        Span::styled(format!("● {mark} "), style),
-    ])
-    .alignment(Alignment::Right);
-    frame.render_widget(status, area);
+    let mark = Span::styled(format!("● {mark} "), style);
+    let with_url = Line::from(vec![Span::raw(format!("{} ", app.host_url)), mark.clone()]);
+    // The host's address only where it does not run over the tabs.
+    let status = if tabs_width + 1 + with_url.width() <= usize::from(area.width) {
+        with_url
+    } else {
+        Line::from(mark)
+    };
+    frame.render_widget(status.alignment(Alignment::Right), area);
 }
 
 /// The red line under the tabs while the host cannot be used.
-fn host_banner(app: &App) -> Option<Paragraph<'static>> {
+fn host_banner(app: &App) -> Option<Line<'static>> {
     let text = match &app.host {
         HostStatus::Unreachable(reason) => format!(
             " Cannot reach the Ferry host at {} ({reason}). Retrying every {}s; data shown may be stale.",
@@ -104,7 +115,10 @@ fn host_banner(app: &App) -> Option<Paragraph<'static>> {
         ),
         HostStatus::Connecting | HostStatus::Connected => return None,
     };
-    Some(Paragraph::new(text).style(Style::new().fg(Color::White).bg(Color::Red).bold()))
+    Some(Line::styled(
+        text,
+        Style::new().fg(Color::White).bg(Color::Red).bold(),
+    ))
 }
 
 /// A key and what it does.
@@ -234,6 +248,18 @@ fn loading_text(app: &App, what: &str) -> String {
         HostStatus::Unreachable(_) => format!(
             "Waiting for the host at {} to answer… Is `ferry serve` running there? Check --url / FERRY_URL.",
             app.host_url
+        ),
+        HostStatus::Unauthorized(_) => format!("Cannot load {what}: the operator key was refused."),
+        HostStatus::Connecting | HostStatus::Connected => format!("Loading {what}…"),
+    }
+}
+
+/// What to say in a box whose content has not arrived yet: why, when the host is away.
+fn waiting_text(app: &App, what: &str) -> String {
+    match &app.host {
+        HostStatus::Unreachable(reason) => format!(
+            "Cannot reach the host: {reason} — retrying every {}s to load {what}.",
+            app.refresh_seconds
         ),
         HostStatus::Unauthorized(_) => format!("Cannot load {what}: the operator key was refused."),
         HostStatus::Connecting | HostStatus::Connected => format!("Loading {what}…"),

@@ -2,14 +2,25 @@
 //! selected supplier, its hooks, configuration and recent failures.
 
 use super::account::flat_object;
-use super::{loaded_suppliers, placeholder, short_digest, size, time, titled};
+use super::columns::{CellText, Column, FittedTable};
+use super::{loaded_suppliers, placeholder, short_digest, size, time, titled, waiting_text};
 use crate::api::PluginDetail;
 use crate::app::{App, Loadable};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::{Color, Style, Stylize};
+use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Paragraph, Row, Table, TableState, Wrap};
+use ratatui::widgets::{Paragraph, TableState, Wrap};
+
+/// The list's columns: the supplier code identifies a row, so it is cut last.
+const COLUMNS: [Column; 6] = [
+    Column::left("Supplier").gives_way_last(),
+    Column::left("Name").gives_way_first(),
+    Column::left("Plugin"),
+    Column::left("sha256"),
+    Column::left("Size"),
+    Column::left("Installed"),
+];
 
 pub fn render(frame: &mut Frame, app: &App, area: Rect) {
     let Some(suppliers) = loaded_suppliers(frame, app, area, "Plugins", "No suppliers yet.") else {
@@ -18,37 +29,30 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect) {
     let [list_area, detail_area] =
         Layout::vertical([Constraint::Percentage(45), Constraint::Percentage(55)]).areas(area);
 
-    let rows = suppliers.iter().map(|supplier| match &supplier.plugin {
-        Some(plugin) => Row::new([
-            supplier.code.clone(),
-            supplier.name.clone(),
-            label(plugin.name.as_deref(), plugin.version.as_deref()),
-            short_digest(&plugin.sha256, 16),
-            plugin.size_bytes.map_or_else(|| "-".to_owned(), size),
-            time(&plugin.installed_at),
-        ]),
-        None => Row::new([
-            supplier.code.clone(),
-            supplier.name.clone(),
-            "-".to_owned(),
-            "-".to_owned(),
-            "-".to_owned(),
-            "-".to_owned(),
-        ]),
-    });
-    let widths = [
-        Constraint::Length(12),
-        Constraint::Min(16),
-        Constraint::Length(22),
-        Constraint::Length(18),
-        Constraint::Length(10),
-        Constraint::Length(19),
-    ];
-    let table = Table::new(rows, widths)
-        .header(Row::new(["Supplier", "Name", "Plugin", "sha256", "Size", "Installed"]).bold())
-        .block(titled(format!("Plugins ({} suppliers)", suppliers.len())))
-        .row_highlight_style(Style::new().reversed())
-        .highlight_symbol("▶ ");
+    let rows = suppliers
+        .iter()
+        .map(|supplier| {
+            let mut row = vec![
+                CellText::from(supplier.code.as_str()),
+                CellText::from(supplier.name.as_str()),
+            ];
+            row.extend(
+                match &supplier.plugin {
+                    Some(plugin) => [
+                        label(plugin.name.as_deref(), plugin.version.as_deref()),
+                        short_digest(&plugin.sha256, 16),
+                        plugin.size_bytes.map_or_else(|| "-".to_owned(), size),
+                        time(&plugin.installed_at),
+                    ],
+                    None => ["-", "-", "-", "-"].map(str::to_owned),
+                }
+                .map(CellText::from),
+            );
+            row
+        })
+        .collect();
+    let table = FittedTable::list(&COLUMNS, rows, list_area)
+        .block(titled(format!("Plugins ({} suppliers)", suppliers.len())));
     let mut state = TableState::new().with_selected(Some(app.suppliers.selected));
     frame.render_stateful_widget(table, list_area, &mut state);
 
@@ -66,7 +70,8 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect) {
             return placeholder(frame, detail_area, titled(title), text);
         }
         None | Some(Loadable::Loading) => {
-            return placeholder(frame, detail_area, titled(title), "…");
+            let text = waiting_text(app, "its plugin");
+            return placeholder(frame, detail_area, titled(title), text);
         }
     };
     frame.render_widget(

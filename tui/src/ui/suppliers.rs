@@ -1,14 +1,15 @@
 //! The Suppliers screen: every supplier with its status, import counts per state and plugin,
 //! and under it the bulk migration of the selected supplier.
 
-use super::{loaded_suppliers, short_digest, time, titled};
+use super::columns::{CellText, Column, FittedTable, fit_line};
+use super::{loaded_suppliers, short_digest, time, titled, waiting_text};
 use crate::api::{ImportState, Migration, Supplier};
 use crate::app::{App, Loadable};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::{Color, Style, Stylize};
+use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Text};
-use ratatui::widgets::{Cell, Gauge, Paragraph, Row, Table, TableState};
+use ratatui::widgets::{Gauge, Paragraph, TableState};
 
 pub fn render(frame: &mut Frame, app: &App, area: Rect) {
     let Some(suppliers) = loaded_suppliers(
@@ -38,56 +39,44 @@ pub(super) fn status_style(status: &str) -> Style {
     }
 }
 
-fn number(value: u64) -> Cell<'static> {
-    Cell::from(Line::from(value.to_string()).right_aligned())
-}
+/// The table's columns: the code identifies a supplier and the status is what the operator
+/// changes here, so those are cut last; the name gives way first.
+const COLUMNS: [Column; 9] = [
+    Column::left("Code").gives_way_last(),
+    Column::left("Name").gives_way_first(),
+    Column::left("Status").gives_way_last(),
+    Column::right("Pending"),
+    Column::right("In progress"),
+    Column::right("Processed"),
+    Column::right("Errored"),
+    Column::right("Cancelled"),
+    Column::left("Plugin"),
+];
 
 fn render_table(frame: &mut Frame, suppliers: &[Supplier], selected: usize, area: Rect) {
-    let header = Row::new([
-        Cell::from("Code"),
-        Cell::from("Name"),
-        Cell::from("Status"),
-        Cell::from(Line::from("Pending").right_aligned()),
-        Cell::from(Line::from("In progress").right_aligned()),
-        Cell::from(Line::from("Processed").right_aligned()),
-        Cell::from(Line::from("Errored").right_aligned()),
-        Cell::from(Line::from("Cancelled").right_aligned()),
-        Cell::from("Plugin"),
-    ])
-    .bold();
-    let rows = suppliers.iter().map(|supplier| {
-        let plugin = supplier
-            .plugin
-            .as_ref()
-            .map_or_else(|| "-".to_owned(), |p| short_digest(&p.sha256, 12));
-        Row::new([
-            Cell::from(supplier.code.clone()),
-            Cell::from(supplier.name.clone()),
-            Cell::from(supplier.status.clone()).style(status_style(&supplier.status)),
-            number(supplier.count(ImportState::Pending)),
-            number(supplier.count(ImportState::InProgress)),
-            number(supplier.count(ImportState::Processed)),
-            number(supplier.count(ImportState::Errored)),
-            number(supplier.count(ImportState::Cancelled)),
-            Cell::from(plugin),
-        ])
-    });
-    let widths = [
-        Constraint::Length(12),
-        Constraint::Min(16),
-        Constraint::Length(9),
-        Constraint::Length(8),
-        Constraint::Length(11),
-        Constraint::Length(9),
-        Constraint::Length(8),
-        Constraint::Length(9),
-        Constraint::Length(14),
-    ];
-    let table = Table::new(rows, widths)
-        .header(header)
-        .block(titled(format!("Suppliers ({})", suppliers.len())))
-        .row_highlight_style(Style::new().reversed())
-        .highlight_symbol("▶ ");
+    let rows = suppliers
+        .iter()
+        .map(|supplier| {
+            let plugin = supplier
+                .plugin
+                .as_ref()
+                .map_or_else(|| "-".to_owned(), |p| short_digest(&p.sha256, 12));
+            let count = |state| CellText::from(supplier.count(state).to_string());
+            vec![
+                CellText::from(supplier.code.as_str()),
+                CellText::from(supplier.name.as_str()),
+                CellText::styled(supplier.status.as_str(), status_style(&supplier.status)),
+                count(ImportState::Pending),
+                count(ImportState::InProgress),
+                count(ImportState::Processed),
+                count(ImportState::Errored),
+                count(ImportState::Cancelled),
+                CellText::from(plugin),
+            ]
+        })
+        .collect();
+    let table = FittedTable::list(&COLUMNS, rows, area)
+        .block(titled(format!("Suppliers ({})", suppliers.len())));
     let mut state = TableState::new().with_selected(Some(selected));
     frame.render_stateful_widget(table, area, &mut state);
 }
@@ -101,7 +90,7 @@ fn render_migration(frame: &mut Frame, app: &App, supplier: &Supplier, area: Rec
         format!("Press m to migrate the {pending} pending accounts.")
     };
     let text = match app.suppliers.migrations.get(&supplier.code) {
-        None | Some(Loadable::Loading) => "…".to_owned(),
+        None | Some(Loadable::Loading) => waiting_text(app, "its migrations"),
         Some(Loadable::Ready(Some(migration))) if migration.is_running() => {
             return render_progress(frame, migration, block, area);
         }
@@ -137,17 +126,15 @@ fn render_progress(
     frame.render_widget(block, area);
     let [summary, bar] =
         Layout::vertical([Constraint::Length(1), Constraint::Length(1)]).areas(inner);
-    frame.render_widget(
-        Line::from(format!(
-            "RUNNING since {}: {} of {} accounts done ({} migrated, {} failed)",
-            time(&migration.started_at),
-            migration.done(),
-            migration.total,
-            migration.processed,
-            migration.failed,
-        )),
-        summary,
-    );
+    let line = Line::from(format!(
+        "RUNNING since {}: {} of {} accounts done ({} migrated, {} failed)",
+        time(&migration.started_at),
+        migration.done(),
+        migration.total,
+        migration.processed,
+        migration.failed,
+    ));
+    frame.render_widget(fit_line(line, usize::from(summary.width)), summary);
     let ratio = if migration.total == 0 {
         0.0
     } else {
