@@ -5,7 +5,7 @@
 //! ([`App::apply`]). Neither does any I/O; both return the admin calls to make next.
 
 use crate::api::{
-    AccountDetail, ApiError, Event, ImportPage, ImportQuery, ImportState, Migration, PluginDetail,
+    AccountDetail, ClientError, Event, ImportPage, ImportQuery, ImportState, Migration, Plugin,
     RelayStatus, Supplier, SupplierStatus,
 };
 use crate::calls::{ApiCall, ApiReply, Completed};
@@ -102,7 +102,7 @@ pub enum Dialog {
     ConfirmStatus {
         code: String,
         name: String,
-        from: String,
+        from: SupplierStatus,
         to: SupplierStatus,
     },
     ConfirmMigration {
@@ -224,7 +224,7 @@ impl ImportsState {
         self.previous_pages.len() + 1
     }
 
-    pub fn rows(&self) -> &[crate::api::ImportRow] {
+    pub fn rows(&self) -> &[crate::api::ImportItem] {
         self.page
             .ready()
             .map(|page| page.items.as_slice())
@@ -312,7 +312,7 @@ impl EventsState {
 /// The Plugins screen: details of the selected supplier's plugin.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PluginsState {
-    pub details: BTreeMap<String, Loadable<PluginDetail>>,
+    pub details: BTreeMap<String, Loadable<Plugin>>,
 }
 
 /// Everything the console knows.
@@ -477,7 +477,7 @@ impl App {
                 self.host_answered(HostStatus::Connected);
                 self.apply_reply(call, reply)
             }
-            Err(ApiError::Unreachable(reason)) => {
+            Err(ClientError::Unreachable(reason)) => {
                 if let Some(what) = operator_request(&call) {
                     self.say(
                         MessageKind::HostUnreachable,
@@ -531,7 +531,7 @@ impl App {
                 self.say_info(format!(
                     "{code} is now {}. {}",
                     supplier.status,
-                    status.consequence()
+                    crate::api::consequence(status)
                 ));
                 self.suppliers.replace(supplier);
                 Vec::new()
@@ -605,7 +605,7 @@ impl App {
         }
         events.loaded = true;
         events.problem = None;
-        events.relay = page.relay;
+        events.relay = Some(page.relay);
         let arrived = !page.events.is_empty();
         if let Some(last) = page.events.last() {
             events.after = Some(last.id.clone());
@@ -629,7 +629,7 @@ impl App {
         }
     }
 
-    fn apply_error(&mut self, call: ApiCall, error: ApiError) -> Vec<ApiCall> {
+    fn apply_error(&mut self, call: ApiCall, error: ClientError) -> Vec<ApiCall> {
         match call {
             ApiCall::Suppliers => {
                 if self.suppliers.list.ready().is_some() {

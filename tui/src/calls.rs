@@ -5,7 +5,7 @@
 //! event loop run calls in the background and feed the answers back into the state.
 
 use crate::api::{
-    AccountDetail, AdminApi, ApiError, EventPage, ImportPage, ImportQuery, Migration, PluginDetail,
+    AccountDetail, AdminApi, ClientError, EventPage, ImportPage, ImportQuery, Migration, Plugin,
     Supplier, SupplierStatus,
 };
 
@@ -51,7 +51,7 @@ pub enum ApiReply {
     Migration(Option<Migration>),
     Imports(ImportPage),
     Account(Box<AccountDetail>),
-    Plugin(PluginDetail),
+    Plugin(Plugin),
     Events(EventPage),
 }
 
@@ -59,7 +59,7 @@ pub enum ApiReply {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Completed {
     pub call: ApiCall,
-    pub result: Result<ApiReply, ApiError>,
+    pub result: Result<ApiReply, ClientError>,
 }
 
 /// How many events one tail request asks for.

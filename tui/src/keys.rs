@@ -132,7 +132,7 @@ fn suppliers_key(app: &mut App, key: KeyEvent) -> Option<Action> {
                 'p' => SupplierStatus::Paused,
                 _ => SupplierStatus::Complete,
             };
-            if supplier.status == to.as_str() {
+            if supplier.status == to {
                 app.say_info(format!("{} is already {}.", supplier.code, supplier.status));
             } else {
                 app.message = None;
@@ -156,7 +156,7 @@ fn suppliers_key(app: &mut App, key: KeyEvent) -> Option<Action> {
                     "A migration is already running for {}.",
                     supplier.code
                 ));
-            } else if supplier.status != SupplierStatus::Ongoing.as_str() {
+            } else if supplier.status != SupplierStatus::Ongoing {
                 app.say_error(format!(
                     "{} is {}: set it ONGOING (o) before migrating.",
                     supplier.code, supplier.status

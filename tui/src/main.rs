@@ -4,7 +4,7 @@
 use anyhow::Context;
 use clap::Parser;
 use ferry_console::app::App;
-use ferry_console::http::HttpAdminApi;
+use ferry_console::http::AdminClient;
 use ferry_console::{runner, terminal};
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,7 +26,7 @@ struct Args {
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    let api = HttpAdminApi::new(&args.url, &args.operator_key)?;
+    let api = AdminClient::new(&args.url, &args.operator_key)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -3,7 +3,7 @@
 //! from the instants passed to `tick`, so nothing here sleeps.
 
 use super::fixtures;
-use crate::api::{ApiError, SupplierStatus};
+use crate::api::{ClientError, SupplierStatus};
 use crate::app::{App, ERROR_LIFETIME, HostStatus, INFO_LIFETIME, MessageKind};
 use crate::calls::{ApiCall, ApiReply, Completed};
 use std::time::Duration;
@@ -18,7 +18,7 @@ fn pause(code: &str) -> ApiCall {
 fn unreachable(call: ApiCall) -> Completed {
     Completed {
         call,
-        result: Err(ApiError::Unreachable("connection refused".to_owned())),
+        result: Err(ClientError::Unreachable("connection refused".to_owned())),
     }
 }
 
@@ -32,10 +32,11 @@ fn suppliers_answer() -> Completed {
 fn refused(call: ApiCall, status: u16, code: &str) -> Completed {
     Completed {
         call,
-        result: Err(ApiError::Refused {
+        result: Err(ClientError::Refused {
             status,
             code: code.to_owned(),
             detail: "Refused.".to_owned(),
+            errors: Vec::new(),
         }),
     }
 }
@@ -123,7 +124,7 @@ fn information_ages_out_sooner_than_errors() {
     let mut app = App::new("http://127.0.0.1:8080", 3);
     app.apply(suppliers_answer());
     let mut paused = fixtures::suppliers().remove(0);
-    paused.status = "PAUSED".to_owned();
+    paused.status = SupplierStatus::Paused;
     app.apply(Completed {
         call: pause("OLD_CO"),
         result: Ok(ApiReply::Supplier(paused)),

@@ -4,8 +4,8 @@
 
 use super::fixtures;
 use crate::api::{
-    AccountDetail, AdminApi, ApiError, Event, EventPage, ImportPage, ImportQuery, ImportRow,
-    Migration, PluginDetail, Supplier, SupplierStatus,
+    AccountDetail, AdminApi, ClientError, Event, EventPage, ImportItem, ImportPage, ImportQuery,
+    Migration, Plugin, Supplier, SupplierStatus,
 };
 use crate::app::{Action, App};
 use crate::calls::{ApiCall, perform};
@@ -46,16 +46,17 @@ pub enum Host {
 pub struct FakeApi {
     host: Host,
     suppliers: Mutex<Vec<Supplier>>,
-    imports: Vec<ImportRow>,
+    imports: Vec<ImportItem>,
     events: Vec<Event>,
     requests: Mutex<Vec<Request>>,
 }
 
-fn missing() -> ApiError {
-    ApiError::Refused {
+fn missing() -> ClientError {
+    ClientError::Refused {
         status: 404,
         code: "not_found".to_owned(),
         detail: "Not found.".to_owned(),
+        errors: Vec::new(),
     }
 }
 
@@ -107,10 +108,10 @@ impl FakeApi {
     }
 
     /// Records the request; fails the way the host is set up to.
-    fn receive(&self, request: Request, deployed_today: bool) -> Result<(), ApiError> {
+    fn receive(&self, request: Request, deployed_today: bool) -> Result<(), ClientError> {
         self.requests.lock().expect("lock").push(request);
         match self.host {
-            Host::Down => Err(ApiError::Unreachable("connection refused".to_owned())),
+            Host::Down => Err(ClientError::Unreachable("connection refused".to_owned())),
             Host::Today if !deployed_today => Err(missing()),
             Host::Today | Host::Complete => Ok(()),
         }
@@ -118,7 +119,7 @@ impl FakeApi {
 }
 
 impl AdminApi for FakeApi {
-    async fn suppliers(&self) -> Result<Vec<Supplier>, ApiError> {
+    async fn suppliers(&self) -> Result<Vec<Supplier>, ClientError> {
         self.receive(Request::new("GET", "/admin/v1/suppliers", None), true)?;
         Ok(self.suppliers.lock().expect("lock").clone())
     }
@@ -127,7 +128,7 @@ impl AdminApi for FakeApi {
         &self,
         code: &str,
         status: SupplierStatus,
-    ) -> Result<Supplier, ApiError> {
+    ) -> Result<Supplier, ClientError> {
         let body = json!({"status": status.as_str()});
         let path = format!("/admin/v1/suppliers/{code}");
         self.receive(Request::new("PATCH", path, Some(body)), true)?;
@@ -135,16 +136,17 @@ impl AdminApi for FakeApi {
         let supplier = suppliers
             .iter_mut()
             .find(|s| s.code == code)
-            .ok_or_else(|| ApiError::Refused {
+            .ok_or_else(|| ClientError::Refused {
                 status: 404,
                 code: "import_supplier_not_found".to_owned(),
                 detail: "Import supplier not found.".to_owned(),
+                errors: Vec::new(),
             })?;
-        supplier.status = status.as_str().to_owned();
+        supplier.status = status;
         Ok(supplier.clone())
     }
 
-    async fn imports(&self, code: &str, query: &ImportQuery) -> Result<ImportPage, ApiError> {
+    async fn imports(&self, code: &str, query: &ImportQuery) -> Result<ImportPage, ClientError> {
         let mut path = format!("/admin/v1/suppliers/{code}/imports?limit={}", query.limit);
         if let Some(state) = query.state {
             path.push_str(&format!("&state={}", state.as_str()));
@@ -162,9 +164,9 @@ impl AdminApi for FakeApi {
             &[]
         };
         let search = query.search.to_lowercase();
-        let matching: Vec<&ImportRow> = rows
+        let matching: Vec<&ImportItem> = rows
             .iter()
-            .filter(|row| query.state.is_none_or(|state| row.state == state.as_str()))
+            .filter(|row| query.state.is_none_or(|state| row.state == state))
             .filter(|row| row.external_account_number.to_lowercase().contains(&search))
             .filter(|row| {
                 query
@@ -174,7 +176,7 @@ impl AdminApi for FakeApi {
             })
             .collect();
         let limit = usize::try_from(query.limit).expect("limit");
-        let items: Vec<ImportRow> = matching
+        let items: Vec<ImportItem> = matching
             .iter()
             .take(limit)
             .map(|row| (*row).clone())
@@ -187,22 +189,23 @@ impl AdminApi for FakeApi {
         Ok(ImportPage { items, next_after })
     }
 
-    async fn account(&self, number: &str) -> Result<AccountDetail, ApiError> {
+    async fn account(&self, number: &str) -> Result<AccountDetail, ClientError> {
         let path = format!("/admin/v1/accounts/{number}");
         self.receive(Request::new("GET", path, None), true)?;
         let account = fixtures::account();
         if account.platform_account_number == number {
             Ok(account)
         } else {
-            Err(ApiError::Refused {
+            Err(ClientError::Refused {
                 status: 404,
                 code: "account_not_found".to_owned(),
                 detail: "Account not found.".to_owned(),
+                errors: Vec::new(),
             })
         }
     }
 
-    async fn start_migration(&self, code: &str) -> Result<Migration, ApiError> {
+    async fn start_migration(&self, code: &str) -> Result<Migration, ClientError> {
         let path = format!("/admin/v1/suppliers/{code}/migrations");
         self.receive(Request::new("POST", path, Some(json!({}))), false)?;
         let mut migration = fixtures::running_migration();
@@ -211,7 +214,7 @@ impl AdminApi for FakeApi {
         Ok(migration)
     }
 
-    async fn migrations(&self, code: &str) -> Result<Vec<Migration>, ApiError> {
+    async fn migrations(&self, code: &str) -> Result<Vec<Migration>, ClientError> {
         let path = format!("/admin/v1/suppliers/{code}/migrations");
         self.receive(Request::new("GET", path, None), false)?;
         Ok(if code == "OLD_CO" {
@@ -221,13 +224,13 @@ impl AdminApi for FakeApi {
         })
     }
 
-    async fn migration(&self, code: &str, id: &str) -> Result<Migration, ApiError> {
+    async fn migration(&self, code: &str, id: &str) -> Result<Migration, ClientError> {
         let path = format!("/admin/v1/suppliers/{code}/migrations/{id}");
         self.receive(Request::new("GET", path, None), false)?;
         Ok(fixtures::running_migration())
     }
 
-    async fn plugin(&self, code: &str) -> Result<PluginDetail, ApiError> {
+    async fn plugin(&self, code: &str) -> Result<Plugin, ClientError> {
         let path = format!("/admin/v1/suppliers/{code}/plugin");
         self.receive(Request::new("GET", path, None), false)?;
         let supplier = self.suppliers.lock().expect("lock");
@@ -235,14 +238,15 @@ impl AdminApi for FakeApi {
             .iter()
             .find(|s| s.code == code)
             .and_then(fixtures::plugin_of)
-            .ok_or_else(|| ApiError::Refused {
+            .ok_or_else(|| ClientError::Refused {
                 status: 404,
                 code: "plugin_not_found".to_owned(),
                 detail: "This supplier has no plugin.".to_owned(),
+                errors: Vec::new(),
             })
     }
 
-    async fn events(&self, after: Option<&str>, limit: u32) -> Result<EventPage, ApiError> {
+    async fn events(&self, after: Option<&str>, limit: u32) -> Result<EventPage, ClientError> {
         let mut path = format!("/admin/v1/events?limit={limit}");
         if let Some(after) = after {
             path.push_str(&format!("&after={after}"));

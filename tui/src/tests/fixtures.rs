@@ -4,8 +4,8 @@
 //! codes and events with long types that differ only at the end. All times are fixed.
 
 use crate::api::{
-    AccountDetail, Event, EventPage, ImportFailure, ImportRow, Migration, PluginDetail,
-    PluginSummary, RelayStatus, Supplier,
+    AccountDetail, Event, EventPage, ImportFailure, ImportItem, ImportState, Migration,
+    MigrationState, Plugin, PluginRecord, RelayStatus, Supplier, SupplierPlugin, SupplierStatus,
 };
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -13,39 +13,28 @@ use std::collections::BTreeMap;
 pub const OLD_CO_SHA256: &str = "9f2c1e7a4b5d6c8e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f70";
 
 fn supplier(code: &str, name: &str, status: &str, counts: [u64; 5]) -> Supplier {
-    let states = [
-        "PENDING",
-        "IN_PROGRESS",
-        "PROCESSED",
-        "ERRORED",
-        "CANCELLED",
-    ];
     Supplier {
         code: code.to_owned(),
         name: name.to_owned(),
         document_root: format!("{}/", code.to_lowercase()),
         send_migration_emails: true,
-        status: status.to_owned(),
+        status: SupplierStatus::parse(status).expect("a status"),
         expiry_window_days: 30,
         created_at: "2025-01-06T09:00:00Z".to_owned(),
         updated_at: "2025-02-27T16:40:00Z".to_owned(),
-        counts: states
-            .iter()
-            .zip(counts)
-            .map(|(state, count)| ((*state).to_owned(), count))
-            .collect::<BTreeMap<_, _>>(),
+        counts: ImportState::ALL.into_iter().zip(counts).collect(),
         plugin: None,
     }
 }
 
 pub fn suppliers() -> Vec<Supplier> {
     let mut old_co = supplier("OLD_CO", "Old Co Energy", "ONGOING", [120, 3, 842, 7, 2]);
-    old_co.plugin = Some(PluginSummary {
+    old_co.plugin = Some(SupplierPlugin {
         sha256: OLD_CO_SHA256.to_owned(),
-        name: Some("old-co-rules".to_owned()),
-        version: Some("1.4.0".to_owned()),
+        name: "old-co-rules".to_owned(),
+        version: "1.4.0".to_owned(),
         installed_at: "2025-02-27T16:40:00Z".to_owned(),
-        size_bytes: Some(48_213),
+        size_bytes: 48_213,
     });
     vec![
         old_co,
@@ -62,12 +51,12 @@ pub fn suppliers() -> Vec<Supplier> {
 /// OLD_CO and two suppliers whose codes differ only after their 17th character, with plugins
 /// whose names are long.
 pub fn long_named_suppliers() -> Vec<Supplier> {
-    let plugin = |sha256: &str, name: &str, version: &str| PluginSummary {
+    let plugin = |sha256: &str, name: &str, version: &str| SupplierPlugin {
         sha256: sha256.to_owned(),
-        name: Some(name.to_owned()),
-        version: Some(version.to_owned()),
+        name: name.to_owned(),
+        version: version.to_owned(),
         installed_at: "2025-03-02T08:30:00Z".to_owned(),
-        size_bytes: Some(1_318_912),
+        size_bytes: 1_318_912,
     };
     let mut legacy = supplier(
         "SSE_ENERGY_NORTH_LEGACY",
@@ -98,28 +87,31 @@ pub fn long_named_suppliers() -> Vec<Supplier> {
 }
 
 /// The plugin the host reports for `supplier`: OLD_CO's in full, others' from their summary.
-pub fn plugin_of(supplier: &Supplier) -> Option<PluginDetail> {
+pub fn plugin_of(supplier: &Supplier) -> Option<Plugin> {
     if supplier.code == "OLD_CO" {
         return Some(plugin());
     }
     let summary = supplier.plugin.as_ref()?;
-    Some(PluginDetail {
-        supplier: supplier.code.clone(),
-        sha256: summary.sha256.clone(),
-        name: summary.name.clone(),
-        version: summary.version.clone(),
-        size_bytes: summary.size_bytes,
-        installed_at: summary.installed_at.clone(),
-        config: BTreeMap::new(),
-        hooks: vec!["validate-account".to_owned(), "map-transactions".to_owned()],
+    Some(Plugin {
+        record: PluginRecord {
+            supplier: supplier.code.clone(),
+            sha256: summary.sha256.clone(),
+            name: summary.name.clone(),
+            version: summary.version.clone(),
+            size_bytes: summary.size_bytes,
+            installed_at: summary.installed_at.clone(),
+            config: BTreeMap::new(),
+            hooks: vec!["validate-account".to_owned(), "map-transactions".to_owned()],
+        },
         recent_failures: Vec::new(),
+        low_priority: false,
     })
 }
 
-fn row(number: &str, state: &str, platform: Option<&str>, day: u32) -> ImportRow {
-    ImportRow {
+fn row(number: &str, state: &str, platform: Option<&str>, day: u32) -> ImportItem {
+    ImportItem {
         external_account_number: number.to_owned(),
-        state: state.to_owned(),
+        state: ImportState::parse(state).expect("a state"),
         platform_account_number: platform.map(str::to_owned),
         account_created_at: platform.map(|_| format!("2025-03-{day:02}T10:02:00Z")),
         staged_at: format!("2025-03-{day:02}T09:15:00Z"),
@@ -129,7 +121,7 @@ fn row(number: &str, state: &str, platform: Option<&str>, day: u32) -> ImportRow
 }
 
 /// OLD_CO's import processes, ordered by external account number as the host orders them.
-pub fn imports() -> Vec<ImportRow> {
+pub fn imports() -> Vec<ImportItem> {
     let mut rows = vec![
         row("ACC-1001", "PROCESSED", Some("A-1B2C3D4E"), 3),
         row("ACC-1002", "PROCESSED", Some("A-2C3D4E5F"), 3),
@@ -192,7 +184,7 @@ pub fn running_migration() -> Migration {
     Migration {
         id: "mig-0007".to_owned(),
         supplier: "OLD_CO".to_owned(),
-        state: "RUNNING".to_owned(),
+        state: MigrationState::Running,
         total: 120,
         processed: 45,
         failed: 3,
@@ -201,7 +193,7 @@ pub fn running_migration() -> Migration {
     }
 }
 
-pub fn plugin() -> PluginDetail {
+pub fn plugin() -> Plugin {
     serde_json::from_value(json!({
         "supplier": "OLD_CO",
         "sha256": OLD_CO_SHA256,
@@ -211,6 +203,7 @@ pub fn plugin() -> PluginDetail {
         "installed_at": "2025-02-27T16:40:00Z",
         "config": {"strict_postcodes": "true", "tariff_map": "legacy-v2"},
         "hooks": ["validate-account", "map-notes", "map-transactions"],
+        "low_priority": false,
         "recent_failures": [
             {"at": "2025-03-05T09:16:00Z", "hook": "validate-account", "error": "wasm trap: wasm `unreachable` instruction executed"},
             {"at": "2025-03-04T09:16:00Z", "hook": "map-notes", "error": "the plugin ran past its deadline (epoch interruption)"}
@@ -221,13 +214,13 @@ pub fn plugin() -> PluginDetail {
 
 pub fn events() -> Vec<Event> {
     serde_json::from_value(json!([
-        {"id": "evt-0001", "type": "import_supplier.status_changed", "version": 1, "time": "2025-03-07T10:58:00Z",
+        {"seq": 1, "id": "evt-0001", "type": "import_supplier.status_changed", "version": "v1", "time": "2025-03-07T10:58:00Z",
          "subject": "OLD_CO", "data": {"from": "PAUSED", "to": "ONGOING"}, "published_at": "2025-03-07T10:58:01Z"},
-        {"id": "evt-0002", "type": "migration.started", "version": 1, "time": "2025-03-07T11:00:00Z",
+        {"seq": 2, "id": "evt-0002", "type": "migration.started", "version": "v1", "time": "2025-03-07T11:00:00Z",
          "subject": "OLD_CO", "data": {"migration_id": "mig-0007", "total": 120}, "published_at": "2025-03-07T11:00:01Z"},
-        {"id": "evt-0003", "type": "account.migrated", "version": 1, "time": "2025-03-07T11:00:04Z",
+        {"seq": 3, "id": "evt-0003", "type": "account.migrated", "version": "v1", "time": "2025-03-07T11:00:04Z",
          "subject": "A-1B2C3D4E", "data": {"external_account_number": "ACC-1001", "import_supplier": "OLD_CO", "balance": "42.17"}, "published_at": null},
-        {"id": "evt-0004", "type": "account.import_failed", "version": 1, "time": "2025-03-07T11:00:05Z",
+        {"seq": 4, "id": "evt-0004", "type": "account.import_failed", "version": "v1", "time": "2025-03-07T11:00:05Z",
          "subject": null, "data": {"external_account_number": "ACC-1003", "code": "invalid_postcode"}, "published_at": null}
     ]))
     .expect("the events fixture reads")
@@ -237,9 +230,9 @@ pub fn events() -> Vec<Event> {
 pub fn long_typed_events() -> Vec<Event> {
     let mut all = events();
     let more: Vec<Event> = serde_json::from_value(json!([
-        {"id": "evt-0005", "type": "data_import.import_process.dry_run_complete", "version": 1, "time": "2025-03-07T11:02:00Z",
+        {"seq": 5, "id": "evt-0005", "type": "data_import.import_process.dry_run_complete", "version": "v1", "time": "2025-03-07T11:02:00Z",
          "subject": "SSE_ENERGY_NORTH_LEGACY", "data": {"accounts": 4210, "would_fail": 12}, "published_at": null},
-        {"id": "evt-0006", "type": "data_import.import_process.dry_run_error", "version": 1, "time": "2025-03-07T11:02:30Z",
+        {"seq": 6, "id": "evt-0006", "type": "data_import.import_process.dry_run_error", "version": "v1", "time": "2025-03-07T11:02:30Z",
          "subject": "SSE_ENERGY_NORTH_BUSINESS", "data": {"error": "the plugin ran past its deadline"}, "published_at": null}
     ]))
     .expect("the long event fixtures read");
@@ -249,9 +242,11 @@ pub fn long_typed_events() -> Vec<Event> {
 
 pub fn relay() -> RelayStatus {
     RelayStatus {
-        state: "RUNNING".to_owned(),
-        lag: 2,
+        state: "connected".to_owned(),
         last_error: None,
+        published: 2,
+        last_published_at: Some("2025-03-07T11:00:01Z".to_owned()),
+        lag: 2,
     }
 }
 
@@ -273,6 +268,6 @@ pub fn events_after(all: &[Event], after: Option<&str>, limit: usize) -> EventPa
             None
         },
         events: page,
-        relay: Some(relay()),
+        relay: relay(),
     }
 }

@@ -1,6 +1,7 @@
 //! Key-handling tests against the recording fake: what reaches the host, and when.
 
 use super::fake::{FakeApi, Host, Request, press, settle, started, typed};
+use crate::api::SupplierStatus;
 use crate::app::{Action, Dialog, HostStatus, Screen};
 use crate::keys::{handle_key, handle_mouse};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
@@ -38,8 +39,8 @@ async fn pausing_asks_first_and_sends_the_patch_only_once_confirmed() {
     assert_eq!(api.changes(), [patch("OLD_CO", "PAUSED")]);
     assert_eq!(app.dialog, None);
     // Visible at once (from the PATCH answer), and kept by the host.
-    assert_eq!(selected(&app).status, "PAUSED");
-    assert_eq!(api.supplier("OLD_CO").status, "PAUSED");
+    assert_eq!(selected(&app).status, SupplierStatus::Paused);
+    assert_eq!(api.supplier("OLD_CO").status, SupplierStatus::Paused);
 }
 
 #[tokio::test]
@@ -58,7 +59,7 @@ async fn each_status_key_sends_its_status_to_the_selected_supplier() {
         api.changes(),
         [patch("BRIGHT", "ONGOING"), patch("BRIGHT", "COMPLETE")]
     );
-    assert_eq!(api.supplier("BRIGHT").status, "COMPLETE");
+    assert_eq!(api.supplier("BRIGHT").status, SupplierStatus::Complete);
 }
 
 #[tokio::test]
@@ -70,8 +71,8 @@ async fn escape_cancels_the_dialog_and_sends_nothing() {
     press(&mut app, &api, &[KeyCode::Char('c'), KeyCode::Char('n')]).await;
     assert_eq!(app.dialog, None);
     assert_eq!(api.changes(), []);
-    assert_eq!(api.supplier("OLD_CO").status, "ONGOING");
-    assert_eq!(selected(&app).status, "ONGOING");
+    assert_eq!(api.supplier("OLD_CO").status, SupplierStatus::Ongoing);
+    assert_eq!(selected(&app).status, SupplierStatus::Ongoing);
 }
 
 #[tokio::test]
@@ -279,7 +280,7 @@ async fn an_unreachable_host_is_reported_and_a_change_is_not_claimed() {
         message.text.contains("no answer from the host"),
         "{message:?}"
     );
-    assert_eq!(selected(&app).status, "ONGOING");
+    assert_eq!(selected(&app).status, SupplierStatus::Ongoing);
     // And it recovers on the next answer, which also takes the message away.
     press(&mut app, &api, &[KeyCode::Char('r')]).await;
     assert_eq!(app.host, HostStatus::Connected);

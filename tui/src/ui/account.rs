@@ -153,7 +153,7 @@ fn account_lines(account: &AccountDetail, width: usize) -> Vec<Line<'static>> {
                     CellText::from(transaction.transaction_date.as_str()),
                     CellText::from(transaction.kind.as_str()),
                     CellText::from(transaction.amount.as_str()),
-                    CellText::from(transaction.status.as_str()),
+                    CellText::from(transaction.status.as_deref().unwrap_or("")),
                     CellText::from(optional(transaction.reference.as_ref())),
                     CellText::from(optional(description)),
                 ]

@@ -3,6 +3,7 @@
 
 use super::columns::{CellText, Column, FittedTable, fit_line};
 use super::{loading_text, placeholder, time, titled};
+use crate::api::ImportState;
 use crate::app::{App, ImportsState, Loadable};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -79,7 +80,7 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect) {
                 .unwrap_or_default();
             vec![
                 CellText::from(row.external_account_number.as_str()),
-                CellText::styled(row.state.as_str(), state_style(&row.state)),
+                CellText::styled(row.state.as_str(), state_style(row.state)),
                 CellText::from(row.platform_account_number.as_deref().unwrap_or("-")),
                 CellText::from(time(&row.staged_at)),
                 CellText::from(time(&row.updated_at)),
@@ -152,12 +153,12 @@ fn filter_line(imports: &ImportsState) -> Line<'static> {
     Line::from(spans)
 }
 
-pub(super) fn state_style(state: &str) -> Style {
+pub(super) fn state_style(state: ImportState) -> Style {
     match state {
-        "PROCESSED" => Style::new().fg(Color::Green),
-        "ERRORED" => Style::new().fg(Color::Red),
-        "IN_PROGRESS" => Style::new().fg(Color::Yellow),
-        "CANCELLED" => Style::new().fg(Color::DarkGray),
-        _ => Style::new(),
+        ImportState::Processed => Style::new().fg(Color::Green),
+        ImportState::Errored => Style::new().fg(Color::Red),
+        ImportState::InProgress => Style::new().fg(Color::Yellow),
+        ImportState::Cancelled => Style::new().fg(Color::DarkGray),
+        ImportState::Pending => Style::new(),
     }
 }

@@ -74,13 +74,13 @@ pub fn render_dialog(frame: &mut Frame, dialog: &Dialog) {
             vec![
                 Line::from(vec![
                     Span::raw(format!("Set {code} ({name}) from ")),
-                    Span::styled(from.clone(), status_style(from).bold()),
+                    Span::styled(from.as_str(), status_style(*from).bold()),
                     Span::raw(" to "),
-                    Span::styled(to.as_str(), status_style(to.as_str()).bold()),
+                    Span::styled(to.as_str(), status_style(*to).bold()),
                     Span::raw("?"),
                 ]),
                 Line::raw(""),
-                Line::raw(to.consequence()),
+                Line::raw(crate::api::consequence(*to)),
             ],
         ),
         Dialog::ConfirmMigration {

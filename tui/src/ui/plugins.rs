@@ -4,7 +4,7 @@
 use super::account::flat_object;
 use super::columns::{CellText, Column, FittedTable};
 use super::{loaded_suppliers, placeholder, short_digest, size, time, titled, waiting_text};
-use crate::api::PluginDetail;
+use crate::api::Plugin;
 use crate::app::{App, Loadable};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -39,9 +39,9 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect) {
             row.extend(
                 match &supplier.plugin {
                     Some(plugin) => [
-                        label(plugin.name.as_deref(), plugin.version.as_deref()),
+                        label(&plugin.name, &plugin.version),
                         short_digest(&plugin.sha256, 16),
-                        plugin.size_bytes.map_or_else(|| "-".to_owned(), size),
+                        size(plugin.size_bytes),
                         time(&plugin.installed_at),
                     ],
                     None => ["-", "-", "-", "-"].map(str::to_owned),
@@ -83,12 +83,8 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect) {
 }
 
 /// `name version`, or `-` when the host does not say.
-fn label(name: Option<&str>, version: Option<&str>) -> String {
-    match (name, version) {
-        (Some(name), Some(version)) => format!("{name} {version}"),
-        (Some(name), None) => name.to_owned(),
-        (None, _) => "-".to_owned(),
-    }
+fn label(name: &str, version: &str) -> String {
+    format!("{name} {version}")
 }
 
 fn field(label: &str, value: String) -> Line<'static> {
@@ -98,34 +94,29 @@ fn field(label: &str, value: String) -> Line<'static> {
     ])
 }
 
-fn detail_lines(plugin: &PluginDetail) -> Vec<Line<'static>> {
-    let config = if plugin.config.is_empty() {
+fn detail_lines(plugin: &Plugin) -> Vec<Line<'static>> {
+    let record = &plugin.record;
+    let config = if record.config.is_empty() {
         "-".to_owned()
     } else {
         flat_object(&serde_json::Value::Object(
-            plugin
+            record
                 .config
                 .iter()
-                .map(|(key, value)| (key.clone(), value.clone()))
+                .map(|(key, value)| (key.clone(), serde_json::Value::from(value.as_str())))
                 .collect(),
         ))
     };
-    let hooks = if plugin.hooks.is_empty() {
+    let hooks = if record.hooks.is_empty() {
         "-".to_owned()
     } else {
-        plugin.hooks.join(", ")
+        record.hooks.join(", ")
     };
     let mut lines = vec![
-        field(
-            "Plugin",
-            label(plugin.name.as_deref(), plugin.version.as_deref()),
-        ),
-        field("sha256", plugin.sha256.clone()),
-        field(
-            "Size",
-            plugin.size_bytes.map_or_else(|| "-".to_owned(), size),
-        ),
-        field("Installed", time(&plugin.installed_at)),
+        field("Plugin", label(&record.name, &record.version)),
+        field("sha256", record.sha256.clone()),
+        field("Size", size(record.size_bytes)),
+        field("Installed", time(&record.installed_at)),
         field("Hooks", hooks),
         field("Config", config),
         Line::raw(""),

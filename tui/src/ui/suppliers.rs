@@ -3,7 +3,7 @@
 
 use super::columns::{CellText, Column, FittedTable, fit_line};
 use super::{loaded_suppliers, short_digest, time, titled, waiting_text};
-use crate::api::{ImportState, Migration, Supplier};
+use crate::api::{ImportState, Migration, Supplier, SupplierStatus};
 use crate::app::{App, Loadable};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -30,12 +30,11 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect) {
 }
 
 /// The colour a status is shown in.
-pub(super) fn status_style(status: &str) -> Style {
+pub(super) fn status_style(status: SupplierStatus) -> Style {
     match status {
-        "ONGOING" => Style::new().fg(Color::Green),
-        "PAUSED" => Style::new().fg(Color::Yellow),
-        "COMPLETE" => Style::new().fg(Color::Blue),
-        _ => Style::new(),
+        SupplierStatus::Ongoing => Style::new().fg(Color::Green),
+        SupplierStatus::Paused => Style::new().fg(Color::Yellow),
+        SupplierStatus::Complete => Style::new().fg(Color::Blue),
     }
 }
 
@@ -65,7 +64,7 @@ fn render_table(frame: &mut Frame, suppliers: &[Supplier], selected: usize, area
             vec![
                 CellText::from(supplier.code.as_str()),
                 CellText::from(supplier.name.as_str()),
-                CellText::styled(supplier.status.as_str(), status_style(&supplier.status)),
+                CellText::styled(supplier.status.as_str(), status_style(supplier.status)),
                 count(ImportState::Pending),
                 count(ImportState::InProgress),
                 count(ImportState::Processed),
