@@ -53,6 +53,9 @@ pub struct ServeArgs {
     /// Requests an API key may send in a burst (default 200).
     #[arg(long, env = "FERRY_RATE_LIMIT_BURST")]
     pub rate_limit_burst: Option<u32>,
+    /// Accounts `process/` migrates at once; past it 429 (default 0: no limit).
+    #[arg(long, env = "FERRY_MAX_CONCURRENT_PROCESSES")]
+    pub max_concurrent_processes: Option<usize>,
     /// Seconds between sweeps that cancel expired staged accounts (default 3600).
     #[arg(long, env = "FERRY_EXPIRY_SWEEP_SECONDS")]
     pub expiry_sweep_seconds: Option<u64>,
@@ -95,6 +98,7 @@ struct FileSettings {
     max_items: Option<usize>,
     rate_limit_per_second: Option<u32>,
     rate_limit_burst: Option<u32>,
+    max_concurrent_processes: Option<usize>,
     expiry_sweep_seconds: Option<u64>,
     vendor_deadline_ms: Option<u64>,
     plugin_dir: Option<PathBuf>,
@@ -178,6 +182,10 @@ impl Settings {
                 .rate_limit_burst
                 .or(file.rate_limit_burst)
                 .unwrap_or(defaults.request_burst),
+            max_concurrent_processes: args
+                .max_concurrent_processes
+                .or(file.max_concurrent_processes)
+                .unwrap_or(defaults.max_concurrent_processes),
         };
         if limits.max_body_bytes == 0 || limits.max_items == 0 {
             return Err(ConfigError::Invalid {

@@ -126,6 +126,7 @@ impl Service {
                 max_items: MAX_ITEMS,
                 requests_per_second: 0,
                 request_burst: 0,
+                max_concurrent_processes: 0,
             };
             api::router(AppState::new(
                 store,

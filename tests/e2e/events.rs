@@ -84,7 +84,9 @@ async fn every_change_is_published_with_its_catalogue_payload() {
         server.stage(&token, &account("OLD_CO", external)).await;
     }
     let dry = json!({"import_supplier_code": "OLD_CO", "external_account_number": "ACC-1", "dry_run": true});
-    assert_eq!(server.post(PROCESS, &token, &dry).await.0, StatusCode::OK);
+    let (status, body) = server.post(PROCESS, &token, &dry).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_error(&body, "400");
     let number = server.migrate(&token, "OLD_CO", "ACC-1").await;
     assert_eq!(
         server.post(PROCESS, &token, &dry).await.0,

@@ -101,9 +101,19 @@ async fn staging_creates_then_updates_until_the_account_is_migrated() {
             .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_lowercase())
     );
 
+    // Staging or processing it again: refused, with the account numbers, as on the real
+    // platform (its `kraken_account_number` is `platform_account_number`, and `account_number`).
+    let already = json!({
+        "detail": "The account import process with the account number ACC-1 has already been imported.",
+        "code": "account_import_process_already_imported",
+        "errors": [],
+        "external_account_number": "ACC-1",
+        "platform_account_number": number,
+        "account_number": number,
+    });
     let (status, body) = server.post(STAGE, &token, &changed).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    assert_error(&body, "account_import_process_already_imported");
+    assert_eq!(body, already);
     let (status, body) = server
         .post(
             PROCESS,
@@ -112,7 +122,7 @@ async fn staging_creates_then_updates_until_the_account_is_migrated() {
         )
         .await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    assert_error(&body, "account_import_process_already_imported");
+    assert_eq!(body, already);
 
     // The account was created from the updated staging.
     let (status, stored) = server
@@ -124,16 +134,18 @@ async fn staging_creates_then_updates_until_the_account_is_migrated() {
 }
 
 #[tokio::test]
-async fn a_dry_run_keeps_nothing_and_says_whether_it_would_succeed() {
+async fn a_dry_run_keeps_nothing_and_answers_as_the_real_platform() {
     let server = Server::start().await;
     let token = server.supplier_with_token("OLD_CO").await;
     server.stage(&token, &account("OLD_CO", "ACC-1")).await;
     let request = json!({"import_supplier_code": "OLD_CO", "external_account_number": "ACC-1", "dry_run": true});
+    // A dry run that would succeed is a 400 with the real platform's detail and code.
     let (status, body) = server.post(PROCESS, &token, &request).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     assert_eq!(
         body,
-        json!({"external_account_number": "ACC-1", "dry_run": true, "would_succeed": true})
+        json!({"detail": "Account would successfully import. Rolled back due to Dry Run.",
+               "code": "400", "errors": []})
     );
     let (_, status_body) = server
         .get(
@@ -156,7 +168,7 @@ async fn a_dry_run_keeps_nothing_and_says_whether_it_would_succeed() {
     // A dry run of an account that cannot be migrated answers the real error.
     let unknown = json!({"import_supplier_code": "OLD_CO", "external_account_number": "NOPE", "dry_run": true});
     let (status, body) = server.post(PROCESS, &token, &unknown).await;
-    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_error(&body, "import_process_does_not_exist");
     server.migrate(&token, "OLD_CO", "ACC-1").await;
     let (status, body) = server.post(PROCESS, &token, &request).await;
@@ -165,7 +177,7 @@ async fn a_dry_run_keeps_nothing_and_says_whether_it_would_succeed() {
 }
 
 #[tokio::test]
-async fn processing_an_unknown_account_is_a_404() {
+async fn processing_an_account_never_staged_is_a_400_as_on_the_real_platform() {
     let server = Server::start().await;
     let token = server.supplier_with_token("OLD_CO").await;
     let (status, body) = server
@@ -175,7 +187,7 @@ async fn processing_an_unknown_account_is_a_404() {
             &json!({"import_supplier_code": "OLD_CO", "external_account_number": "NOPE"}),
         )
         .await;
-    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_error(&body, "import_process_does_not_exist");
     let (status, body) = server
         .post(

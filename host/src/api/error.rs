@@ -18,6 +18,15 @@ pub struct ErrorBody {
     /// Machine-readable, stable identifier.
     pub code: String,
     pub errors: Vec<FieldError>,
+    /// With `account_import_process_already_imported`: the account's external number, its
+    /// platform account number, and the same number under the real platform's brand-neutral
+    /// name `account_number`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub external_account_number: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub platform_account_number: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub account_number: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -49,13 +58,14 @@ impl ApiError {
                 DomainError::Invalid { .. }
                 | DomainError::SupplierExists(_)
                 | DomainError::MigrationNotOngoing
-                | DomainError::AlreadyImported
+                | DomainError::AlreadyImported { .. }
+                | DomainError::DryRunWouldSucceed
+                | DomainError::ImportProcessNotFound
                 | DomainError::ImportCancelled
                 | DomainError::TransactionImport(_)
                 | DomainError::VendorRejected { .. }
                 | DomainError::PluginRejected(_) => StatusCode::BAD_REQUEST,
                 DomainError::SupplierNotFound
-                | DomainError::ImportProcessNotFound
                 | DomainError::AccountNotFound
                 | DomainError::ApiKeyNotFound
                 | DomainError::MigrationNotFound
@@ -68,6 +78,7 @@ impl ApiError {
                 | DomainError::DocumentStore(_)
                 | DomainError::PluginFailed(_) => StatusCode::INTERNAL_SERVER_ERROR,
                 DomainError::PluginBusy(_) => StatusCode::SERVICE_UNAVAILABLE,
+                DomainError::ProcessConcurrencyLimit(_) => StatusCode::TOO_MANY_REQUESTS,
                 DomainError::InvalidEvent(_) => StatusCode::BAD_REQUEST,
             },
             Self::Auth(error) => match error {
@@ -131,10 +142,23 @@ impl ApiError {
             }
             other => other.to_string(),
         };
+        let (external_account_number, platform_account_number) = match self {
+            Self::Domain(DomainError::AlreadyImported {
+                external_account_number,
+                platform_account_number,
+            }) => (
+                Some(external_account_number.clone()),
+                Some(platform_account_number.clone()),
+            ),
+            _ => (None, None),
+        };
         ErrorBody {
             detail,
             code: code.to_owned(),
             errors,
+            account_number: platform_account_number.clone(),
+            external_account_number,
+            platform_account_number,
         }
     }
 }
@@ -173,7 +197,9 @@ impl IntoResponse for ApiError {
         let mut response = (status, Json(self.body())).into_response();
         let retry_after = match &self {
             Self::Throttled(wait) => Some(retry_after_seconds(*wait)),
-            Self::Domain(DomainError::PluginBusy(_)) => Some(1),
+            Self::Domain(DomainError::PluginBusy(_) | DomainError::ProcessConcurrencyLimit(_)) => {
+                Some(1)
+            }
             _ => None,
         };
         if let Some(seconds) = retry_after
@@ -193,4 +219,56 @@ impl IntoResponse for ApiError {
 /// Whole seconds to wait, at least one.
 fn retry_after_seconds(wait: std::time::Duration) -> u64 {
     wait.as_secs() + u64::from(wait.subsec_nanos() > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body_util::BodyExt;
+
+    async fn answer(error: DomainError) -> (StatusCode, Option<String>, serde_json::Value) {
+        let response = ApiError::Domain(error).into_response();
+        let status = response.status();
+        let retry_after = response
+            .headers()
+            .get(header::RETRY_AFTER)
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned);
+        let bytes = response
+            .into_body()
+            .collect()
+            .await
+            .expect("body")
+            .to_bytes();
+        let body = serde_json::from_slice(&bytes).expect("JSON");
+        (status, retry_after, body)
+    }
+
+    #[tokio::test]
+    async fn the_process_concurrency_limit_is_a_429_to_retry() {
+        let (status, retry_after, body) = answer(DomainError::ProcessConcurrencyLimit(4)).await;
+        assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(retry_after.as_deref(), Some("1"));
+        assert_eq!(body["code"], "process_concurrency_limit_reached");
+        assert_eq!(body["errors"], serde_json::json!([]));
+    }
+
+    #[tokio::test]
+    async fn only_an_already_imported_answer_carries_account_numbers() {
+        let (status, _, body) = answer(DomainError::AlreadyImported {
+            external_account_number: "EXT-1".to_owned(),
+            platform_account_number: "A-00C0FFEE".to_owned(),
+        })
+        .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert_eq!(body["platform_account_number"], "A-00C0FFEE");
+        assert_eq!(body["account_number"], "A-00C0FFEE");
+        assert_eq!(body["external_account_number"], "EXT-1");
+        let (_, _, body) = answer(DomainError::DryRunWouldSucceed).await;
+        assert!(body.get("account_number").is_none(), "{body}");
+        assert_eq!(
+            body["detail"],
+            "Account would successfully import. Rolled back due to Dry Run."
+        );
+    }
 }

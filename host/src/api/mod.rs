@@ -47,6 +47,8 @@ pub struct Limits {
     pub requests_per_second: u32,
     /// Requests a key may send at once before the average applies.
     pub request_burst: u32,
+    /// Accounts `process/` migrates at once (0: no limit); past it 429.
+    pub max_concurrent_processes: usize,
 }
 
 impl Default for Limits {
@@ -56,6 +58,7 @@ impl Default for Limits {
             max_items: 1000,
             requests_per_second: 100,
             request_burst: 200,
+            max_concurrent_processes: 0,
         }
     }
 }
@@ -98,7 +101,8 @@ impl AppState {
         let account_limits = AccountLimits {
             max_items: limits.max_items,
         };
-        let imports = Imports::with_rules(store.clone(), account_limits, plugins.clone());
+        let imports = Imports::with_rules(store.clone(), account_limits, plugins.clone())
+            .with_process_limit(limits.max_concurrent_processes);
         Self {
             migrations: Migrations::new(store.clone(), imports.clone()),
             imports,

@@ -7,7 +7,6 @@ use super::extract::{JsonBody, SupplierCaller};
 use super::schemas::{AccountRequest, ProcessRequest};
 use crate::domain::account::AccountPayload;
 use crate::domain::import_process::Staging;
-use crate::domain::imports::ProcessOutcome;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::post;
@@ -33,18 +32,13 @@ pub struct StagedAccount {
     pub import_supplier_code: String,
 }
 
-/// Answer of `process/`: the account created, or (dry run) that it would have been.
+/// Answer of `process/`: the platform account created.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ProcessedAccount {
     pub external_account_number: String,
-    /// Absent on a dry run.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub platform_account_number: Option<String>,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub dry_run: bool,
-    /// On a dry run: the migration would have succeeded.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub would_succeed: Option<bool>,
+    pub platform_account_number: String,
+    /// The same number under the real platform's brand-neutral name.
+    pub account_number: String,
 }
 
 /// Validates an account and returns it as it would be staged. Writes nothing.
@@ -84,38 +78,26 @@ pub async fn create_or_update(
     ))
 }
 
-/// Creates the platform account of a staged account; with `dry_run` keeps nothing and says
-/// whether it would have succeeded (200), or answers the error the real run would give.
+/// Creates the platform account of a staged account (201). A dry run keeps nothing and
+/// answers 400 either way, as the real platform does: the error the real run would give, or
+/// `Account would successfully import. Rolled back due to Dry Run.` Past the optional limit of
+/// accounts processed at once: 429 with `Retry-After`.
 #[utoipa::path(post, path = "/v1/data-import/account-import-process/process/", tag = "staging",
     request_body = ProcessRequest,
-    responses((status = 201, body = ProcessedAccount), (status = 200, description = "dry run: would succeed", body = ProcessedAccount), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)),
+    responses((status = 201, body = ProcessedAccount), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 429, body = ErrorBody)),
     security(("token" = [])))]
 pub async fn process(
     State(state): State<AppState>,
     SupplierCaller(key): SupplierCaller,
     JsonBody(body): JsonBody,
 ) -> Result<(StatusCode, Json<ProcessedAccount>), ApiError> {
-    let answer = match state.imports.process(&key, &body).await? {
-        ProcessOutcome::Created(account) => (
-            StatusCode::CREATED,
-            ProcessedAccount {
-                external_account_number: account.external_account_number,
-                platform_account_number: Some(account.number),
-                dry_run: false,
-                would_succeed: None,
-            },
-        ),
-        ProcessOutcome::WouldSucceed {
-            external_account_number,
-        } => (
-            StatusCode::OK,
-            ProcessedAccount {
-                external_account_number,
-                platform_account_number: None,
-                dry_run: true,
-                would_succeed: Some(true),
-            },
-        ),
-    };
-    Ok((answer.0, Json(answer.1)))
+    let account = state.imports.process(&key, &body).await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(ProcessedAccount {
+            external_account_number: account.external_account_number,
+            account_number: account.number.clone(),
+            platform_account_number: account.number,
+        }),
+    ))
 }

@@ -25,8 +25,24 @@ pub enum DomainError {
     ImportProcessNotFound,
     #[error("the account was not found")]
     AccountNotFound,
-    #[error("the account has already been imported")]
-    AlreadyImported,
+    /// The account was migrated already; the answer names its platform account.
+    #[error(
+        "The account import process with the account number {external_account_number} has already been imported."
+    )]
+    AlreadyImported {
+        external_account_number: String,
+        platform_account_number: String,
+    },
+    /// A dry run found nothing wrong; nothing was kept. The real platform answers this as a
+    /// refusal, with this detail.
+    #[error("Account would successfully import. Rolled back due to Dry Run.")]
+    DryRunWouldSucceed,
+    /// More accounts are being migrated at once than the configured limit allows: retry
+    /// once others have finished.
+    #[error(
+        "Too many accounts are being processed at once ({0} at most); retry once others have finished."
+    )]
+    ProcessConcurrencyLimit(usize),
     #[error("a migration of this account is in progress")]
     ImportInProgress,
     #[error("the staged account expired and was cancelled; stage it again")]
@@ -104,7 +120,10 @@ impl DomainError {
             Self::MigrationNotOngoing => "import_supplier_migration_not_ongoing",
             Self::ImportProcessNotFound => "import_process_does_not_exist",
             Self::AccountNotFound => "account_not_found",
-            Self::AlreadyImported => "account_import_process_already_imported",
+            Self::AlreadyImported { .. } => "account_import_process_already_imported",
+            // The real platform's code for this answer, as its document shows it.
+            Self::DryRunWouldSucceed => "400",
+            Self::ProcessConcurrencyLimit(_) => "process_concurrency_limit_reached",
             Self::ImportInProgress => "account_import_process_in_progress",
             Self::ImportCancelled => "account_import_process_cancelled",
             Self::ApiKeyNotFound | Self::MigrationNotFound => "not_found",

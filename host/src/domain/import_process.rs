@@ -95,7 +95,7 @@ impl ImportProcess {
             return Ok((process, Staging::Created));
         };
         match existing.state {
-            ImportState::Processed => Err(DomainError::AlreadyImported),
+            ImportState::Processed => Err(existing.already_imported()),
             ImportState::InProgress => Err(DomainError::ImportInProgress),
             ImportState::Pending | ImportState::Errored | ImportState::Cancelled => {
                 let mut process = existing.clone();
@@ -113,9 +113,17 @@ impl ImportProcess {
     pub fn ensure_processable(&self) -> Result<(), DomainError> {
         match self.state {
             ImportState::Pending | ImportState::Errored => Ok(()),
-            ImportState::Processed => Err(DomainError::AlreadyImported),
+            ImportState::Processed => Err(self.already_imported()),
             ImportState::InProgress => Err(DomainError::ImportInProgress),
             ImportState::Cancelled => Err(DomainError::ImportCancelled),
+        }
+    }
+
+    /// The refusal of a process that was migrated already, naming its platform account.
+    pub fn already_imported(&self) -> DomainError {
+        DomainError::AlreadyImported {
+            external_account_number: self.external_account_number.clone(),
+            platform_account_number: self.platform_account_number.clone().unwrap_or_default(),
         }
     }
 

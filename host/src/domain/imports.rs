@@ -15,6 +15,7 @@ use crate::store::{ImportChange, ImportIter, Store};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use std::sync::Arc;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// Which import processes a list shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,21 +49,15 @@ pub struct ProcessRequest {
     pub dry_run: bool,
 }
 
-/// What a migration did.
-#[derive(Debug, Clone)]
-pub enum ProcessOutcome {
-    /// The platform account was created.
-    Created(Box<PlatformAccount>),
-    /// A dry run found that the migration would succeed; nothing was kept.
-    WouldSucceed { external_account_number: String },
-}
-
 /// The import use cases over one store.
 #[derive(Clone)]
 pub struct Imports {
     store: Arc<dyn Store>,
     limits: AccountLimits,
     rules: Arc<dyn SupplierRules>,
+    /// At most this many `process` calls at once (the real platform's optional concurrency
+    /// limit); `None`: no limit.
+    processing: Option<(Arc<Semaphore>, usize)>,
 }
 
 impl std::fmt::Debug for Imports {
@@ -88,7 +83,27 @@ impl Imports {
             store,
             limits,
             rules,
+            processing: None,
         }
+    }
+
+    /// At most `limit` accounts processed at once (0: no limit); past it `process` answers
+    /// [`DomainError::ProcessConcurrencyLimit`], to be retried.
+    pub fn with_process_limit(mut self, limit: usize) -> Self {
+        self.processing = (limit > 0).then(|| (Arc::new(Semaphore::new(limit)), limit));
+        self
+    }
+
+    /// A place among the accounts processed at once, held while it lives.
+    fn process_permit(&self) -> Result<Option<OwnedSemaphorePermit>, DomainError> {
+        let Some((processing, limit)) = &self.processing else {
+            return Ok(None);
+        };
+        processing
+            .clone()
+            .try_acquire_owned()
+            .map(Some)
+            .map_err(|_| DomainError::ProcessConcurrencyLimit(*limit))
     }
 
     /// The supplier `code` if it exists and the key may see it.
@@ -192,38 +207,40 @@ impl Imports {
     }
 
     /// Migrates a staged account, or with `dry_run` says whether it would succeed.
+    /// Migrates a staged account: the platform account it created. A dry run keeps nothing
+    /// and, as on the real platform, answers a refusal either way: the error the real run
+    /// would give, or [`DomainError::DryRunWouldSucceed`].
     pub async fn process(
         &self,
         key: &ApiKeyRecord,
         body: &Value,
-    ) -> Result<ProcessOutcome, DomainError> {
+    ) -> Result<PlatformAccount, DomainError> {
         let request = read_process_request(body)?;
         let supplier = self.visible_supplier(key, &request.supplier_code)?;
         supplier.ensure_ongoing()?;
+        let _permit = self.process_permit()?;
         let current = self
             .store
             .import_process(&supplier.code, &request.external_account_number)?
             .ok_or(DomainError::ImportProcessNotFound)?;
         if request.dry_run {
-            return self.dry_run(current).await;
+            return Err(self.dry_run(current).await?);
         }
         current.ensure_processable()?;
         if let Err(failure) = self.revalidate(&current).await {
             self.record_failure(&current, &failure).await?;
             return Err(failure);
         }
-        let account = self
-            .create_account(
-                &supplier.code,
-                &request.external_account_number,
-                ImportProcess::ensure_processable,
-            )
-            .await?;
-        Ok(ProcessOutcome::Created(Box::new(account)))
+        self.create_account(
+            &supplier.code,
+            &request.external_account_number,
+            ImportProcess::ensure_processable,
+        )
+        .await
     }
 
-    /// A dry run: the answer the real run would give, and its event; nothing else is kept.
-    async fn dry_run(&self, current: ImportProcess) -> Result<ProcessOutcome, DomainError> {
+    /// A dry run: its event is kept, nothing else; the refusal it answers with.
+    async fn dry_run(&self, current: ImportProcess) -> Result<DomainError, DomainError> {
         let verdict = match current.ensure_processable() {
             Ok(()) => self.revalidate(&current).await.map(|_| ()),
             Err(refusal) => Err(refusal),
@@ -234,9 +251,7 @@ impl Imports {
         };
         self.store.publish_events(&[event])?;
         self.store.flush().await?;
-        verdict.map(|()| ProcessOutcome::WouldSucceed {
-            external_account_number: current.external_account_number,
-        })
+        Ok(verdict.err().unwrap_or(DomainError::DryRunWouldSucceed))
     }
 
     /// Creates the platform account of a process that `admits` (checked again inside the
@@ -521,6 +536,78 @@ mod tests {
         };
         let imports = Imports::new(store.clone(), AccountLimits { max_items: 100 });
         (dir, store, key, imports)
+    }
+
+    /// Rules whose account hook waits until the test lets it go, so that a `process` call is
+    /// held in flight for as long as the test wants.
+    struct HeldRules {
+        entered: tokio::sync::Notify,
+        release: tokio::sync::Notify,
+    }
+
+    impl SupplierRules for HeldRules {
+        fn apply<'a>(
+            &'a self,
+            _supplier: &'a str,
+            _hook: Hook,
+            _target: Option<&'a super::super::ports::AccountTarget>,
+            _input: Value,
+        ) -> futures_util::future::BoxFuture<
+            'a,
+            Result<Option<Value>, super::super::ports::RuleFailure>,
+        > {
+            Box::pin(async {
+                self.entered.notify_one();
+                self.release.notified().await;
+                Ok(None)
+            })
+        }
+    }
+
+    #[tokio::test]
+    async fn past_the_concurrency_limit_process_is_refused_until_a_place_frees() {
+        let (_dir, store, key, staging) = fixture().await;
+        for external in ["ACC-1", "ACC-2"] {
+            staging
+                .stage(&key, &account(external))
+                .await
+                .expect("stage");
+        }
+        let rules = Arc::new(HeldRules {
+            entered: tokio::sync::Notify::new(),
+            release: tokio::sync::Notify::new(),
+        });
+        let imports = Imports::with_rules(store, AccountLimits { max_items: 100 }, rules.clone())
+            .with_process_limit(1);
+        let request = |external: &str| json!({"import_supplier_code": "OLD_CO", "external_account_number": external});
+        let first = tokio::spawn({
+            let (imports, key, body) = (imports.clone(), key.clone(), request("ACC-1"));
+            async move { imports.process(&key, &body).await }
+        });
+        rules.entered.notified().await;
+        // ACC-1 is being processed: a second account (or a dry run) has to wait its turn.
+        for body in [
+            request("ACC-2"),
+            json!({"import_supplier_code": "OLD_CO", "external_account_number": "ACC-2", "dry_run": true}),
+        ] {
+            let refused = imports.process(&key, &body).await;
+            assert!(
+                matches!(refused, Err(DomainError::ProcessConcurrencyLimit(1))),
+                "{refused:?}"
+            );
+        }
+        rules.release.notify_one();
+        first.await.expect("joins").expect("ACC-1 is migrated");
+        let second = tokio::spawn({
+            let (imports, key, body) = (imports.clone(), key.clone(), request("ACC-2"));
+            async move { imports.process(&key, &body).await }
+        });
+        rules.entered.notified().await;
+        rules.release.notify_one();
+        second
+            .await
+            .expect("joins")
+            .expect("ACC-2 is migrated once a place is free");
     }
 
     #[tokio::test]

@@ -289,6 +289,10 @@ impl Server {
             )
             .await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
+        assert_eq!(
+            body["account_number"], body["platform_account_number"],
+            "{body}"
+        );
         body["platform_account_number"]
             .as_str()
             .expect("number")
