@@ -17,6 +17,9 @@ pub struct AccountDetail {
     #[schema(value_type = Object)]
     pub account: Value,
     pub open_statement_period_start: String,
+    /// The operations team the account was allocated to when it was migrated; null when none.
+    #[schema(required = true)]
+    pub operations_team_name: Option<String>,
     /// What the customer owes (negative: in credit).
     pub balance: String,
     pub notes: Vec<Note>,

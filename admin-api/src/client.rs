@@ -7,8 +7,8 @@
 use crate::events::Event;
 use crate::{
     AccountDetail, ApiKey, ErrorBody, EventPage, FieldErrorBody, ImportPage, ImportQuery,
-    IssuedApiKey, Migration, NewApiKey, NewSupplier, Plugin, PluginRecord, PublishEvent, Supplier,
-    SupplierChange, SupplierStatus,
+    IssuedApiKey, Migration, NewApiKey, NewOperationsTeam, NewSupplier, OperationsTeam, Plugin,
+    PluginRecord, PublishEvent, Supplier, SupplierChange, SupplierStatus,
 };
 use reqwest::{Method, RequestBuilder, Url};
 use serde::Serialize;
@@ -211,6 +211,22 @@ impl AdminClient {
 
     pub async fn revoke_api_key(&self, id: &str) -> Result<ApiKey, ClientError> {
         Self::send(self.request(Method::DELETE, self.url(&["api-keys", id])?)).await
+    }
+
+    pub async fn operations_teams(&self) -> Result<Vec<OperationsTeam>, ClientError> {
+        self.get(&["operations-teams"]).await
+    }
+
+    pub async fn create_operations_team(
+        &self,
+        team: &NewOperationsTeam,
+    ) -> Result<OperationsTeam, ClientError> {
+        self.with_body(Method::POST, &["operations-teams"], team)
+            .await
+    }
+
+    pub async fn delete_operations_team(&self, name: &str) -> Result<OperationsTeam, ClientError> {
+        Self::send(self.request(Method::DELETE, self.url(&["operations-teams", name])?)).await
     }
 
     pub async fn imports(

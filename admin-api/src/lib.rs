@@ -5,7 +5,8 @@
 //! them through [`AdminClient`]. A field added to the admin API is added here, once.
 //!
 //! One module per resource, as the server's routes are laid out: [`suppliers`],
-//! [`api_keys`], [`imports`], [`accounts`], [`migrations`], [`plugins`], [`events`]; the
+//! [`api_keys`], [`operations_teams`], [`imports`], [`accounts`], [`migrations`],
+//! [`plugins`], [`events`]; the
 //! error body every route answers with is in [`error`], the client in [`client`]. Times are
 //! RFC 3339 strings, dates `YYYY-MM-DD`, amounts decimal strings with two places, exactly as
 //! the server writes them: this API is for people and their tools, which show them as they
@@ -18,6 +19,7 @@ pub mod error;
 pub mod events;
 pub mod imports;
 pub mod migrations;
+pub mod operations_teams;
 pub mod plugins;
 pub mod suppliers;
 
@@ -28,5 +30,6 @@ pub use error::{ErrorBody, FieldErrorBody};
 pub use events::{Event, EventPage, PublishEvent, RelayStatus};
 pub use imports::{ImportFailure, ImportItem, ImportPage, ImportQuery, ImportState};
 pub use migrations::{Migration, MigrationState};
+pub use operations_teams::{NewOperationsTeam, OperationsTeam};
 pub use plugins::{Plugin, PluginFailure, PluginRecord};
 pub use suppliers::{NewSupplier, Supplier, SupplierChange, SupplierPlugin, SupplierStatus};

@@ -40,6 +40,17 @@ async fn operators_manage_suppliers_and_keys_from_the_command_line() {
     assert!(ok);
     assert_eq!(list[0]["name"], "Old Co");
 
+    let (ok, team, err) = ferry(&server, &["team", "create", "Billing Operations"]);
+    assert!(ok, "{err}");
+    assert_eq!(team["name"], "Billing Operations");
+    let (ok, teams, _) = ferry(&server, &["team", "list"]);
+    assert!(ok);
+    assert_eq!(teams[0]["name"], "Billing Operations");
+    // A refusal names the field at fault.
+    let (ok, _, err) = ferry(&server, &["supplier", "create", "bad code", "--name", "X"]);
+    assert!(!ok);
+    assert!(err.contains("code: ") && err.contains("(invalid)"), "{err}");
+
     let (ok, key, err) = ferry(
         &server,
         &[

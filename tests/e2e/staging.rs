@@ -290,3 +290,91 @@ async fn paused_or_complete_suppliers_refuse_migrations_but_still_answer_reads()
     server.set_status("OLD_CO", "ONGOING").await;
     server.migrate(&token, "OLD_CO", "ACC-1").await;
 }
+
+/// `operations_team_name`, as on the real platform: the team must exist (operators manage
+/// them); the account is allocated to it and the admin view shows it.
+#[tokio::test]
+async fn an_account_is_allocated_to_an_existing_operations_team_only() {
+    let server = Server::start().await;
+    let token = server.supplier_with_token("OLD_CO").await;
+    server.stage(&token, &account("OLD_CO", "ACC-1")).await;
+
+    let team = json!({"name": "Billing Operations"});
+    let (status, created) = server
+        .admin(
+            reqwest::Method::POST,
+            "/admin/v1/operations-teams",
+            Some(&team),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    assert_eq!(created["name"], "Billing Operations");
+    let (status, again) = server
+        .admin(
+            reqwest::Method::POST,
+            "/admin/v1/operations-teams",
+            Some(&team),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_error(&again, "operations_team_already_exists");
+    let (status, teams) = server
+        .admin(reqwest::Method::GET, "/admin/v1/operations-teams", None)
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(teams[0]["name"], "Billing Operations");
+
+    // An unknown team is refused with the real platform's code, and nothing happens.
+    for dry_run in [false, true] {
+        let (status, body) = server
+            .post(
+                PROCESS,
+                &token,
+                &json!({"import_supplier_code": "OLD_CO", "external_account_number": "ACC-1",
+                        "operations_team_name": "Nobody", "dry_run": dry_run}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        assert_eq!(
+            error_pairs(&body),
+            [(
+                "operations_team_name".to_owned(),
+                "operations_team_name_does_not_exist".to_owned()
+            )]
+        );
+    }
+    let (_, transfer) = server
+        .get(
+            "/v1/data-import/account-transfer-status/OLD_CO/ACC-1/",
+            &token,
+        )
+        .await;
+    assert_eq!(transfer["status"], "UNKNOWN");
+
+    let (status, body) = server
+        .post(
+            PROCESS,
+            &token,
+            &json!({"import_supplier_code": "OLD_CO", "external_account_number": "ACC-1",
+                    "operations_team_name": "Billing Operations"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let number = body["platform_account_number"].as_str().expect("number");
+    assert_eq!(
+        server.account_view(number).await["operations_team_name"],
+        "Billing Operations"
+    );
+
+    // A removed team can no longer be named; the account keeps it.
+    let path = "/admin/v1/operations-teams/Billing%20Operations";
+    let (status, _) = server.admin(reqwest::Method::DELETE, path, None).await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, body) = server.admin(reqwest::Method::DELETE, path, None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_error(&body, "not_found");
+    assert_eq!(
+        server.account_view(number).await["operations_team_name"],
+        "Billing Operations"
+    );
+}

@@ -57,6 +57,7 @@ impl ApiError {
             Self::Domain(error) => match error {
                 DomainError::Invalid { .. }
                 | DomainError::SupplierExists(_)
+                | DomainError::TeamExists(_)
                 | DomainError::MigrationNotOngoing
                 | DomainError::AlreadyImported { .. }
                 | DomainError::DryRunWouldSucceed
@@ -68,6 +69,7 @@ impl ApiError {
                 DomainError::SupplierNotFound
                 | DomainError::AccountNotFound
                 | DomainError::ApiKeyNotFound
+                | DomainError::TeamNotFound
                 | DomainError::MigrationNotFound
                 | DomainError::PluginNotFound => StatusCode::NOT_FOUND,
                 DomainError::ImportInProgress | DomainError::MigrationAlreadyRunning => {
@@ -109,6 +111,14 @@ impl ApiError {
                     "code".to_owned(),
                     "unique",
                     format!("An import supplier with code {code} already exists."),
+                )],
+            ),
+            Self::Domain(DomainError::TeamExists(name)) => (
+                "operations_team_already_exists",
+                vec![FieldError::new(
+                    "name".to_owned(),
+                    "unique",
+                    format!("An operations team named {name:?} already exists."),
                 )],
             ),
             Self::Domain(DomainError::VendorRejected { code, detail }) => (

@@ -144,6 +144,11 @@ pub struct ProcessRequest {
     /// Try the migration and keep nothing (default false).
     #[serde(default)]
     pub dry_run: bool,
+    /// An existing operations team to allocate the account to (`operations_team_name_does_not_exist`
+    /// otherwise).
+    #[serde(default)]
+    #[schema(min_length = 1, max_length = 255)]
+    pub operations_team_name: String,
 }
 
 /// Body of `notes/create/`.

@@ -7,6 +7,7 @@ mod events;
 pub mod output;
 mod plugin;
 mod supplier;
+mod team;
 
 use crate::config::ServeArgs;
 use clap::{Args, Parser, Subcommand};
@@ -45,6 +46,13 @@ pub enum Command {
         connection: Connection,
         #[command(subcommand)]
         action: plugin::PluginAction,
+    },
+    /// Create, list and remove operations teams (through the admin API).
+    Team {
+        #[command(flatten)]
+        connection: Connection,
+        #[command(subcommand)]
+        action: team::TeamAction,
     },
     /// Issue and revoke organisation API keys (through the admin API).
     ApiKey {
@@ -89,6 +97,10 @@ pub async fn run_operator_command(command: Command) -> anyhow::Result<()> {
         }
         Command::Events { action } => events::run(action).await,
         Command::Plugin { connection, action } => plugin::run(&connection, action).await,
+        Command::Team { connection, action } => {
+            let client = admin_client::connect(&connection)?;
+            team::run(&client, action).await
+        }
         Command::ApiKey { connection, action } => {
             let client = admin_client::connect(&connection)?;
             api_key::run(&client, action).await

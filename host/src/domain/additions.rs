@@ -95,6 +95,8 @@ pub struct AccountView {
     /// The account as migrated.
     pub account: super::account::AccountPayload,
     pub open_statement_period_start: NaiveDate,
+    /// The operations team the account was allocated to, if any.
+    pub operations_team_name: Option<String>,
     /// What the customer owes (negative: in credit).
     pub balance: super::money::Money,
     pub notes: Vec<Note>,
@@ -809,6 +811,7 @@ impl Additions {
             import_supplier: account.supplier_code.clone(),
             external_account_number: account.external_account_number.clone(),
             created_at: account.created_at,
+            operations_team_name: account.operations_team_name.clone(),
             open_statement_period_start: open_period_start(
                 account_start,
                 summary.latest_statement_to,

@@ -1,7 +1,9 @@
-//! What operators do: create and configure suppliers, issue and revoke API keys.
+//! What operators do: create and configure suppliers, issue and revoke API keys, manage the
+//! operations teams accounts are allocated to.
 
 use super::api_key::{self, ApiKeyRecord, read_new_api_key};
 use super::error::DomainError;
+use super::operations_team::{OperationsTeam, read_new_team};
 use super::supplier::{Supplier, read_new_supplier, read_supplier_change};
 use super::validation::{FieldError, FieldErrors};
 use crate::store::{ImportCounts, Store};
@@ -178,5 +180,28 @@ impl Admin {
             .ok_or(DomainError::ApiKeyNotFound)?;
         self.store.flush().await?;
         Ok(record)
+    }
+
+    pub async fn create_team(&self, body: &Value) -> Result<OperationsTeam, DomainError> {
+        let team = read_new_team(body, Utc::now()).map_err(DomainError::invalid)?;
+        if !self.store.create_team(&team)? {
+            return Err(DomainError::TeamExists(team.name));
+        }
+        self.store.flush().await?;
+        Ok(team)
+    }
+
+    pub fn teams(&self) -> Result<Vec<OperationsTeam>, DomainError> {
+        Ok(self.store.teams()?)
+    }
+
+    /// Removes a team; accounts already allocated to it keep its name.
+    pub async fn delete_team(&self, name: &str) -> Result<OperationsTeam, DomainError> {
+        let team = self
+            .store
+            .delete_team(name)?
+            .ok_or(DomainError::TeamNotFound)?;
+        self.store.flush().await?;
+        Ok(team)
     }
 }

@@ -53,6 +53,10 @@ pub enum DomainError {
     MigrationNotFound,
     #[error("the API key was not found")]
     ApiKeyNotFound,
+    #[error("an operations team named {0:?} already exists")]
+    TeamExists(String),
+    #[error("no operations team has this name")]
+    TeamNotFound,
     /// A transaction of a batch failed; nothing of the batch was added.
     #[error("{}", .0.detail)]
     TransactionImport(Box<TransactionFailure>),
@@ -126,7 +130,8 @@ impl DomainError {
             Self::ProcessConcurrencyLimit(_) => "process_concurrency_limit_reached",
             Self::ImportInProgress => "account_import_process_in_progress",
             Self::ImportCancelled => "account_import_process_cancelled",
-            Self::ApiKeyNotFound | Self::MigrationNotFound => "not_found",
+            Self::ApiKeyNotFound | Self::MigrationNotFound | Self::TeamNotFound => "not_found",
+            Self::TeamExists(_) => "operations_team_already_exists",
             Self::MigrationAlreadyRunning => "migration_already_running",
             Self::TransactionImport(_) => "transaction_import_error",
             Self::VendorRejected { code, .. } => code,

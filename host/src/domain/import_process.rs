@@ -180,11 +180,18 @@ pub struct PlatformAccount {
     pub external_account_number: String,
     pub created_at: DateTime<Utc>,
     pub data: AccountPayload,
+    /// The operations team the account was allocated to when it was migrated, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operations_team_name: Option<String>,
 }
 
 impl PlatformAccount {
     /// A new account for `process`, with a fresh random number. The store checks uniqueness.
-    pub fn open(process: &ImportProcess, now: DateTime<Utc>) -> PlatformAccount {
+    pub fn open(
+        process: &ImportProcess,
+        operations_team_name: Option<String>,
+        now: DateTime<Utc>,
+    ) -> PlatformAccount {
         let mut data = process.account.clone();
         if data.open_statement_period_start.is_none() {
             data.open_statement_period_start = Some(now.date_naive());
@@ -195,6 +202,7 @@ impl PlatformAccount {
             external_account_number: process.external_account_number.clone(),
             created_at: now,
             data,
+            operations_team_name,
         }
     }
 }

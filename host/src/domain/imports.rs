@@ -47,6 +47,8 @@ pub struct ProcessRequest {
     pub supplier_code: String,
     pub external_account_number: String,
     pub dry_run: bool,
+    /// The operations team to allocate the account to; it must exist.
+    pub operations_team_name: Option<String>,
 }
 
 /// The import use cases over one store.
@@ -218,6 +220,15 @@ impl Imports {
         let request = read_process_request(body)?;
         let supplier = self.visible_supplier(key, &request.supplier_code)?;
         supplier.ensure_ongoing()?;
+        if let Some(team) = &request.operations_team_name
+            && self.store.team(team)?.is_none()
+        {
+            return Err(DomainError::invalid(FieldErrors::single(FieldError::new(
+                "operations_team_name".to_owned(),
+                "operations_team_name_does_not_exist",
+                format!("No operations team is named {team:?}."),
+            ))));
+        }
         let _permit = self.process_permit()?;
         let current = self
             .store
@@ -234,6 +245,7 @@ impl Imports {
         self.create_account(
             &supplier.code,
             &request.external_account_number,
+            request.operations_team_name,
             ImportProcess::ensure_processable,
         )
         .await
@@ -260,6 +272,7 @@ impl Imports {
         &self,
         supplier_code: &str,
         external: &str,
+        operations_team_name: Option<String>,
         admits: fn(&ImportProcess) -> Result<(), DomainError>,
     ) -> Result<PlatformAccount, DomainError> {
         let now = Utc::now();
@@ -268,7 +281,7 @@ impl Imports {
             .change_import(supplier_code, external, &mut |current| {
                 let current = current.ok_or(DomainError::ImportProcessNotFound)?;
                 admits(current)?;
-                let account = PlatformAccount::open(current, now);
+                let account = PlatformAccount::open(current, operations_team_name.clone(), now);
                 let process = current.processed(&account);
                 let events = vec![
                     events::import_complete(&process, &account)?,
@@ -343,9 +356,11 @@ impl Imports {
             self.record_failure(&current, &failure).await?;
             return Err(failure);
         }
-        self.create_account(supplier_code, external, |process| match process.state {
-            ImportState::InProgress => Ok(()),
-            _ => Err(DomainError::ImportProcessNotFound),
+        self.create_account(supplier_code, external, None, |process| {
+            match process.state {
+                ImportState::InProgress => Ok(()),
+                _ => Err(DomainError::ImportProcessNotFound),
+            }
         })
         .await
     }
@@ -489,11 +504,17 @@ fn read_process_request(body: &Value) -> Result<ProcessRequest, DomainError> {
         StrRule::max(super::account::MAX_EXTERNAL_ACCOUNT_NUMBER),
     );
     let dry_run = r.boolean("dry_run", Optional);
+    let operations_team_name = r.string(
+        "operations_team_name",
+        Optional,
+        StrRule::max(super::operations_team::MAX_TEAM_NAME),
+    );
     r.finish(|| {
         Some(ProcessRequest {
             supplier_code: supplier?,
             external_account_number: external?,
             dry_run: dry_run.unwrap_or(false),
+            operations_team_name,
         })
     })
     .map_err(DomainError::invalid)

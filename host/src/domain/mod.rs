@@ -18,6 +18,7 @@ pub mod ledger;
 pub mod migrations;
 pub mod money;
 pub mod notes;
+pub mod operations_team;
 pub mod payment_instruction;
 pub mod plugin;
 pub mod ports;

@@ -13,6 +13,7 @@ use crate::domain::api_key::ApiKeyRecord;
 use crate::domain::error::DomainError;
 use crate::domain::events::Event;
 use crate::domain::import_process::{ImportProcess, ImportState, PlatformAccount};
+use crate::domain::operations_team::OperationsTeam;
 use crate::domain::plugin::PluginRecord;
 use crate::domain::supplier::Supplier;
 use crate::events::stream_record::{RecordError, StreamRecord};
@@ -149,6 +150,14 @@ pub trait Store: Send + Sync + 'static {
         change: &mut dyn FnMut(&mut Supplier),
     ) -> Result<Option<Supplier>, StoreError>;
     fn import_counts(&self, code: &str) -> Result<ImportCounts, StoreError>;
+
+    /// Inserts a new operations team; `false` when the name is taken.
+    fn create_team(&self, team: &OperationsTeam) -> Result<bool, StoreError>;
+    fn team(&self, name: &str) -> Result<Option<OperationsTeam>, StoreError>;
+    /// Every team, by name.
+    fn teams(&self) -> Result<Vec<OperationsTeam>, StoreError>;
+    /// Removes the team; `None` when it did not exist.
+    fn delete_team(&self, name: &str) -> Result<Option<OperationsTeam>, StoreError>;
 
     fn insert_api_key(&self, key: &ApiKeyRecord) -> Result<(), StoreError>;
     fn api_key(&self, id: &str) -> Result<Option<ApiKeyRecord>, StoreError>;

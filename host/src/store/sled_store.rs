@@ -9,6 +9,7 @@ use crate::domain::api_key::ApiKeyRecord;
 use crate::domain::error::DomainError;
 use crate::domain::events::Event;
 use crate::domain::import_process::{ImportProcess, ImportState, PlatformAccount};
+use crate::domain::operations_team::OperationsTeam;
 use crate::domain::plugin::PluginRecord;
 use crate::domain::supplier::Supplier;
 use crate::events::stream_record::StreamRecord;
@@ -37,6 +38,8 @@ pub struct SledStore {
     secrets: sled::Tree,
     plugins: sled::Tree,
     plugin_components: sled::Tree,
+    /// Operations teams, by name.
+    teams: sled::Tree,
     /// Every event, by `seq`.
     events: sled::Tree,
     /// Events not yet published, by `seq`.
@@ -79,6 +82,7 @@ impl SledStore {
             secrets: db.open_tree("secrets")?,
             plugins: db.open_tree("plugins")?,
             plugin_components: db.open_tree("plugin_components")?,
+            teams: db.open_tree("operations_teams")?,
             events: db.open_tree("events")?,
             outbox: db.open_tree("outbox")?,
             event_ids: db.open_tree("event_ids")?,
@@ -256,6 +260,39 @@ fn add_count(
 }
 
 impl Store for SledStore {
+    fn create_team(&self, team: &OperationsTeam) -> Result<bool, StoreError> {
+        let swapped = self.teams.compare_and_swap(
+            team.name.as_bytes(),
+            None as Option<&[u8]>,
+            Some(encode(team)),
+        )?;
+        Ok(swapped.is_ok())
+    }
+
+    fn team(&self, name: &str) -> Result<Option<OperationsTeam>, StoreError> {
+        self.teams
+            .get(name.as_bytes())?
+            .map(|bytes| decode(name.as_bytes(), &bytes))
+            .transpose()
+    }
+
+    fn teams(&self) -> Result<Vec<OperationsTeam>, StoreError> {
+        self.teams
+            .iter()
+            .map(|entry| {
+                let (key, value) = entry?;
+                decode(&key, &value)
+            })
+            .collect()
+    }
+
+    fn delete_team(&self, name: &str) -> Result<Option<OperationsTeam>, StoreError> {
+        self.teams
+            .remove(name.as_bytes())?
+            .map(|bytes| decode(name.as_bytes(), &bytes))
+            .transpose()
+    }
+
     fn create_supplier(&self, supplier: &Supplier) -> Result<bool, StoreError> {
         let swapped = self.suppliers.compare_and_swap(
             supplier.code.as_bytes(),

@@ -44,6 +44,7 @@ fn account_answer(view: AccountView) -> AccountDetail {
         created_at: moment(view.created_at),
         account: as_json(&view.account),
         open_statement_period_start: view.open_statement_period_start.to_string(),
+        operations_team_name: view.operations_team_name,
         balance: view.balance.to_string(),
         notes: view
             .notes

@@ -7,6 +7,7 @@ pub(crate) mod api_keys;
 pub(crate) mod events;
 pub(crate) mod imports;
 pub(crate) mod migrations;
+pub(crate) mod operations_teams;
 pub mod plugins;
 pub(crate) mod suppliers;
 
@@ -18,6 +19,7 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .merge(suppliers::router())
         .merge(api_keys::router())
+        .merge(operations_teams::router())
         .merge(accounts::router())
         .merge(imports::router())
         .merge(migrations::router())
