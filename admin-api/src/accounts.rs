@@ -43,6 +43,12 @@ pub struct Note {
     pub unpin_at: Option<String>,
     /// `IMPORT` (sent by the supplier) or `SYSTEM` (written by Ferry).
     pub source: String,
+    /// The supplier's identifier of the note, when it sent one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external_id: Option<String>,
+    /// Archived on the account's support page.
+    #[serde(default)]
+    pub is_archived: bool,
 }
 
 /// A transaction as kept on the account.
@@ -106,9 +112,13 @@ pub struct Statement {
     pub bill_period_from_date: String,
     pub bill_period_to_date: String,
     pub statement_id: String,
-    pub issued_date: String,
-    pub number: String,
-    pub gross_amount: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issued_date: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub number: Option<String>,
+    /// In pounds, with two places (sent in pence).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gross_amount: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub statement_path: Option<String>,
 }

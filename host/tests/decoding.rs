@@ -1085,7 +1085,7 @@ fn statements_bodies() {
             reference(json!({"statements": [{
                 "bill_period_from_date": "2024-01-01", "bill_period_to_date": "2024-01-31",
                 "statement_id": id, "issued_date": "2024-02-01", "number": "0001",
-                "gross_amount": 120.50, "statement_path": "statement.pdf"
+                "gross_amount": 12050, "statement_path": "statement.pdf"
             }]}))
         })
         .boxed();

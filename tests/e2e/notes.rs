@@ -73,6 +73,66 @@ async fn notes_are_created_once_by_body_and_created_at() {
     assert_eq!(kept[1]["is_pinned"], true);
 }
 
+/// What the real platform's notes take beyond the spec's table: `external_id` (a note with an
+/// id the account has is not added again, whatever its body), `is_archived`, a body over
+/// several lines, `unpin_at` without `created_at`, and the deprecated `account_number` for
+/// `external_account_number`.
+#[tokio::test]
+async fn external_ids_archived_and_multi_line_notes_and_the_deprecated_account_number() {
+    let server = Server::start().await;
+    let (token, number) = server
+        .imported_account("OLD_CO", "ACC-1", "2025-01-01")
+        .await;
+    let first = json!({"import_supplier": "OLD_CO", "account_number": "ACC-1", "notes": [
+        {"body": "Called about the bill.\nAgreed a plan.", "external_id": "CRM-17", "is_archived": true},
+        // The real document's own example: unpin_at in the past and no created_at.
+        {"body": "This is a note", "is_pinned": true, "unpin_at": "2020-06-01T00:00:00Z"},
+    ]});
+    let (status, body) = server.post(NOTES, &token, &first).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    assert_eq!(body[0]["external_id"], "CRM-17");
+    assert_eq!(body[0]["status"], "NOTE_CREATION_SUCCESS");
+    assert_eq!(body[1]["status"], "NOTE_CREATION_SUCCESS");
+
+    let again = notes(
+        "OLD_CO",
+        "ACC-1",
+        json!([
+            {"body": "Called about the bill (edited).", "external_id": "CRM-17"},
+            {"body": "Called about the bill.\nAgreed a plan.", "external_id": "CRM-18"},
+        ]),
+    );
+    let (status, body) = server.post(NOTES, &token, &again).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    assert_eq!(body[0]["status"], "NOTE_ALREADY_EXISTS");
+    assert_eq!(body[1]["status"], "NOTE_CREATION_SUCCESS");
+
+    let view = server.account_view(&number).await;
+    let kept = view["notes"].as_array().expect("notes");
+    assert_eq!(kept.len(), 3, "{kept:?}");
+    assert_eq!(kept[0]["body"], "Called about the bill.\nAgreed a plan.");
+    assert_eq!(kept[0]["is_archived"], true);
+    assert_eq!(kept[2]["external_id"], "CRM-18");
+
+    // Neither account number: the real platform's message; other control characters are
+    // still refused.
+    let (status, body) = server
+        .post(
+            NOTES,
+            &token,
+            &json!({"import_supplier": "OLD_CO", "notes": [{"body": "bell\u{7}"}]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(
+        error_pairs(&body),
+        vec![
+            ("external_account_number".to_owned(), "required".to_owned()),
+            ("notes.0.body".to_owned(), "invalid".to_owned())
+        ]
+    );
+}
+
 #[tokio::test]
 async fn note_rules_are_reported_together() {
     let server = Server::start().await;

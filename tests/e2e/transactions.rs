@@ -347,3 +347,19 @@ async fn transactions_need_an_imported_account() {
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert_error(&body, "account_not_found");
 }
+
+/// The real platform's deprecated `account_number` names the account as
+/// `external_account_number` does.
+#[tokio::test]
+async fn the_deprecated_account_number_names_the_account() {
+    let server = Server::start().await;
+    let (token, number) = server
+        .imported_account("OLD_CO", "ACC-1", "2025-01-01")
+        .await;
+    let posted = json!({"import_supplier": "OLD_CO", "account_number": "ACC-1",
+                        "transactions": [charge("C-1", "2025-01-05", json!(10))]});
+    let (status, body) = server.post(TRANSACTIONS, &token, &posted).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let view = server.account_view(&number).await;
+    assert_eq!(view["transactions"][0]["transaction_id"], "C-1");
+}

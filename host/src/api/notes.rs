@@ -24,6 +24,9 @@ pub struct NoteResultBody {
     /// Null for a note of documents only.
     #[schema(required = true)]
     pub body: Option<String>,
+    /// The note's `external_id`, when it was sent one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub external_id: Option<String>,
     pub status: NoteStatus,
 }
 
@@ -43,6 +46,7 @@ pub async fn create_notes(
         .map(|result| NoteResultBody {
             created_at: format_datetime(result.created_at),
             body: result.body,
+            external_id: result.external_id,
             status: result.status,
         })
         .collect();

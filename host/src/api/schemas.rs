@@ -157,8 +157,14 @@ pub struct ProcessRequest {
 pub struct NotesRequest {
     #[schema(min_length = 1, max_length = 64)]
     pub import_supplier: String,
+    /// Required unless the deprecated `account_number` is given.
+    #[serde(default)]
     #[schema(min_length = 1, max_length = 128)]
     pub external_account_number: String,
+    /// Deprecated: the real platform's old name of `external_account_number`.
+    #[serde(default)]
+    #[schema(min_length = 1, max_length = 128, deprecated)]
+    pub account_number: String,
     #[schema(min_items = 1)]
     pub notes: Vec<NoteRequest>,
 }
@@ -178,10 +184,18 @@ pub struct NoteRequest {
     pub created_at: String,
     #[serde(default)]
     pub is_pinned: bool,
-    /// Not earlier than `created_at`.
+    /// Not earlier than `created_at`, when both are given.
     #[serde(default)]
     #[schema(format = DateTime)]
     pub unpin_at: String,
+    /// Identifies the note: one with an `external_id` the account already has is not added
+    /// again (`NOTE_ALREADY_EXISTS`).
+    #[serde(default)]
+    #[schema(min_length = 1, max_length = 255)]
+    pub external_id: String,
+    /// Archives the note on the account's support page.
+    #[serde(default)]
+    pub is_archived: bool,
 }
 
 #[derive(Debug, ToSchema)]
@@ -199,8 +213,14 @@ pub struct DocumentPathRequest {
 pub struct TransactionsRequest {
     #[schema(min_length = 1, max_length = 64)]
     pub import_supplier: String,
+    /// Required unless the deprecated `account_number` is given.
+    #[serde(default)]
     #[schema(min_length = 1, max_length = 128)]
     pub external_account_number: String,
+    /// Deprecated: the real platform's old name of `external_account_number`.
+    #[serde(default)]
+    #[schema(min_length = 1, max_length = 128, deprecated)]
+    pub account_number: String,
     #[schema(min_items = 1)]
     pub transactions: Vec<TransactionRequest>,
 }
@@ -315,14 +335,19 @@ pub struct StatementRequest {
     /// Not earlier than `bill_period_from_date`.
     #[schema(format = Date)]
     pub bill_period_to_date: String,
-    /// A statement sent again with the same id is not added twice.
+    /// An id the account already has refuses the request (`historical_statement_already_exists`).
     #[schema(min_length = 1, max_length = 128)]
     pub statement_id: String,
-    #[schema(format = Date)]
-    pub issued_date: String,
-    #[schema(min_length = 1, max_length = 128)]
+    #[serde(default)]
+    #[schema(format = Date, nullable = true)]
+    pub issued_date: Option<String>,
+    #[serde(default)]
+    #[schema(min_length = 1, max_length = 255)]
     pub number: String,
-    pub gross_amount: Decimal,
+    /// In the currency's lowest denomination (pence): `12050` is £120.50.
+    #[serde(default)]
+    #[schema(nullable = true, minimum = -100000000000000_i64, maximum = 100000000000000_i64)]
+    pub gross_amount: Option<i64>,
     /// Document path of the PDF (see `document_path`); it must exist.
     #[serde(default)]
     #[schema(min_length = 1, max_length = 1024)]

@@ -15,7 +15,7 @@ use super::import_process::{ImportState, PlatformAccount};
 use super::ledger::{
     AccountSummary, LedgerEntry, Placement, Transaction, open_period_start, place, read_transaction,
 };
-use super::notes::{Note, NoteInput, NoteSource, NoteStatus, content_key, duplicate_of, read_note};
+use super::notes::{Note, NoteInput, NoteSource, NoteStatus, duplicate_of, note_key, read_note};
 use super::payment_instruction::{
     INSTRUCTION_TYPES, PaymentInstruction, PaymentInstructionInput, instruction_key,
 };
@@ -24,7 +24,9 @@ use super::ports::{
 };
 use super::statements::{Statement, read_statement};
 use super::supplier::Supplier;
-use super::validation::{FieldError, FieldErrors, Items, ObjectReader, Required, StrRule};
+use super::validation::{
+    FieldError, FieldErrors, Items, ObjectReader, Optional, Required, StrRule,
+};
 use crate::store::{AccountTable, AccountTx, ChangeAccount, Store, StoreError};
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::Serialize;
@@ -60,6 +62,7 @@ impl Default for TransactionOptions {
 pub struct NoteResult {
     pub created_at: DateTime<Utc>,
     pub body: Option<String>,
+    pub external_id: Option<String>,
     pub status: NoteStatus,
 }
 
@@ -77,9 +80,12 @@ pub struct TransactionResult {
     pub transaction_data: Transaction,
 }
 
-/// Validated historical statements, as answered.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
-pub struct StatementsBody {
+/// The real platform's code for a statement the account already has.
+pub const STATEMENT_EXISTS: &str = "historical_statement_already_exists";
+
+/// Historical statements kept on an account.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AddedStatements {
     pub import_supplier: String,
     pub external_account_number: String,
     pub statements: Vec<Statement>,
@@ -164,6 +170,29 @@ fn read_reference(r: &mut ObjectReader<'_>) -> (Option<String>, Option<String>) 
     )
 }
 
+/// As [`read_reference`], where the real platform also takes the deprecated `account_number`
+/// in place of `external_account_number` (notes and transactions); when both are given,
+/// `external_account_number` wins.
+fn read_reference_or_deprecated(r: &mut ObjectReader<'_>) -> (Option<String>, Option<String>) {
+    let supplier = r.string("import_supplier", Required, StrRule::max(64));
+    let rule = StrRule::max(super::account::MAX_EXTERNAL_ACCOUNT_NUMBER);
+    let deprecated = r.string("account_number", Optional, rule);
+    let external = if r.has("external_account_number") || !r.has("account_number") {
+        let external = r.string("external_account_number", Optional, rule);
+        if !r.has("external_account_number") {
+            r.error(
+                r.attr("external_account_number"),
+                "required",
+                "Either account_number or external_account_number must be provided.",
+            );
+        }
+        external
+    } else {
+        deprecated
+    };
+    (supplier, external)
+}
+
 /// Adds a note unless the account already has it (see `notes`).
 fn add_note(
     tx: &dyn AccountTx,
@@ -171,16 +200,17 @@ fn add_note(
     source: NoteSource,
     now: DateTime<Utc>,
 ) -> Result<NoteResult, DomainError> {
-    let content = content_key(input.body.as_deref(), &input.document_paths);
+    let content = note_key(input);
     let mut existing: Vec<DateTime<Utc>> = tx
         .get(AccountTable::NoteIndex, &content)?
         .map(record)
         .transpose()?
         .unwrap_or_default();
-    if let Some(at) = duplicate_of(&existing, input.created_at) {
+    if let Some(at) = duplicate_of(&existing, input) {
         return Ok(NoteResult {
             created_at: at,
             body: input.body.clone(),
+            external_id: input.external_id.clone(),
             status: NoteStatus::NoteAlreadyExists,
         });
     }
@@ -193,6 +223,8 @@ fn add_note(
         is_pinned: input.is_pinned,
         unpin_at: input.unpin_at,
         source,
+        external_id: input.external_id.clone(),
+        is_archived: input.is_archived,
     };
     tx.put(
         AccountTable::Notes,
@@ -204,6 +236,7 @@ fn add_note(
     Ok(NoteResult {
         created_at,
         body: note.body,
+        external_id: note.external_id,
         status: NoteStatus::NoteCreationSuccess,
     })
 }
@@ -376,17 +409,11 @@ impl Additions {
         }))
     }
 
-    fn parse_notes(
-        &self,
-        body: &Value,
-        now: DateTime<Utc>,
-    ) -> Result<(String, String, Vec<NoteInput>), DomainError> {
+    fn parse_notes(&self, body: &Value) -> Result<(String, String, Vec<NoteInput>), DomainError> {
         let max_items = self.limits.max_items;
         let mut r = ObjectReader::root(body).map_err(DomainError::invalid)?;
-        let (supplier, external) = read_reference(&mut r);
-        let notes = r.object_array("notes", Required, self.items(), |o| {
-            read_note(o, max_items, now)
-        });
+        let (supplier, external) = read_reference_or_deprecated(&mut r);
+        let notes = r.object_array("notes", Required, self.items(), |o| read_note(o, max_items));
         r.finish(|| Some((supplier?, external?, notes?)))
             .map_err(DomainError::invalid)
     }
@@ -397,13 +424,13 @@ impl Additions {
         body: &Value,
     ) -> Result<Vec<NoteResult>, DomainError> {
         let now = Utc::now();
-        let (supplier, external, mut notes) = self.parse_notes(body, now)?;
+        let (supplier, external, mut notes) = self.parse_notes(body)?;
         let target = self.target(key, &supplier, &external)?;
         if let Some(mapped) = self
             .apply_rules(&target, Hook::MapNotes, body, Some("notes"))
             .await?
         {
-            notes = self.parse_notes(&mapped, now)?.2;
+            notes = self.parse_notes(&mapped)?.2;
         }
         let mut errors = FieldErrors::default();
         for (i, note) in notes.iter().enumerate() {
@@ -435,7 +462,7 @@ impl Additions {
         today: NaiveDate,
     ) -> Result<(String, String, PostedTransactions), DomainError> {
         let mut r = ObjectReader::root(body).map_err(DomainError::invalid)?;
-        let (supplier, external) = read_reference(&mut r);
+        let (supplier, external) = read_reference_or_deprecated(&mut r);
         let posted = r.array("transactions", Required, self.items());
         let (supplier, external, posted) = r
             .finish(|| Some((supplier?, external?, posted?)))
@@ -578,6 +605,8 @@ impl Additions {
                     created_at: None,
                     is_pinned: true,
                     unpin_at: None,
+                    external_id: None,
+                    is_archived: false,
                 };
                 add_note(tx, &note, NoteSource::System, now)?;
             }
@@ -603,7 +632,7 @@ impl Additions {
         &self,
         key: &ApiKeyRecord,
         body: &Value,
-    ) -> Result<StatementsBody, DomainError> {
+    ) -> Result<AddedStatements, DomainError> {
         let (supplier, external, mut statements) = self.parse_statements(body)?;
         let target = self.target(key, &supplier, &external)?;
         if let Some(mapped) = self
@@ -625,18 +654,34 @@ impl Additions {
         }
         self.store
             .change_account_records(&target.account.number, &mut |tx| {
+                // As on the real platform, a statement the account already has (or one sent
+                // twice) refuses the whole request.
+                let mut errors = FieldErrors::default();
+                let mut seen = std::collections::HashSet::new();
+                for (index, statement) in statements.iter().enumerate() {
+                    let id = statement.statement_id.as_str();
+                    if !seen.insert(id) || tx.get(AccountTable::Statements, id)?.is_some() {
+                        errors.push(FieldError::new(
+                            format!("statements.{index}.statement_id"),
+                            STATEMENT_EXISTS,
+                            format!("The account already has a historical statement {id:?}."),
+                        ));
+                    }
+                }
+                if !errors.is_empty() {
+                    return Err(DomainError::Invalid {
+                        code: STATEMENT_EXISTS,
+                        detail: "Historical statements already exist on the account.",
+                        errors,
+                    });
+                }
                 let mut summary = summary(tx)?;
                 for statement in &statements {
-                    if tx
-                        .get(AccountTable::Statements, &statement.statement_id)?
-                        .is_none()
-                    {
-                        tx.put(
-                            AccountTable::Statements,
-                            &statement.statement_id,
-                            &to_record(statement),
-                        )?;
-                    }
+                    tx.put(
+                        AccountTable::Statements,
+                        &statement.statement_id,
+                        &to_record(statement),
+                    )?;
                     let to = statement.bill_period_to_date;
                     summary.latest_statement_to = Some(
                         summary
@@ -648,7 +693,7 @@ impl Additions {
                 Ok(())
             })?;
         self.store.flush().await?;
-        Ok(StatementsBody {
+        Ok(AddedStatements {
             import_supplier: supplier,
             external_account_number: external,
             statements,

@@ -17,6 +17,20 @@ impl Money {
     pub fn amount(self) -> Decimal {
         self.0
     }
+
+    /// An amount given in pence (the currency's lowest denomination), as the real platform
+    /// gives integer amounts.
+    pub fn from_pence(pence: i64) -> Self {
+        Self(Decimal::new(pence, 2))
+    }
+
+    /// The amount in whole pence (rounded to the penny).
+    pub fn pence(self) -> i64 {
+        use rust_decimal::prelude::ToPrimitive;
+        (self.0.round_dp(2) * Decimal::ONE_HUNDRED)
+            .to_i64()
+            .unwrap_or(i64::MAX)
+    }
 }
 
 impl fmt::Display for Money {
@@ -46,6 +60,17 @@ impl<'de> Deserialize<'de> for Money {
 mod tests {
     use super::*;
     use std::str::FromStr;
+
+    #[test]
+    fn pence_are_hundredths_both_ways() {
+        assert_eq!(Money::from_pence(10_000).to_string(), "100.00");
+        assert_eq!(Money::from_pence(-1).to_string(), "-0.01");
+        assert_eq!(Money::from_pence(12_345).pence(), 12_345);
+        assert_eq!(
+            Money(Decimal::from_str("7.5").expect("decimal")).pence(),
+            750
+        );
+    }
 
     #[test]
     fn prints_two_places() {

@@ -59,22 +59,27 @@ impl FieldErrors {
 pub enum Presence {
     Required,
     Optional,
+    /// Optional, and `null` reads as absent (the real platform's `nullable` fields).
+    Nullable,
 }
-pub use Presence::{Optional, Required};
+pub use Presence::{Nullable, Optional, Required};
 
 /// Bounds on a string field.
 #[derive(Debug, Clone, Copy)]
 pub struct StrRule {
     pub max_len: usize,
     pub allow_blank: bool,
+    /// Line breaks and tabs are allowed (free text); other control characters never are.
+    pub multiline: bool,
 }
 
 impl StrRule {
-    /// A non-blank string of at most `max_len` characters.
+    /// A non-blank string of at most `max_len` characters, on one line.
     pub const fn max(max_len: usize) -> Self {
         Self {
             max_len,
             allow_blank: false,
+            multiline: false,
         }
     }
     /// A string of at most `max_len` characters that may be empty.
@@ -82,7 +87,20 @@ impl StrRule {
         Self {
             max_len,
             allow_blank: true,
+            multiline: false,
         }
+    }
+    /// Free text of at most `max_len` characters: it may span lines (`\n`, `\r`, `\t`).
+    pub const fn text(max_len: usize) -> Self {
+        Self {
+            max_len,
+            allow_blank: false,
+            multiline: true,
+        }
+    }
+
+    fn allows(self, character: char) -> bool {
+        !character.is_control() || (self.multiline && matches!(character, '\n' | '\r' | '\t'))
     }
 }
 
@@ -166,6 +184,7 @@ impl<'a> ObjectReader<'a> {
                 }
                 None
             }
+            Some(Value::Null) if presence == Nullable => None,
             Some(Value::Null) => {
                 self.error(self.attr(name), "null", "This field may not be null.");
                 None
@@ -209,7 +228,7 @@ impl<'a> ObjectReader<'a> {
             );
             return None;
         }
-        if text.chars().any(char::is_control) {
+        if !text.chars().all(|character| rule.allows(character)) {
             self.error(
                 self.attr(name),
                 "invalid",

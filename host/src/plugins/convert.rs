@@ -381,6 +381,36 @@ impl<const N: usize> FieldsMut<'_, N> {
         self.put(name, |slot| write_text(slot, text));
     }
 
+    /// Whether the object has field `name` with a value other than `null`.
+    fn given(&self, name: &'static str) -> bool {
+        position(self.names, name)
+            .and_then(|index| self.slots[index].as_deref())
+            .is_some_and(|slot| !slot.is_null())
+    }
+
+    /// A field the record types as text but the request may leave out (a `0.1.0` plugin
+    /// cannot say "absent"): an empty text over a missing or `null` field leaves it so.
+    fn text_if_given(&mut self, name: &'static str, text: String) {
+        if !text.is_empty() || self.given(name) {
+            self.text(name, text);
+        }
+    }
+
+    /// As [`Self::text_if_given`], for an integer field: a changed value that reads as an
+    /// integer is written as a JSON number.
+    fn integer_if_given(&mut self, name: &'static str, text: String) {
+        if text.is_empty() && !self.given(name) {
+            return;
+        }
+        self.put(name, |slot| {
+            if !reads_as(slot, &text) {
+                *slot = text
+                    .parse::<i64>()
+                    .map_or_else(|_| Value::String(text), Value::from);
+            }
+        });
+    }
+
     /// A text field, removed when `None`.
     fn optional(&mut self, name: &'static str, text: Option<String>) {
         match text {
@@ -583,9 +613,9 @@ pub fn write_statements(value: &mut Value, statements: Vec<types::Statement>) {
             fields.text("bill_period_from_date", statement.bill_period_from_date);
             fields.text("bill_period_to_date", statement.bill_period_to_date);
             fields.text("statement_id", statement.statement_id);
-            fields.text("issued_date", statement.issued_date);
-            fields.text("number", statement.number);
-            fields.text("gross_amount", statement.gross_amount);
+            fields.text_if_given("issued_date", statement.issued_date);
+            fields.text_if_given("number", statement.number);
+            fields.integer_if_given("gross_amount", statement.gross_amount);
             fields.optional("statement_path", statement.statement_path);
         });
     });
@@ -875,6 +905,35 @@ mod tests {
             .expect("object")
             .remove("statement_path");
         assert_eq!(value, expected);
+
+        // A statement without issued_date, number and gross_amount (optional on the real
+        // platform) keeps them absent through a 0.1.0 hook, whose record has plain strings;
+        // pence a hook changes are written back as a JSON integer.
+        let sparse = json!([{"bill_period_from_date": "2025-01-01", "bill_period_to_date": "2025-01-31",
+                             "statement_id": "S-2", "issued_date": null, "gross_amount": 10000}]);
+        let read = &list(&sparse, statement_to_wit)[0];
+        assert_eq!(
+            (read.issued_date, read.number, read.gross_amount),
+            ("", "", "10000")
+        );
+        let mut value = sparse.clone();
+        write_statements(
+            &mut value,
+            vec![types::Statement {
+                bill_period_from_date: owned(read.bill_period_from_date),
+                bill_period_to_date: owned(read.bill_period_to_date),
+                statement_id: owned(read.statement_id),
+                issued_date: String::new(),
+                number: String::new(),
+                gross_amount: "12050".to_owned(),
+                statement_path: None,
+            }],
+        );
+        assert_eq!(
+            value,
+            json!([{"bill_period_from_date": "2025-01-01", "bill_period_to_date": "2025-01-31",
+                    "statement_id": "S-2", "issued_date": null, "gross_amount": 12050}])
+        );
 
         let notes = json!([{"body": "hello", "document_paths": [{"document_path": "a.pdf"}, {}],
                             "created_at": "2025-01-01T00:00:00Z", "is_pinned": true}]);

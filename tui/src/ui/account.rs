@@ -173,13 +173,13 @@ fn account_lines(account: &AccountDetail, width: usize) -> Vec<Line<'static>> {
             .iter()
             .map(|statement| {
                 vec![
-                    CellText::from(statement.number.as_str()),
+                    CellText::from(statement.number.as_deref().unwrap_or("-")),
                     CellText::from(format!(
                         "{} – {}",
                         statement.bill_period_from_date, statement.bill_period_to_date
                     )),
-                    CellText::from(statement.issued_date.as_str()),
-                    CellText::from(statement.gross_amount.as_str()),
+                    CellText::from(statement.issued_date.as_deref().unwrap_or("-")),
+                    CellText::from(statement.gross_amount.as_deref().unwrap_or("-")),
                     CellText::from(optional(statement.statement_path.as_ref())),
                 ]
             })

@@ -61,6 +61,8 @@ fn account_answer(view: AccountView) -> AccountDetail {
                     NoteSource::System => "SYSTEM",
                 }
                 .to_owned(),
+                external_id: note.external_id,
+                is_archived: note.is_archived,
             })
             .collect(),
         transactions: view
@@ -111,9 +113,9 @@ fn account_answer(view: AccountView) -> AccountDetail {
                 bill_period_from_date: statement.bill_period_from_date.to_string(),
                 bill_period_to_date: statement.bill_period_to_date.to_string(),
                 statement_id: statement.statement_id,
-                issued_date: statement.issued_date.to_string(),
+                issued_date: statement.issued_date.map(|date| date.to_string()),
                 number: statement.number,
-                gross_amount: statement.gross_amount.to_string(),
+                gross_amount: statement.gross_amount.map(|amount| amount.to_string()),
                 statement_path: statement.statement_path,
             })
             .collect(),
