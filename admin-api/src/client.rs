@@ -518,6 +518,7 @@ mod tests {
                 send_migration_emails: false,
                 status: None,
                 expiry_window_days: None,
+                strict_unknown_fields: None,
             })
             .await
             .expect_err("a 400");

@@ -58,6 +58,9 @@ pub struct Supplier {
     pub send_migration_emails: bool,
     pub status: SupplierStatus,
     pub expiry_window_days: i64,
+    /// Unknown request fields are refused (`unknown_field`) rather than ignored and named.
+    #[serde(default)]
+    pub strict_unknown_fields: bool,
     pub created_at: String,
     pub updated_at: String,
     /// Number of import processes in each state (`PENDING`, `IN_PROGRESS`, `PROCESSED`,
@@ -106,6 +109,11 @@ pub struct NewSupplier {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false, minimum = 1, maximum = 3650)]
     pub expiry_window_days: Option<i64>,
+    /// Refuse unknown request fields (`unknown_field`) instead of ignoring and naming them
+    /// (default false, as the real platform).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub strict_unknown_fields: Option<bool>,
 }
 
 /// Body of `PATCH /admin/v1/suppliers/{code}`: only the fields to change.
@@ -127,6 +135,9 @@ pub struct SupplierChange {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false, minimum = 1, maximum = 3650)]
     pub expiry_window_days: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub strict_unknown_fields: Option<bool>,
 }
 
 #[cfg(test)]

@@ -151,7 +151,7 @@ fn request_body(external: &str, write: &Write) -> (&'static str, Value) {
                 "import_supplier": SUPPLIER,
                 "external_account_number": external,
                 "transactions": batch.iter().enumerate().map(|(index, posted)| {
-                    let reason = if posted.kind == "CREDIT" { "GENERAL_CREDIT" } else { "IMPORTED_CHARGE" };
+                    let reason = if posted.kind == "CREDIT" { "IMPORTED_CREDIT" } else { "IMPORTED_CHARGE" };
                     json!({
                         "transaction_id": posted.id,
                         "transaction_date": format!("2025-01-{:02}", 2 + index),

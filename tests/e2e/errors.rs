@@ -135,6 +135,7 @@ async fn bodies_and_arrays_over_the_limits_are_refused() {
 async fn nulls_wrong_types_and_unknown_fields_are_named_by_path() {
     let server = Server::start().await;
     let token = server.supplier_with_token("OLD_CO").await;
+    server.set_strict("OLD_CO", true).await;
     let mut body = account("OLD_CO", "ACC-1");
     body["billing_name"] = Value::Null;
     body["billing_address"]["postcode"] = json!(12345);
@@ -199,4 +200,123 @@ async fn a_key_over_its_request_limit_is_throttled_with_retry_after() {
         )
         .await;
     assert_eq!(status, StatusCode::OK);
+}
+
+/// As the real platform, fields Ferry does not know are ignored by default, but never
+/// silently: the answer names them (`Ferry-Ignored-Fields`, `Ferry-Ignored-Field-Count`) and
+/// `/metrics` counts them. A supplier the operator sets strict has them refused.
+#[tokio::test]
+async fn unknown_fields_are_ignored_and_named_unless_the_supplier_is_strict() {
+    let server = Server::start().await;
+    let (token, _) = server
+        .imported_account("OLD_CO", "ACC-1", "2025-01-01")
+        .await;
+    let mut account = account("OLD_CO", "ACC-2");
+    account["nickname"] = json!("Ada");
+    account["billing_address"]["flat"] = json!("2B");
+    let notes = json!({"import_supplier": "OLD_CO", "external_account_number": "ACC-1",
+                       "source_system": "crm", "notes": [{"body": "Hello", "colour": "blue"}]});
+    // The real document's own transactions example sends `reference` on a CHARGE.
+    let transactions = json!({"import_supplier": "OLD_CO", "external_account_number": "ACC-1",
+        "transactions": [{"transaction_id": "T-1", "transaction_date": "2025-01-05", "amount": 10,
+                          "type": "CHARGE", "reason": "IMPORTED_CHARGE", "reference": "INV-1"}]});
+    let requests = [
+        (
+            STAGE,
+            &account,
+            "nickname, billing_address.flat",
+            StatusCode::CREATED,
+        ),
+        (
+            "/v1/data-import/notes/create/",
+            &notes,
+            "source_system, notes.0.colour",
+            StatusCode::CREATED,
+        ),
+        (
+            "/v1/data-import/transactions/create/",
+            &transactions,
+            "transactions.0.reference",
+            StatusCode::CREATED,
+        ),
+    ];
+    let client = reqwest::Client::new();
+    for (path, body, ignored, expected) in requests {
+        let response = client
+            .post(server.url(path))
+            .header("Authorization", format!("Token {token}"))
+            .json(body)
+            .send()
+            .await
+            .expect("request");
+        assert_eq!(response.status(), expected, "{path}");
+        let listed = response.headers()["ferry-ignored-fields"]
+            .to_str()
+            .expect("ASCII")
+            .to_owned();
+        let mut listed: Vec<&str> = listed.split(", ").collect();
+        let mut wanted: Vec<&str> = ignored.split(", ").collect();
+        listed.sort_unstable();
+        wanted.sort_unstable();
+        assert_eq!(listed, wanted, "{path}");
+        assert_eq!(
+            response.headers()["ferry-ignored-field-count"],
+            wanted.len().to_string().as_str()
+        );
+    }
+    let metrics = client
+        .get(server.url("/metrics"))
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("text");
+    for line in [
+        r#"ferry_ignored_fields_total{endpoint="create_or_update"} 2"#,
+        r#"ferry_ignored_fields_total{endpoint="notes"} 2"#,
+        r#"ferry_ignored_fields_total{endpoint="transactions"} 1"#,
+    ] {
+        assert!(metrics.contains(line), "{line} not in\n{metrics}");
+    }
+    // A request with nothing unknown carries no such header.
+    let response = client
+        .post(server.url(STAGE))
+        .header("Authorization", format!("Token {token}"))
+        .json(&crate::support::account("OLD_CO", "ACC-3"))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(response.status(), StatusCode::CREATED);
+    assert!(response.headers().get("ferry-ignored-fields").is_none());
+
+    // Strict: refused, with every other error, and nothing kept.
+    server.set_strict("OLD_CO", true).await;
+    account["external_account_number"] = json!("ACC-4");
+    let (status, answer) = server.post(STAGE, &token, &account).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+    let mut pairs = error_pairs(&answer);
+    pairs.sort();
+    assert_eq!(
+        pairs,
+        vec![
+            (
+                "billing_address.flat".to_owned(),
+                "unknown_field".to_owned()
+            ),
+            ("nickname".to_owned(), "unknown_field".to_owned()),
+        ]
+    );
+    let (status, answer) = server
+        .post("/v1/data-import/notes/create/", &token, &notes)
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+    assert_error(&answer, "validation_error");
+    let (status, _) = server
+        .get(
+            "/v1/data-import/account-transfer-status/OLD_CO/ACC-4/",
+            &token,
+        )
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
 }

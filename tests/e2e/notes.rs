@@ -139,6 +139,7 @@ async fn note_rules_are_reported_together() {
     let (token, number) = server
         .imported_account("OLD_CO", "ACC-1", "2025-01-01")
         .await;
+    server.set_strict("OLD_CO", true).await;
     let bad = notes(
         "OLD_CO",
         "ACC-1",

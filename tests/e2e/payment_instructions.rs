@@ -166,6 +166,7 @@ async fn instructions_are_validated_before_the_vendor_is_asked() {
     let (token, _) = server
         .imported_account("OLD_CO", "ACC-1", "2025-01-01")
         .await;
+    server.set_strict("OLD_CO", true).await;
     let bad = json!({"import_supplier": "OLD_CO", "external_account_number": "ACC-1", "vendor": "nobody", "type": "CHEQUE", "extra": 1});
     let (status, body) = server.post(INSTRUCTIONS, &token, &bad).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);

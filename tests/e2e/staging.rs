@@ -44,6 +44,7 @@ async fn every_field_error_is_reported_at_once() {
     body["transfer_balance"] = json!(1.005);
     body["external_account_number"] = json!("x".repeat(129));
     body["nickname"] = json!("Ada");
+    server.set_strict("OLD_CO", true).await;
     for path in [VALIDATE, STAGE] {
         let (status, answer) = server.post(path, &token, &body).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");

@@ -20,11 +20,11 @@ fn every_type() -> Value {
     json!([
         {"transaction_id": "C-1", "transaction_date": "2025-01-05", "amount": 1234567.89, "type": "CHARGE", "reason": "IMPORTED_CHARGE", "display_note": "Old balance", "note": "from ledger 7"},
         {"transaction_id": "C-2", "transaction_date": "2025-01-06", "amount": 0.1, "type": "CHARGE", "reason": "IMPORTED_CHARGE"},
-        {"transaction_id": "CR-1", "transaction_date": "2025-01-07", "amount": "-25.5", "type": "CREDIT", "reason": "GENERAL_CREDIT"},
+        {"transaction_id": "CR-1", "transaction_date": "2025-01-07", "amount": "-25.5", "type": "CREDIT", "reason": "IMPORTED_CREDIT"},
         {"transaction_id": "P-1", "transaction_date": "2025-01-08", "amount": "100", "type": "PAYMENT", "reason": "ACCOUNT_CHARGE_PAYMENT", "reference": "DD-1", "payment_type": "DD_REGULAR_COLLECTION"},
         {"transaction_id": "R-1", "transaction_date": "2025-01-09", "amount": 40.00, "type": "REPAYMENT", "reason": "FULL_CREDIT_REFUND", "reference": "RF-1", "payment_type": "DIRECT_CREDIT"},
         {"transaction_id": "S-1", "transaction_date": "2025-01-10", "amount": 52.5, "type": "SUPPLY_CHARGE", "product_code": "VAR-22", "display_note": "January",
-         "line_items": [{"rate_band": "CONSUMPTION_STANDARD", "start_date": "2025-01-01", "end_date": "2025-01-31", "number_of_units": 200.5, "net_amount": 50, "price_per_unit": 0.24937656, "units": [100, 100.5]}],
+         "line_items": [{"rate_band": "CONSUMPTION_STANDARD", "start_date": "2025-01-01", "end_date": "2025-01-31", "number_of_units": 200.5, "net_amount": 50, "price_per_unit": 0.2493766, "units": [100, 100.5]}],
          "tax_items": [{"amount": 2.5, "tax_type": "VAT", "value_taxed": 50, "rate": 0.05, "unit_type": "PROPORTION"}]}
     ])
 }
@@ -58,7 +58,7 @@ async fn every_type_is_added_with_exact_amounts_and_a_ledger() {
     );
     let supply = &results[5]["transaction_data"];
     assert_eq!(supply["line_items"][0]["net_amount"], "50.00");
-    assert_eq!(supply["line_items"][0]["price_per_unit"], "0.24937656");
+    assert_eq!(supply["line_items"][0]["price_per_unit"], "0.2493766");
     assert_eq!(supply["tax_items"][0]["rate"], "0.05");
     assert_eq!(supply["type"], "SUPPLY_CHARGE");
 
@@ -77,7 +77,7 @@ async fn a_batch_with_one_bad_transaction_leaves_nothing_behind() {
     let (token, number) = server
         .imported_account("OLD_CO", "ACC-1", "2025-01-01")
         .await;
-    let bad = json!({"transaction_id": "P-9", "transaction_date": "2025-01-08", "amount": 10, "type": "PAYMENT", "reason": "ACCOUNT_CHARGE_PAYMENT"});
+    let bad = json!({"transaction_id": "P-9", "transaction_date": "2025-01-08", "amount": 10, "type": "PAYMENT", "reason": "ACCOUNT_CHARGE_PAYMENT", "payment_type": "DIRECT_DEBIT"});
     let posted = json!([
         charge("C-1", "2025-01-02", json!(10)),
         charge("C-2", "2025-01-03", json!(5)),
@@ -121,7 +121,7 @@ async fn per_transaction_failures_name_the_first_failing_transaction() {
             "duplicate_transaction_ids",
         ),
         (
-            json!([charge("C-1", "2025-01-02", json!("1.001"))]),
+            json!([charge("C-1", "2025-01-02", json!("1.00000000001"))]),
             "max_decimal_places",
         ),
         (
@@ -362,4 +362,63 @@ async fn the_deprecated_account_number_names_the_account() {
     assert_eq!(status, StatusCode::CREATED, "{body}");
     let view = server.account_view(&number).await;
     assert_eq!(view["transactions"][0]["transaction_id"], "C-1");
+}
+
+/// Every reason and payment type the real platform lists for a type is accepted (the lists
+/// are the real document's, extracted into `reference_enums.json`), one outside is refused,
+/// and `dry_run` answers as a real run without keeping anything.
+#[tokio::test]
+async fn every_real_reason_and_payment_type_is_accepted_and_a_dry_run_keeps_nothing() {
+    let server = Server::start().await;
+    let (token, number) = server
+        .imported_account("OLD_CO", "ACC-1", "2025-01-01")
+        .await;
+    let enums = ferry_host::domain::reference::enums();
+    let mut posted = Vec::new();
+    for kind in ["CHARGE", "CREDIT", "PAYMENT", "REPAYMENT"] {
+        for (index, reason) in enums.reasons(kind).iter().enumerate() {
+            posted.push(json!({"transaction_id": format!("{kind}-R{index}"), "transaction_date": "2025-01-05",
+                               "amount": 1, "type": kind, "reason": reason}));
+        }
+    }
+    for kind in ["PAYMENT", "REPAYMENT"] {
+        for (index, payment_type) in enums.payment_types(kind).iter().enumerate() {
+            posted.push(json!({"transaction_id": format!("{kind}-P{index}"), "transaction_date": "2025-01-05",
+                               "amount": 1, "type": kind, "payment_type": payment_type}));
+        }
+    }
+    assert_eq!(posted.len(), 77 + 239 + 14 + 24 + 35 + 6);
+    for chunk in posted.chunks(100) {
+        let body = json!({"import_supplier": "OLD_CO", "external_account_number": "ACC-1",
+                          "dry_run": true, "transactions": chunk});
+        let (status, answer) = server.post(TRANSACTIONS, &token, &body).await;
+        assert_eq!(status, StatusCode::CREATED, "{answer}");
+        assert_eq!(
+            answer["results"].as_array().map(Vec::len),
+            Some(chunk.len())
+        );
+        assert_eq!(answer["results"][0]["status"], "TRANSACTION_ADDED_TO_ACCOUNT");
+    }
+    // The dry runs kept nothing.
+    let view = server.account_view(&number).await;
+    assert_eq!(view["transactions"], json!([]));
+    assert_eq!(view["balance"], "0.00");
+
+    let outside = json!([{"transaction_id": "X-1", "transaction_date": "2025-01-05", "amount": 1,
+                          "type": "REPAYMENT", "payment_type": "DD_REGULAR_COLLECTION"}]);
+    let (status, body) = server.post(TRANSACTIONS, &token, &batch(outside)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(body["error_code"], "invalid_choice");
+
+    // For real: kept.
+    let (status, _) = server
+        .post(
+            TRANSACTIONS,
+            &token,
+            &batch(json!(posted[..3].to_vec())),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let view = server.account_view(&number).await;
+    assert_eq!(view["transactions"].as_array().map(Vec::len), Some(3));
 }

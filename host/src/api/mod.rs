@@ -9,6 +9,7 @@ pub mod error;
 pub mod extract;
 pub mod graphql;
 pub mod health;
+pub mod ignored;
 pub mod imports;
 pub mod notes;
 pub mod openapi;

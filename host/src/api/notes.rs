@@ -3,6 +3,7 @@
 use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{JsonBody, SupplierCaller};
+use super::ignored::IgnoredFields;
 use super::schemas::NotesRequest;
 use crate::domain::import_process::format_datetime;
 use crate::domain::notes::NoteStatus;
@@ -39,9 +40,10 @@ pub async fn create_notes(
     State(state): State<AppState>,
     SupplierCaller(key): SupplierCaller,
     JsonBody(body): JsonBody,
-) -> Result<(StatusCode, Json<Vec<NoteResultBody>>), ApiError> {
+) -> Result<(StatusCode, IgnoredFields, Json<Vec<NoteResultBody>>), ApiError> {
     let results = state.additions.add_notes(&key, &body).await?;
     let answer = results
+        .value
         .into_iter()
         .map(|result| NoteResultBody {
             created_at: format_datetime(result.created_at),
@@ -50,5 +52,9 @@ pub async fn create_notes(
             status: result.status,
         })
         .collect();
-    Ok((StatusCode::CREATED, Json(answer)))
+    Ok((
+        StatusCode::CREATED,
+        IgnoredFields::new("notes", results.ignored),
+        Json(answer),
+    ))
 }

@@ -28,6 +28,9 @@ use utoipa::{Modify, OpenApi};
             Obtain a token with the GraphQL mutation `obtainPlatformToken` at `POST /v1/graphql/`, then send \
             `Authorization: Token <token>` (or, as on the real platform, `Token <API key>`). The admin \
             API takes the operator key the same way. \
+            Fields Ferry does not know are ignored, as on the real platform, and named in the \
+            answer's `Ferry-Ignored-Fields` header (`Ferry-Ignored-Field-Count` gives their number); \
+            a supplier the operators set strict has them refused (`unknown_field`). \
             Every failure answers `{detail, code, errors: [{detail, code, attr}]}` (the transactions \
             endpoint's per-transaction 400 aside): also an unknown path (404 `not_found`) and a method a \
             path does not have (405 `method_not_allowed`, with `Allow`)."

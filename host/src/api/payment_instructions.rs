@@ -4,6 +4,7 @@
 use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{JsonBody, SupplierCaller};
+use super::ignored::IgnoredFields;
 use super::schemas::PaymentInstructionRequest;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -34,11 +35,12 @@ pub async fn create_payment_instruction(
     State(state): State<AppState>,
     SupplierCaller(key): SupplierCaller,
     JsonBody(body): JsonBody,
-) -> Result<(StatusCode, Json<PaymentInstructionCreated>), ApiError> {
-    let (platform_account_number, reference) =
-        state.additions.add_payment_instruction(&key, &body).await?;
+) -> Result<(StatusCode, IgnoredFields, Json<PaymentInstructionCreated>), ApiError> {
+    let added = state.additions.add_payment_instruction(&key, &body).await?;
+    let (platform_account_number, reference) = added.value;
     Ok((
         StatusCode::CREATED,
+        IgnoredFields::new("payment_instructions", added.ignored),
         Json(PaymentInstructionCreated {
             platform_account_number,
             reference,

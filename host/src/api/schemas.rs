@@ -6,7 +6,10 @@
 //! schemas is always refused (400), while one that follows them can still be refused by a rule
 //! a schema cannot state (a supplier that does not exist, a phone number that is not one, a
 //! blank string). The `#[serde]` attributes are read by `utoipa` only: optional fields are
-//! marked `default` (absent, never null), and unknown fields are refused.
+//! marked `default` (absent, never null). Unknown fields are allowed, as on the real
+//! platform: they are ignored and named in the answer's `Ferry-Ignored-Fields` header (a
+//! supplier set strict refuses them). The enumerations of transactions are the real
+//! platform's, from the same list the readers check (`domain/reference_enums.json`).
 
 use crate::domain::account::Market;
 use crate::domain::ledger::TransactionType;
@@ -15,7 +18,7 @@ use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, Schema, SchemaFormat, 
 use utoipa::{PartialSchema, ToSchema};
 
 /// An exact decimal: a JSON number or a string holding one (`12.30`, `"12.30"`, `1e3`); never
-/// read through a float. Amounts of money have at most two decimal places.
+/// read through a float. Amounts have at most ten decimal places (the real platform's pattern).
 #[derive(Debug)]
 pub struct Decimal;
 
@@ -24,7 +27,7 @@ impl PartialSchema for Decimal {
         ObjectBuilder::new()
             .schema_type(SchemaType::from_iter([Type::Number, Type::String]))
             .description(Some(
-                "An exact decimal: a JSON number or a string holding one; money has at most two decimal places.",
+                "An exact decimal: a JSON number or a string holding one; amounts have at most ten decimal places.",
             ))
             .examples([serde_json::json!("12.30")])
             .into()
@@ -50,7 +53,6 @@ impl ToSchema for ComponentBytes {}
 
 /// An account to validate or stage.
 #[derive(Debug, ToSchema)]
-#[serde(deny_unknown_fields)]
 pub struct AccountRequest {
     /// Import supplier code.
     #[schema(min_length = 1, max_length = 64)]
@@ -76,7 +78,6 @@ pub struct AccountRequest {
 }
 
 #[derive(Debug, ToSchema)]
-#[serde(deny_unknown_fields)]
 pub struct AddressRequest {
     #[schema(min_length = 1, max_length = 255)]
     pub address_line_1: String,
@@ -96,7 +97,6 @@ pub struct AddressRequest {
 }
 
 #[derive(Debug, ToSchema)]
-#[serde(deny_unknown_fields)]
 pub struct CustomerRequest {
     #[schema(min_length = 1, max_length = 255)]
     pub given_name: String,
@@ -119,7 +119,6 @@ pub struct CustomerRequest {
 }
 
 #[derive(Debug, ToSchema)]
-#[serde(deny_unknown_fields)]
 pub struct SupplyPointRequest {
     pub market: Market,
     /// MPAN / MPRN or the market's own identifier; each listed once.
@@ -135,7 +134,6 @@ pub struct SupplyPointRequest {
 
 /// Body of `process/`.
 #[derive(Debug, ToSchema)]
-#[serde(deny_unknown_fields)]
 pub struct ProcessRequest {
     #[schema(min_length = 1, max_length = 64)]
     pub import_supplier_code: String,
@@ -153,7 +151,6 @@ pub struct ProcessRequest {
 
 /// Body of `notes/create/`.
 #[derive(Debug, ToSchema)]
-#[serde(deny_unknown_fields)]
 pub struct NotesRequest {
     #[schema(min_length = 1, max_length = 64)]
     pub import_supplier: String,
@@ -171,7 +168,6 @@ pub struct NotesRequest {
 
 /// A note: a body, document paths, or both.
 #[derive(Debug, ToSchema)]
-#[serde(deny_unknown_fields)]
 pub struct NoteRequest {
     #[serde(default)]
     #[schema(min_length = 1, max_length = 10000)]
@@ -199,7 +195,6 @@ pub struct NoteRequest {
 }
 
 #[derive(Debug, ToSchema)]
-#[serde(deny_unknown_fields)]
 pub struct DocumentPathRequest {
     /// Relative to the supplier's document root (a leading `/` is accepted); no `..`, `.`,
     /// empty segments or scheme. The document must exist.
@@ -209,7 +204,6 @@ pub struct DocumentPathRequest {
 
 /// Body of `transactions/create/`.
 #[derive(Debug, ToSchema)]
-#[serde(deny_unknown_fields)]
 pub struct TransactionsRequest {
     #[schema(min_length = 1, max_length = 64)]
     pub import_supplier: String,
@@ -221,36 +215,56 @@ pub struct TransactionsRequest {
     #[serde(default)]
     #[schema(min_length = 1, max_length = 128, deprecated)]
     pub account_number: String,
+    /// Go through everything and keep nothing: the answer is the real one (default false).
+    #[serde(default)]
+    pub dry_run: bool,
     #[schema(min_items = 1)]
     pub transactions: Vec<TransactionRequest>,
 }
 
-/// `reason` of a transaction.
-#[derive(Debug, ToSchema)]
-#[allow(clippy::enum_variant_names)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum TransactionReason {
-    ImportedCharge,
-    ImportedCredit,
-    AccountChargePayment,
-    FullCreditRefund,
-    GeneralCredit,
+/// A string among `values`, sorted and without repeats.
+fn one_of(values: impl IntoIterator<Item = String>, description: &str) -> RefOr<Schema> {
+    let values: std::collections::BTreeSet<String> = values.into_iter().collect();
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .enum_values(Some(values))
+        .description(Some(description))
+        .into()
 }
 
-/// `payment_type` of a payment or repayment.
-#[derive(Debug, ToSchema)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum PaymentType {
-    DdRegularCollection,
-    DirectCredit,
-    DebitCard,
+/// `reason`: the real platform's reasons of every type (which of them a type takes is in the
+/// description of `TransactionRequest`).
+fn transaction_reason() -> RefOr<Schema> {
+    let enums = crate::domain::reference::enums();
+    one_of(
+        enums.transaction_reasons.values().flatten().cloned(),
+        "CHARGE, CREDIT: required, from the type's own list; PAYMENT, REPAYMENT: optional;          SUPPLY_CHARGE: none (the real platform's lists).",
+    )
 }
 
-/// A transaction. Which of the optional fields are required, and which are allowed, depends
-/// on `type`: `reason` for `CHARGE` and `CREDIT`; `reason`, `reference` and `payment_type` for
-/// `PAYMENT` and `REPAYMENT`; `product_code` and `line_items` for `SUPPLY_CHARGE`.
+/// `payment_type`: the real platform's payment types of `PAYMENT` and `REPAYMENT`.
+fn payment_type() -> RefOr<Schema> {
+    let enums = crate::domain::reference::enums();
+    one_of(
+        enums.payment_types.values().flatten().cloned(),
+        "PAYMENT and REPAYMENT only, optional, from the type's own list (the real platform's).",
+    )
+}
+
+fn tax_unit_type() -> RefOr<Schema> {
+    one_of(
+        crate::domain::reference::enums().tax_unit_types.clone(),
+        "The unit of the tax rate.",
+    )
+}
+
+/// A transaction, as the real platform's `oneOf` on `type` defines it: every type takes
+/// `note`, `display_note` (deprecated on `PAYMENT` and `REPAYMENT`), `billing_document_identifier`
+/// and `to_prepay_meter_serial_number`; `CHARGE` and `CREDIT` require `reason`; `PAYMENT` and
+/// `REPAYMENT` take `reason`, `reference` and `payment_type`; `SUPPLY_CHARGE` requires
+/// `product_code` and `line_items` and takes `supply_point_identifier`; `CHARGE` and
+/// `SUPPLY_CHARGE` take `tax_items`. A field another type has is ignored (and named).
 #[derive(Debug, ToSchema)]
-#[serde(deny_unknown_fields)]
 pub struct TransactionRequest {
     #[schema(min_length = 1, max_length = 128)]
     pub transaction_id: String,
@@ -261,23 +275,32 @@ pub struct TransactionRequest {
     #[serde(rename = "type")]
     pub kind: TransactionType,
     #[serde(default)]
-    #[schema(nullable = false)]
-    pub reason: Option<TransactionReason>,
+    #[schema(schema_with = transaction_reason)]
+    pub reason: String,
     #[serde(default)]
-    #[schema(min_length = 1, max_length = 128)]
+    #[schema(max_length = 512)]
     pub reference: String,
     #[serde(default)]
-    #[schema(nullable = false)]
-    pub payment_type: Option<PaymentType>,
+    #[schema(schema_with = payment_type)]
+    pub payment_type: String,
     #[serde(default)]
-    #[schema(min_length = 1, max_length = 1000)]
+    #[schema(min_length = 1, max_length = 2000)]
     pub display_note: String,
     #[serde(default)]
     #[schema(min_length = 1, max_length = 2000)]
     pub note: String,
     #[serde(default)]
-    #[schema(min_length = 1, max_length = 64)]
+    #[schema(min_length = 1, max_length = 255)]
+    pub billing_document_identifier: String,
+    #[serde(default)]
+    #[schema(min_length = 1, max_length = 255)]
+    pub to_prepay_meter_serial_number: String,
+    #[serde(default)]
+    #[schema(min_length = 1, max_length = 255)]
     pub product_code: String,
+    #[serde(default)]
+    #[schema(min_length = 1, max_length = 255)]
+    pub supply_point_identifier: String,
     #[serde(default)]
     #[schema(min_items = 1)]
     pub line_items: Vec<LineItemRequest>,
@@ -286,38 +309,57 @@ pub struct TransactionRequest {
 }
 
 #[derive(Debug, ToSchema)]
-#[serde(deny_unknown_fields)]
 pub struct LineItemRequest {
-    #[schema(min_length = 1, max_length = 64)]
+    #[serde(default)]
+    #[schema(min_length = 1, max_length = 255)]
     pub rate_band: String,
     #[schema(format = Date)]
     pub start_date: String,
     /// Not earlier than `start_date`.
     #[schema(format = Date)]
     pub end_date: String,
+    /// At most four decimal places.
     pub number_of_units: Decimal,
     pub net_amount: Decimal,
-    pub price_per_unit: Decimal,
+    /// At most seven decimal places.
+    #[serde(default)]
+    pub price_per_unit: Option<Decimal>,
+    /// At most four decimal places each.
     #[serde(default)]
     #[schema(max_items = 10000)]
     pub units: Vec<Decimal>,
+    #[serde(default)]
+    #[schema(min_length = 1, max_length = 255)]
+    pub external_rate_identifier: String,
+    #[serde(default)]
+    #[schema(min_length = 1, max_length = 255)]
+    pub rate_specification_code: String,
+    #[serde(default)]
+    #[schema(min_length = 1, max_length = 255)]
+    pub time_series_specification_code: String,
+    #[serde(default)]
+    #[schema(value_type = Object)]
+    pub params: Option<serde_json::Value>,
 }
 
 #[derive(Debug, ToSchema)]
-#[serde(deny_unknown_fields)]
 pub struct TaxItemRequest {
     pub amount: Decimal,
-    #[schema(min_length = 1, max_length = 32)]
+    #[schema(min_length = 1, max_length = 64)]
     pub tax_type: String,
+    /// At most five decimal places.
     pub value_taxed: Decimal,
+    /// At most five decimal places.
     pub rate: Decimal,
-    #[schema(min_length = 1, max_length = 32)]
+    #[schema(schema_with = tax_unit_type)]
     pub unit_type: String,
+    #[serde(default)]
+    #[schema(value_type = Object)]
+    pub params: Option<serde_json::Value>,
 }
 
 /// Body of `historical-statements/create/`.
 #[derive(Debug, ToSchema)]
-#[serde(deny_unknown_fields)]
 pub struct StatementsRequest {
     #[schema(min_length = 1, max_length = 64)]
     pub import_supplier: String,
@@ -328,7 +370,6 @@ pub struct StatementsRequest {
 }
 
 #[derive(Debug, ToSchema)]
-#[serde(deny_unknown_fields)]
 pub struct StatementRequest {
     #[schema(format = Date)]
     pub bill_period_from_date: String,
@@ -364,7 +405,6 @@ pub enum InstructionType {
 
 /// Body of `payment-instruction/create/`.
 #[derive(Debug, ToSchema)]
-#[serde(deny_unknown_fields)]
 pub struct PaymentInstructionRequest {
     #[schema(min_length = 1, max_length = 64)]
     pub import_supplier: String,

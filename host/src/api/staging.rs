@@ -4,6 +4,7 @@
 use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{JsonBody, SupplierCaller};
+use super::ignored::IgnoredFields;
 use super::schemas::{AccountRequest, ProcessRequest};
 use crate::domain::account::AccountPayload;
 use crate::domain::import_process::Staging;
@@ -50,8 +51,12 @@ pub async fn validate_account(
     State(state): State<AppState>,
     SupplierCaller(key): SupplierCaller,
     JsonBody(body): JsonBody,
-) -> Result<Json<AccountPayload>, ApiError> {
-    Ok(Json(state.imports.validate(&key, &body).await?))
+) -> Result<(IgnoredFields, Json<AccountPayload>), ApiError> {
+    let validated = state.imports.validate(&key, &body).await?;
+    Ok((
+        IgnoredFields::new("validate_account", validated.ignored),
+        Json(validated.value),
+    ))
 }
 
 /// Validates and stages an account: 201 when first staged, 200 when re-staging updates it.
@@ -63,14 +68,16 @@ pub async fn create_or_update(
     State(state): State<AppState>,
     SupplierCaller(key): SupplierCaller,
     JsonBody(body): JsonBody,
-) -> Result<(StatusCode, Json<StagedAccount>), ApiError> {
-    let (process, staging) = state.imports.stage(&key, &body).await?;
+) -> Result<(StatusCode, IgnoredFields, Json<StagedAccount>), ApiError> {
+    let staged = state.imports.stage(&key, &body).await?;
+    let (process, staging) = staged.value;
     let status = match staging {
         Staging::Created => StatusCode::CREATED,
         Staging::Updated => StatusCode::OK,
     };
     Ok((
         status,
+        IgnoredFields::new("create_or_update", staged.ignored),
         Json(StagedAccount {
             external_account_number: process.external_account_number,
             import_supplier_code: process.supplier_code,
@@ -90,10 +97,12 @@ pub async fn process(
     State(state): State<AppState>,
     SupplierCaller(key): SupplierCaller,
     JsonBody(body): JsonBody,
-) -> Result<(StatusCode, Json<ProcessedAccount>), ApiError> {
-    let account = state.imports.process(&key, &body).await?;
+) -> Result<(StatusCode, IgnoredFields, Json<ProcessedAccount>), ApiError> {
+    let processed = state.imports.process(&key, &body).await?;
+    let account = processed.value;
     Ok((
         StatusCode::CREATED,
+        IgnoredFields::new("process", processed.ignored),
         Json(ProcessedAccount {
             external_account_number: account.external_account_number,
             account_number: account.number.clone(),

@@ -3,6 +3,7 @@
 use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{JsonBody, SupplierCaller};
+use super::ignored::IgnoredFields;
 use super::schemas::StatementsRequest;
 use crate::domain::additions::AddedStatements;
 use crate::domain::statements::Statement;
@@ -81,9 +82,11 @@ pub async fn create_statements(
     State(state): State<AppState>,
     SupplierCaller(key): SupplierCaller,
     JsonBody(body): JsonBody,
-) -> Result<(StatusCode, Json<StatementsBody>), ApiError> {
+) -> Result<(StatusCode, IgnoredFields, Json<StatementsBody>), ApiError> {
+    let added = state.additions.add_statements(&key, &body).await?;
     Ok((
         StatusCode::CREATED,
-        Json(state.additions.add_statements(&key, &body).await?.into()),
+        IgnoredFields::new("historical_statements", added.ignored),
+        Json(added.value.into()),
     ))
 }

@@ -3,6 +3,7 @@
 use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{JsonBody, QueryParams, SupplierCaller};
+use super::ignored::IgnoredFields;
 use super::schemas::{TransactionsBadRequest, TransactionsRequest};
 use crate::domain::additions::{TransactionOptions, TransactionResult};
 use axum::extract::State;
@@ -74,15 +75,18 @@ pub async fn create_transactions(
     SupplierCaller(key): SupplierCaller,
     QueryParams(query): QueryParams<HashMap<String, String>>,
     JsonBody(body): JsonBody,
-) -> Result<(StatusCode, Json<TransactionResultsBody>), ApiError> {
+) -> Result<(StatusCode, IgnoredFields, Json<TransactionResultsBody>), ApiError> {
     let options = options(&query)?;
-    let results = state
+    let added = state
         .additions
         .add_transactions(&key, &body, options)
         .await?;
     Ok((
         StatusCode::CREATED,
-        Json(TransactionResultsBody { results }),
+        IgnoredFields::new("transactions", added.ignored),
+        Json(TransactionResultsBody {
+            results: added.value,
+        }),
     ))
 }
 

@@ -23,6 +23,9 @@ pub enum SupplierAction {
         status: Option<SupplierStatus>,
         #[arg(long)]
         expiry_window_days: Option<i64>,
+        /// Refuse request fields Ferry does not know instead of ignoring and naming them.
+        #[arg(long)]
+        strict_unknown_fields: bool,
     },
     /// List suppliers with their counts per import state.
     List,
@@ -42,6 +45,9 @@ pub enum SupplierAction {
         status: Option<SupplierStatus>,
         #[arg(long)]
         expiry_window_days: Option<i64>,
+        /// true: refuse request fields Ferry does not know; false: ignore and name them.
+        #[arg(long)]
+        strict_unknown_fields: Option<bool>,
     },
     /// Set a supplier's status: ONGOING, PAUSED or COMPLETE.
     SetStatus {
@@ -66,6 +72,7 @@ pub async fn run(client: &AdminClient, action: SupplierAction) -> anyhow::Result
             send_migration_emails,
             status,
             expiry_window_days,
+            strict_unknown_fields,
         } => {
             let supplier = NewSupplier {
                 code,
@@ -74,6 +81,7 @@ pub async fn run(client: &AdminClient, action: SupplierAction) -> anyhow::Result
                 send_migration_emails,
                 status,
                 expiry_window_days,
+                strict_unknown_fields: strict_unknown_fields.then_some(true),
             };
             client.create_supplier(&supplier).await
         }
@@ -89,6 +97,7 @@ pub async fn run(client: &AdminClient, action: SupplierAction) -> anyhow::Result
             send_migration_emails,
             status,
             expiry_window_days,
+            strict_unknown_fields,
         } => {
             let change = SupplierChange {
                 name,
@@ -96,6 +105,7 @@ pub async fn run(client: &AdminClient, action: SupplierAction) -> anyhow::Result
                 send_migration_emails,
                 status,
                 expiry_window_days,
+                strict_unknown_fields,
             };
             client.update_supplier(&code, &change).await
         }

@@ -24,8 +24,10 @@ use super::ports::{
 };
 use super::statements::{Statement, read_statement};
 use super::supplier::Supplier;
+use super::supplier::unknown_fields_of;
 use super::validation::{
-    FieldError, FieldErrors, Items, ObjectReader, Optional, Required, StrRule,
+    FieldError, FieldErrors, Items, ObjectReader, Optional, Reported, Required, StrRule,
+    UnknownFields, ignored_mark, prefix_ignored_since, reading,
 };
 use crate::store::{AccountTable, AccountTx, ChangeAccount, Store, StoreError};
 use chrono::{DateTime, NaiveDate, Utc};
@@ -409,6 +411,16 @@ impl Additions {
         }))
     }
 
+    /// What `body`'s supplier does with unknown fields.
+    fn policy(&self, key: &ApiKeyRecord, body: &Value) -> Result<UnknownFields, DomainError> {
+        Ok(unknown_fields_of(
+            self.store.as_ref(),
+            key,
+            body,
+            "import_supplier",
+        )?)
+    }
+
     fn parse_notes(&self, body: &Value) -> Result<(String, String, Vec<NoteInput>), DomainError> {
         let max_items = self.limits.max_items;
         let mut r = ObjectReader::root(body).map_err(DomainError::invalid)?;
@@ -422,15 +434,17 @@ impl Additions {
         &self,
         key: &ApiKeyRecord,
         body: &Value,
-    ) -> Result<Vec<NoteResult>, DomainError> {
+    ) -> Result<Reported<Vec<NoteResult>>, DomainError> {
         let now = Utc::now();
-        let (supplier, external, mut notes) = self.parse_notes(body)?;
+        let policy = self.policy(key, body)?;
+        let (parsed, ignored) = reading(policy, || self.parse_notes(body));
+        let (supplier, external, mut notes) = parsed?;
         let target = self.target(key, &supplier, &external)?;
         if let Some(mapped) = self
             .apply_rules(&target, Hook::MapNotes, body, Some("notes"))
             .await?
         {
-            notes = self.parse_notes(&mapped)?.2;
+            notes = reading(policy, || self.parse_notes(&mapped)).0?.2;
         }
         let mut errors = FieldErrors::default();
         for (i, note) in notes.iter().enumerate() {
@@ -452,7 +466,10 @@ impl Additions {
             Ok(())
         })?;
         self.store.flush().await?;
-        Ok(results)
+        Ok(Reported {
+            value: results,
+            ignored,
+        })
     }
 
     /// Reads the envelope and every transaction; the first failing transaction fails all.
@@ -460,9 +477,10 @@ impl Additions {
         &self,
         body: &Value,
         today: NaiveDate,
-    ) -> Result<(String, String, PostedTransactions), DomainError> {
+    ) -> Result<(String, String, PostedTransactions, bool), DomainError> {
         let mut r = ObjectReader::root(body).map_err(DomainError::invalid)?;
         let (supplier, external) = read_reference_or_deprecated(&mut r);
+        let dry_run = r.boolean("dry_run", Optional).unwrap_or(false);
         let posted = r.array("transactions", Required, self.items());
         let (supplier, external, posted) = r
             .finish(|| Some((supplier?, external?, posted?)))
@@ -471,20 +489,22 @@ impl Additions {
         let mut seen = HashSet::new();
         for (index, value) in posted.iter().enumerate() {
             let path = format!("transactions.{index}");
-            let transaction = read_transaction(value, &path, self.limits.max_items, today)
-                .map_err(|errors| {
-                    let first = errors.0.first().cloned();
-                    DomainError::TransactionImport(Box::new(TransactionFailure {
-                        code: first
-                            .as_ref()
-                            .map_or_else(|| "invalid".to_owned(), |e| e.code.clone()),
-                        detail: first.map_or_else(String::new, |e| {
-                            format!("{}: {}", e.attr.unwrap_or_default(), e.detail)
-                        }),
-                        errors,
-                        transaction_data: value.clone(),
-                    }))
-                })?;
+            let mark = ignored_mark();
+            let read = read_transaction(value, &path, self.limits.max_items, today);
+            prefix_ignored_since(mark, &path);
+            let transaction = read.map_err(|errors| {
+                let first = errors.0.first().cloned();
+                DomainError::TransactionImport(Box::new(TransactionFailure {
+                    code: first
+                        .as_ref()
+                        .map_or_else(|| "invalid".to_owned(), |e| e.code.clone()),
+                    detail: first.map_or_else(String::new, |e| {
+                        format!("{}: {}", e.attr.unwrap_or_default(), e.detail)
+                    }),
+                    errors,
+                    transaction_data: value.clone(),
+                }))
+            })?;
             if !seen.insert(transaction.transaction_id.clone()) {
                 return Err(transaction_failure(
                     index,
@@ -499,7 +519,7 @@ impl Additions {
             }
             transactions.push((transaction, value.clone()));
         }
-        Ok((supplier, external, transactions))
+        Ok((supplier, external, transactions, dry_run))
     }
 
     pub async fn add_transactions(
@@ -507,17 +527,25 @@ impl Additions {
         key: &ApiKeyRecord,
         body: &Value,
         options: TransactionOptions,
-    ) -> Result<Vec<TransactionResult>, DomainError> {
+    ) -> Result<Reported<Vec<TransactionResult>>, DomainError> {
         let now = Utc::now();
-        let (supplier, external, mut transactions) =
-            self.parse_transactions(body, now.date_naive())?;
+        let policy = self.policy(key, body)?;
+        let (parsed, ignored) = reading(policy, || self.parse_transactions(body, now.date_naive()));
+        let (supplier, external, mut transactions, dry_run) = parsed?;
         let target = self.target(key, &supplier, &external)?;
         if let Some(mapped) = self
             .apply_rules(&target, Hook::MapTransactions, body, Some("transactions"))
             .await?
         {
-            transactions = self.parse_transactions(&mapped, now.date_naive())?.2;
+            transactions = reading(policy, || {
+                self.parse_transactions(&mapped, now.date_naive())
+            })
+            .0?
+            .2;
         }
+        // A dry run goes through everything and is rolled back at the end: the answer is the
+        // real one, and nothing is kept.
+        let rolled_back = || DomainError::DryRunWouldSucceed;
 
         let account_start = target
             .account
@@ -526,7 +554,7 @@ impl Additions {
             .unwrap_or_else(|| target.account.created_at.date_naive());
         let mut results = Vec::new();
         let items = transactions.len();
-        self.change_account_records(&target.account.number, items, &mut |tx| {
+        let written = self.change_account_records(&target.account.number, items, &mut |tx| {
             results.clear();
             let mut summary = summary(tx)?;
             let start = open_period_start(account_start, summary.latest_statement_to);
@@ -611,10 +639,20 @@ impl Additions {
                 add_note(tx, &note, NoteSource::System, now)?;
             }
             tx.put(AccountTable::Summary, "", &to_record(&summary))?;
+            if dry_run {
+                return Err(rolled_back());
+            }
             Ok(())
-        })?;
-        self.store.flush().await?;
-        Ok(results)
+        });
+        match written {
+            Ok(()) => self.store.flush().await?,
+            Err(DomainError::DryRunWouldSucceed) if dry_run => {}
+            Err(error) => return Err(error),
+        }
+        Ok(Reported {
+            value: results,
+            ignored,
+        })
     }
 
     fn parse_statements(
@@ -632,14 +670,16 @@ impl Additions {
         &self,
         key: &ApiKeyRecord,
         body: &Value,
-    ) -> Result<AddedStatements, DomainError> {
-        let (supplier, external, mut statements) = self.parse_statements(body)?;
+    ) -> Result<Reported<AddedStatements>, DomainError> {
+        let policy = self.policy(key, body)?;
+        let (parsed, ignored) = reading(policy, || self.parse_statements(body));
+        let (supplier, external, mut statements) = parsed?;
         let target = self.target(key, &supplier, &external)?;
         if let Some(mapped) = self
             .apply_rules(&target, Hook::MapStatements, body, Some("statements"))
             .await?
         {
-            statements = self.parse_statements(&mapped)?.2;
+            statements = reading(policy, || self.parse_statements(&mapped)).0?.2;
         }
         let mut errors = FieldErrors::default();
         for (index, statement) in statements.iter().enumerate() {
@@ -693,10 +733,13 @@ impl Additions {
                 Ok(())
             })?;
         self.store.flush().await?;
-        Ok(AddedStatements {
-            import_supplier: supplier,
-            external_account_number: external,
-            statements,
+        Ok(Reported {
+            value: AddedStatements {
+                import_supplier: supplier,
+                external_account_number: external,
+                statements,
+            },
+            ignored,
         })
     }
 
@@ -752,14 +795,18 @@ impl Additions {
         &self,
         key: &ApiKeyRecord,
         body: &Value,
-    ) -> Result<(String, String), DomainError> {
-        let (supplier, external, mut input) = self.parse_payment_instruction(body)?;
+    ) -> Result<Reported<(String, String)>, DomainError> {
+        let policy = self.policy(key, body)?;
+        let (parsed, ignored) = reading(policy, || self.parse_payment_instruction(body));
+        let (supplier, external, mut input) = parsed?;
         let target = self.target(key, &supplier, &external)?;
         if let Some(mapped) = self
             .apply_rules(&target, Hook::MapPaymentInstruction, body, None)
             .await?
         {
-            input = self.parse_payment_instruction(&mapped)?.2;
+            input = reading(policy, || self.parse_payment_instruction(&mapped))
+                .0?
+                .2;
         }
         let PaymentInstructionInput {
             vendor,
@@ -777,7 +824,10 @@ impl Additions {
             Ok(())
         })?;
         if known {
-            return Ok((number, reference));
+            return Ok(Reported {
+                value: (number, reference),
+                ignored,
+            });
         }
         let details = self
             .vendors
@@ -818,7 +868,10 @@ impl Additions {
             Ok(())
         })?;
         self.store.flush().await?;
-        Ok((number, reference))
+        Ok(Reported {
+            value: (number, reference),
+            ignored,
+        })
     }
 
     fn records<T: DeserializeOwned>(

@@ -9,8 +9,10 @@ use super::error::DomainError;
 use super::events;
 use super::import_process::{ImportProcess, ImportState, PlatformAccount, Staging};
 use super::ports::{Hook, NoRules, SupplierRules};
-use super::supplier::Supplier;
-use super::validation::{FieldError, FieldErrors, ObjectReader, Optional, Required, StrRule};
+use super::supplier::{Supplier, unknown_fields_of};
+use super::validation::{
+    FieldError, FieldErrors, ObjectReader, Optional, Reported, Required, StrRule, reading,
+};
 use crate::store::{ImportChange, ImportIter, Store};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -126,11 +128,16 @@ impl Imports {
         &self,
         key: &ApiKeyRecord,
         body: &Value,
-    ) -> Result<(AccountPayload, Supplier), DomainError> {
-        let account = read_account(body, self.limits).map_err(DomainError::account_invalid)?;
+    ) -> Result<Reported<(AccountPayload, Supplier)>, DomainError> {
+        let policy = unknown_fields_of(self.store.as_ref(), key, body, "import_supplier")?;
+        let (account, ignored) = reading(policy, || read_account(body, self.limits));
+        let account = account.map_err(DomainError::account_invalid)?;
         let supplier = self.visible_supplier(key, &account.import_supplier)?;
         let account = self.apply_rules(account).await?;
-        Ok((account, supplier))
+        Ok(Reported {
+            value: (account, supplier),
+            ignored,
+        })
     }
 
     /// The supplier's `validate-account` rules, whose answer Ferry validates again. The rules
@@ -181,8 +188,8 @@ impl Imports {
         &self,
         key: &ApiKeyRecord,
         body: &Value,
-    ) -> Result<AccountPayload, DomainError> {
-        self.read(key, body).await.map(|(account, _)| account)
+    ) -> Result<Reported<AccountPayload>, DomainError> {
+        Ok(self.read(key, body).await?.map(|(account, _)| account))
     }
 
     /// Validates and stages an account (created, or updated while not yet migrated).
@@ -190,8 +197,11 @@ impl Imports {
         &self,
         key: &ApiKeyRecord,
         body: &Value,
-    ) -> Result<(ImportProcess, Staging), DomainError> {
-        let (account, supplier) = self.read(key, body).await?;
+    ) -> Result<Reported<(ImportProcess, Staging)>, DomainError> {
+        let Reported {
+            value: (account, supplier),
+            ignored,
+        } = self.read(key, body).await?;
         supplier.ensure_ongoing()?;
         let now = Utc::now();
         let mut staging = Staging::Created;
@@ -205,7 +215,10 @@ impl Imports {
             },
         )?;
         self.store.flush().await?;
-        Ok((change.process, staging))
+        Ok(Reported {
+            value: (change.process, staging),
+            ignored,
+        })
     }
 
     /// Migrates a staged account, or with `dry_run` says whether it would succeed.
@@ -216,8 +229,10 @@ impl Imports {
         &self,
         key: &ApiKeyRecord,
         body: &Value,
-    ) -> Result<PlatformAccount, DomainError> {
-        let request = read_process_request(body)?;
+    ) -> Result<Reported<PlatformAccount>, DomainError> {
+        let policy = unknown_fields_of(self.store.as_ref(), key, body, "import_supplier_code")?;
+        let (request, ignored) = reading(policy, || read_process_request(body));
+        let request = request?;
         let supplier = self.visible_supplier(key, &request.supplier_code)?;
         supplier.ensure_ongoing()?;
         if let Some(team) = &request.operations_team_name
@@ -242,13 +257,18 @@ impl Imports {
             self.record_failure(&current, &failure).await?;
             return Err(failure);
         }
-        self.create_account(
-            &supplier.code,
-            &request.external_account_number,
-            request.operations_team_name,
-            ImportProcess::ensure_processable,
-        )
-        .await
+        let account = self
+            .create_account(
+                &supplier.code,
+                &request.external_account_number,
+                request.operations_team_name,
+                ImportProcess::ensure_processable,
+            )
+            .await?;
+        Ok(Reported {
+            value: account,
+            ignored,
+        })
     }
 
     /// A dry run: its event is kept, nothing else; the refusal it answers with.
@@ -696,7 +716,11 @@ mod tests {
             imports.process(&key, &blocked).await,
             Err(DomainError::ImportCancelled)
         ));
-        let (revived, how) = imports.stage(&key, &account("OLD")).await.expect("restage");
+        let (revived, how) = imports
+            .stage(&key, &account("OLD"))
+            .await
+            .expect("restage")
+            .value;
         assert_eq!(
             (revived.state, how),
             (ImportState::Pending, Staging::Updated)

@@ -1,6 +1,7 @@
 //! Imported transactions and the account's ledger.
 //!
-//! Each transaction type has its own required and permitted fields (the spec's table). A
+//! Each transaction type has its own fields, required flags and enumerations, as the real
+//! platform's `oneOf` on `type` defines them (the enumerations in `reference_enums.json`). A
 //! transaction dated before the open statement period is either moved to its first day
 //! (`force_add_to_current_statement`) or refused. The ledger keeps every entry and the running
 //! balance: charges, supply charges and repayments raise what the customer owes; credits and
@@ -48,61 +49,37 @@ impl TransactionType {
     pub fn is_debit(self) -> bool {
         matches!(self, Self::Charge | Self::SupplyCharge | Self::Repayment)
     }
-
-    /// The optional fields each type carries, and which of them it requires.
-    fn fields(self) -> (&'static [&'static str], &'static [&'static str]) {
-        match self {
-            Self::Charge | Self::Credit => (&["reason", "display_note", "note"], &["reason"]),
-            Self::Payment | Self::Repayment => (
-                &["reason", "reference", "payment_type", "note"],
-                &["reason", "reference", "payment_type"],
-            ),
-            Self::SupplyCharge => (
-                &[
-                    "product_code",
-                    "line_items",
-                    "tax_items",
-                    "display_note",
-                    "note",
-                ],
-                &["product_code", "line_items"],
-            ),
-        }
-    }
 }
 
-pub const REASONS: [&str; 5] = [
-    "IMPORTED_CHARGE",
-    "IMPORTED_CREDIT",
-    "ACCOUNT_CHARGE_PAYMENT",
-    "FULL_CREDIT_REFUND",
-    "GENERAL_CREDIT",
-];
-pub const PAYMENT_TYPES: [&str; 3] = ["DD_REGULAR_COLLECTION", "DIRECT_CREDIT", "DEBIT_CARD"];
-const TYPE_SPECIFIC: [&str; 7] = [
-    "reason",
-    "reference",
-    "payment_type",
-    "display_note",
-    "product_code",
-    "line_items",
-    "tax_items",
-];
+/// Places after the point the real platform accepts in amounts (`amount`, `net_amount`, tax
+/// `amount`): its pattern `^-?\d{0,10}(?:\.\d{0,10})?$`.
+pub const AMOUNT_PLACES: u32 = 10;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct LineItem {
-    pub rate_band: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_band: Option<String>,
     pub start_date: NaiveDate,
     pub end_date: NaiveDate,
     #[schema(value_type = String)]
     pub number_of_units: Decimal,
     #[schema(value_type = String)]
     pub net_amount: Money,
-    #[schema(value_type = String)]
-    pub price_per_unit: Decimal,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>)]
+    pub price_per_unit: Option<Decimal>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schema(value_type = Vec<String>)]
     pub units: Vec<Decimal>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external_rate_identifier: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_specification_code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_series_specification_code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub params: Option<Value>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -111,10 +88,14 @@ pub struct TaxItem {
     pub amount: Money,
     pub tax_type: String,
     #[schema(value_type = String)]
-    pub value_taxed: Money,
+    pub value_taxed: Decimal,
     #[schema(value_type = String)]
     pub rate: Decimal,
+    /// `PROPORTION` or `CURRENCY_PER_KWH`.
     pub unit_type: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub params: Option<Value>,
 }
 
 /// A transaction as posted (validated) or as kept on the account (with its ledger entry).
@@ -142,6 +123,13 @@ pub struct Transaction {
     pub line_items: Option<Vec<LineItem>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tax_items: Option<Vec<TaxItem>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub billing_document_identifier: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to_prepay_meter_serial_number: Option<String>,
+    /// `SUPPLY_CHARGE` only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supply_point_identifier: Option<String>,
     /// Why the date differs from the one posted (moved into the open statement period).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
@@ -258,7 +246,7 @@ pub fn read_transaction(
             "The transaction date is in the future.",
         );
     }
-    let amount = r.decimal("amount", Required, 2);
+    let amount = r.decimal("amount", Required, AMOUNT_PLACES);
     let kind_text = r.string("type", Required, StrRule::max(32));
     let kind = kind_text.as_deref().and_then(|text| {
         TransactionType::ALL
@@ -272,52 +260,43 @@ pub fn read_transaction(
             format!("\"{text}\" is not a valid choice: use CHARGE, CREDIT, PAYMENT, REPAYMENT or SUPPLY_CHARGE."),
         );
     }
-    let reason = read_choice(&mut r, "reason", &REASONS);
-    let reference = r.string("reference", Optional, StrRule::max(128));
-    let payment_type = read_choice(&mut r, "payment_type", &PAYMENT_TYPES);
-    let display_note = r.string("display_note", Optional, StrRule::max(1000));
-    let note = r.string("note", Optional, StrRule::max(2000));
-    let product_code = r.string("product_code", Optional, StrRule::max(64));
-    let line_items = r.object_array(
-        "line_items",
-        Optional,
-        Items { min: 1, ..items },
-        read_line_item,
-    );
-    let tax_items = r.object_array("tax_items", Optional, items, read_tax_item);
-    if let Some(kind) = kind {
-        let (permitted, required) = kind.fields();
-        for field in TYPE_SPECIFIC {
-            let present = r.has(field);
-            if required.contains(&field) && !present {
-                r.error(
-                    r.attr(field),
-                    "required",
-                    format!("This field is required for {} transactions.", kind.as_str()),
-                );
-            } else if present && !permitted.contains(&field) {
-                r.error(
-                    r.attr(field),
-                    "not_allowed_for_transaction_type",
-                    format!("This field is not sent for {} transactions.", kind.as_str()),
-                );
+    // The fields every type has.
+    let note = r.string("note", Optional, StrRule::text(MAX_NOTE));
+    let display_note = r.string("display_note", Optional, StrRule::text(MAX_NOTE));
+    let billing_document_identifier =
+        r.string("billing_document_identifier", Optional, StrRule::max(255));
+    let to_prepay_meter_serial_number =
+        r.string("to_prepay_meter_serial_number", Optional, StrRule::max(255));
+    // Each type's own fields, as the real platform's `oneOf`; the fields another type has are
+    // unknown here (ignored and named, or refused for a strict supplier).
+    let specific = match kind {
+        Some(kind) => read_type_fields(&mut r, kind, items),
+        None => {
+            // Which fields belong is unknown: take them all unread, so that only the type is
+            // reported.
+            for field in TYPE_SPECIFIC {
+                let _ = r.take_unread(field);
             }
+            TypeFields::default()
         }
-    }
+    };
     let result = r.finish(|| {
         Some(Transaction {
             transaction_id: id?,
             transaction_date: date?,
             amount: Money(amount?),
             kind: kind?,
-            reason,
-            reference,
-            payment_type,
+            reason: specific.reason,
+            reference: specific.reference,
+            payment_type: specific.payment_type,
             display_note,
             note,
-            product_code,
-            line_items,
-            tax_items,
+            product_code: specific.product_code,
+            line_items: specific.line_items,
+            tax_items: specific.tax_items,
+            billing_document_identifier,
+            to_prepay_meter_serial_number,
+            supply_point_identifier: specific.supply_point_identifier,
             description: None,
             original_transaction_date: None,
             status: None,
@@ -348,27 +327,120 @@ pub fn read_transaction(
     })
 }
 
-fn read_choice(r: &mut ObjectReader<'_>, name: &'static str, choices: &[&str]) -> Option<String> {
-    let text = r.string(name, Optional, StrRule::max(64))?;
-    if choices.contains(&text.as_str()) {
+/// The fields only some transaction types have.
+const TYPE_SPECIFIC: [&str; 7] = [
+    "reason",
+    "reference",
+    "payment_type",
+    "product_code",
+    "line_items",
+    "tax_items",
+    "supply_point_identifier",
+];
+
+/// Longest note or display note.
+const MAX_NOTE: usize = 2000;
+
+/// The type-specific fields of one transaction.
+#[derive(Debug, Default)]
+struct TypeFields {
+    reason: Option<String>,
+    reference: Option<String>,
+    payment_type: Option<String>,
+    product_code: Option<String>,
+    line_items: Option<Vec<LineItem>>,
+    tax_items: Option<Vec<TaxItem>>,
+    supply_point_identifier: Option<String>,
+}
+
+/// Reads the fields `kind` has on the real platform (`EnergyCharge`, `EnergyCredit`,
+/// `EnergyPayment`, `EnergyRepayment`, `EnergySupplyCharge`), with its enumerations.
+fn read_type_fields(r: &mut ObjectReader<'_>, kind: TransactionType, items: Items) -> TypeFields {
+    let enums = super::reference::enums();
+    let name = kind.as_str();
+    let mut fields = TypeFields::default();
+    match kind {
+        TransactionType::Charge | TransactionType::Credit => {
+            fields.reason = read_choice(r, "reason", Required, enums.reasons(name));
+        }
+        TransactionType::Payment | TransactionType::Repayment => {
+            fields.reason = read_choice(r, "reason", Optional, enums.reasons(name));
+            fields.reference = r.string("reference", Optional, StrRule::blank_ok(512));
+            fields.payment_type =
+                read_choice(r, "payment_type", Optional, enums.payment_types(name));
+        }
+        TransactionType::SupplyCharge => {
+            fields.product_code = r.string("product_code", Required, StrRule::max(255));
+            fields.line_items = r.object_array(
+                "line_items",
+                Required,
+                Items { min: 1, ..items },
+                read_line_item,
+            );
+            fields.supply_point_identifier =
+                r.string("supply_point_identifier", Optional, StrRule::max(255));
+        }
+    }
+    if matches!(
+        kind,
+        TransactionType::Charge | TransactionType::SupplyCharge
+    ) {
+        fields.tax_items = r.object_array("tax_items", Optional, items, read_tax_item);
+    }
+    fields
+}
+
+/// A value of `choices` (which may include the empty string, as some real enumerations do).
+fn read_choice(
+    r: &mut ObjectReader<'_>,
+    name: &'static str,
+    presence: super::validation::Presence,
+    choices: &[String],
+) -> Option<String> {
+    let text = r.string(name, presence, StrRule::blank_ok(128))?;
+    if choices.iter().any(|choice| *choice == text) {
         Some(text)
     } else {
+        let shown: Vec<&str> = choices.iter().take(8).map(String::as_str).collect();
         r.error(
             r.attr(name),
             "invalid_choice",
             format!(
-                "\"{text}\" is not a valid choice: use {}.",
-                choices.join(", ")
+                "\"{text}\" is not a valid choice (valid: {}{}).",
+                shown.join(", "),
+                if choices.len() > shown.len() {
+                    format!(" and {} more", choices.len() - shown.len())
+                } else {
+                    String::new()
+                }
             ),
         );
         None
     }
 }
 
-const UNIT_PLACES: u32 = 10;
+/// Places the real platform accepts in `number_of_units` (its `dec(12.4)`), `price_per_unit`
+/// (`dec(8.7)`) and tax `rate` / `value_taxed` (`dec(15.5)`).
+const UNIT_PLACES: u32 = 4;
+const PRICE_PLACES: u32 = 7;
+const TAX_PLACES: u32 = 5;
+
+fn read_params(r: &mut ObjectReader<'_>) -> Option<Value> {
+    let params = r.take("params", Optional)?;
+    if params.is_object() {
+        Some(params.clone())
+    } else {
+        r.error(
+            r.attr("params"),
+            "invalid",
+            "Expected a JSON object of parameters.",
+        );
+        None
+    }
+}
 
 fn read_line_item(r: &mut ObjectReader<'_>) -> Option<LineItem> {
-    let rate_band = r.string("rate_band", Required, StrRule::max(64));
+    let rate_band = r.string("rate_band", Optional, StrRule::max(255));
     let start = r.date("start_date", Required);
     let end = r.date("end_date", Required);
     if let (Some(start), Some(end)) = (start, end)
@@ -376,13 +448,13 @@ fn read_line_item(r: &mut ObjectReader<'_>) -> Option<LineItem> {
     {
         r.error(
             r.attr("end_date"),
-            "end_date_before_start_date",
+            "start_date_later_than_end_date",
             "end_date must not be earlier than start_date.",
         );
     }
     let units_count = r.decimal("number_of_units", Required, UNIT_PLACES);
-    let net = r.decimal("net_amount", Required, 2);
-    let price = r.decimal("price_per_unit", Required, UNIT_PLACES);
+    let net = r.decimal("net_amount", Required, AMOUNT_PLACES);
+    let price = r.decimal("price_per_unit", Optional, PRICE_PLACES);
     let mut units = Vec::new();
     if let Some(values) = r.array(
         "units",
@@ -403,29 +475,49 @@ fn read_line_item(r: &mut ObjectReader<'_>) -> Option<LineItem> {
             }
         }
     }
+    let external_rate_identifier =
+        r.string("external_rate_identifier", Optional, StrRule::max(255));
+    let rate_specification_code = r.string("rate_specification_code", Optional, StrRule::max(255));
+    let time_series_specification_code = r.string(
+        "time_series_specification_code",
+        Optional,
+        StrRule::max(255),
+    );
+    let params = read_params(r);
     Some(LineItem {
-        rate_band: rate_band?,
+        rate_band,
         start_date: start?,
         end_date: end?,
         number_of_units: units_count?,
         net_amount: Money(net?),
-        price_per_unit: price?,
+        price_per_unit: price,
         units,
+        external_rate_identifier,
+        rate_specification_code,
+        time_series_specification_code,
+        params,
     })
 }
 
 fn read_tax_item(r: &mut ObjectReader<'_>) -> Option<TaxItem> {
-    let amount = r.decimal("amount", Required, 2);
-    let tax_type = r.string("tax_type", Required, StrRule::max(32));
-    let value_taxed = r.decimal("value_taxed", Required, 2);
-    let rate = r.decimal("rate", Required, UNIT_PLACES);
-    let unit_type = r.string("unit_type", Required, StrRule::max(32));
+    let amount = r.decimal("amount", Required, AMOUNT_PLACES);
+    let tax_type = r.string("tax_type", Required, StrRule::max(64));
+    let value_taxed = r.decimal("value_taxed", Required, TAX_PLACES);
+    let rate = r.decimal("rate", Required, TAX_PLACES);
+    let unit_type = read_choice(
+        r,
+        "unit_type",
+        Required,
+        &super::reference::enums().tax_unit_types,
+    );
+    let params = read_params(r);
     Some(TaxItem {
         amount: Money(amount?),
         tax_type: tax_type?,
-        value_taxed: Money(value_taxed?),
+        value_taxed: value_taxed?,
         rate: rate?,
         unit_type: unit_type?,
+        params,
     })
 }
 
@@ -448,42 +540,89 @@ mod tests {
             .collect()
     }
 
+    /// Reads in a reading that refuses unknown fields (as for a strict supplier).
+    fn strict(value: &Value) -> Result<Transaction, FieldErrors> {
+        use crate::domain::validation::{UnknownFields, reading};
+        reading(UnknownFields::Refuse, || {
+            read_transaction(value, "transactions.0", 100, today())
+        })
+        .0
+    }
+
+    fn strict_codes(value: Value) -> Vec<(String, String)> {
+        strict(&value)
+            .expect_err("invalid")
+            .0
+            .into_iter()
+            .map(|e| (e.attr.unwrap_or_default(), e.code))
+            .collect()
+    }
+
     #[test]
-    fn per_type_fields() {
-        let charge = json!({"transaction_id": "T1", "transaction_date": "2025-05-01", "amount": 10, "type": "CHARGE", "reason": "IMPORTED_CHARGE"});
-        assert!(read_transaction(&charge, "transactions.0", 100, today()).is_ok());
-        let payment = json!({"transaction_id": "T1", "transaction_date": "2025-05-01", "amount": 10, "type": "PAYMENT", "reason": "ACCOUNT_CHARGE_PAYMENT", "display_note": "x"});
-        let found = codes(payment);
-        assert!(
-            found.contains(&("transactions.0.reference".into(), "required".into())),
-            "{found:?}"
+    fn each_type_has_the_real_platforms_fields() {
+        let base = |kind: &str| json!({"transaction_id": "T1", "transaction_date": "2025-05-01", "amount": 10, "type": kind});
+        // PAYMENT and REPAYMENT: reason, reference and payment_type optional; a deprecated
+        // display_note accepted; "" among the enumerations.
+        let mut payment = base("PAYMENT");
+        payment["display_note"] = json!("x");
+        payment["payment_type"] = json!("");
+        let read = strict(&payment).expect("a bare payment");
+        assert_eq!(read.payment_type.as_deref(), Some(""));
+        let mut repayment = base("REPAYMENT");
+        repayment["reason"] = json!("CHARGEBACK");
+        repayment["payment_type"] = json!("CARD_REFUND");
+        assert!(strict(&repayment).is_ok());
+        // CHARGE and CREDIT need a reason of their own list.
+        let mut charge = base("CHARGE");
+        charge["reason"] = json!("LATE_PAYMENT_FEE_CHARGE");
+        charge["tax_items"] = json!([{"amount": "1.0000000001", "tax_type": "VAT", "value_taxed": 10,
+                                      "rate": "0.05", "unit_type": "PROPORTION"}]);
+        charge["billing_document_identifier"] = json!("BD-1");
+        assert!(strict(&charge).is_ok());
+        let mut credit = base("CREDIT");
+        credit["reason"] = json!("LATE_PAYMENT_FEE_CHARGE");
+        assert_eq!(
+            strict_codes(credit),
+            [(
+                "transactions.0.reason".to_owned(),
+                "invalid_choice".to_owned()
+            )]
         );
-        assert!(
-            found.contains(&("transactions.0.payment_type".into(), "required".into())),
-            "{found:?}"
+        assert_eq!(
+            strict_codes(base("CHARGE")),
+            [("transactions.0.reason".to_owned(), "required".to_owned())]
         );
-        assert!(
-            found.contains(&(
-                "transactions.0.display_note".into(),
-                "not_allowed_for_transaction_type".into()
-            )),
-            "{found:?}"
+        // A field another type has is unknown here.
+        let mut supply = base("SUPPLY_CHARGE");
+        supply["reason"] = json!("IMPORTED_CHARGE");
+        let found = strict_codes(supply);
+        for expected in [
+            ("transactions.0.reason", "unknown_field"),
+            ("transactions.0.line_items", "required"),
+            ("transactions.0.product_code", "required"),
+        ] {
+            assert!(
+                found.contains(&(expected.0.into(), expected.1.into())),
+                "{expected:?} not in {found:?}"
+            );
+        }
+        // SUPPLY_CHARGE line items: rate_band and price_per_unit optional; the real fields.
+        let mut supply = base("SUPPLY_CHARGE");
+        supply["product_code"] = json!("VAR-22");
+        supply["supply_point_identifier"] = json!("1200023305967");
+        supply["line_items"] = json!([{"start_date": "2025-04-01", "end_date": "2025-04-30",
+            "number_of_units": "100.1234", "net_amount": 12.5, "external_rate_identifier": "R1",
+            "params": {"band": "day"}}]);
+        let read = strict(&supply).expect("a supply charge");
+        assert_eq!(
+            read.line_items
+                .as_ref()
+                .map(|items| items[0].price_per_unit),
+            Some(None)
         );
-        let supply = json!({"transaction_id": "T1", "transaction_date": "2025-05-01", "amount": 10, "type": "SUPPLY_CHARGE", "reason": "IMPORTED_CHARGE"});
-        let found = codes(supply);
-        assert!(
-            found.contains(&(
-                "transactions.0.reason".into(),
-                "not_allowed_for_transaction_type".into()
-            )),
-            "{found:?}"
-        );
-        assert!(
-            found.contains(&("transactions.0.line_items".into(), "required".into())),
-            "{found:?}"
-        );
-        let found = codes(
-            json!({"transaction_date": "2025-07-01", "amount": 1, "type": "CREDIT", "reason": "GENERAL_CREDIT"}),
+
+        let found = strict_codes(
+            json!({"transaction_date": "2025-07-01", "amount": 1, "type": "CREDIT", "reason": "GOODWILL"}),
         );
         assert!(
             found.contains(&(
@@ -498,6 +637,16 @@ mod tests {
                 "transaction_in_future".into()
             )),
             "{found:?}"
+        );
+        // An unknown type: only the type is reported.
+        let mut odd = base("CHEQUE");
+        odd["reason"] = json!("X");
+        assert_eq!(
+            strict_codes(odd),
+            [(
+                "transactions.0.type".to_owned(),
+                "invalid_choice".to_owned()
+            )]
         );
         assert_eq!(
             codes(json!(5)),

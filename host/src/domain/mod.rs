@@ -22,6 +22,7 @@ pub mod operations_team;
 pub mod payment_instruction;
 pub mod plugin;
 pub mod ports;
+pub mod reference;
 pub mod rules;
 pub mod statements;
 pub mod supplier;

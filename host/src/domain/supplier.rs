@@ -1,7 +1,11 @@
 //! Import suppliers: the group a migrated account belongs to, its status and settings.
 
+use super::api_key::ApiKeyRecord;
 use super::error::DomainError;
-use super::validation::{FieldErrors, ObjectReader, Optional, Presence, Required, StrRule};
+use super::validation::{
+    FieldErrors, ObjectReader, Optional, Presence, Required, StrRule, UnknownFields,
+};
+use crate::store::{Store, StoreError};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -24,11 +28,24 @@ pub struct Supplier {
     pub status: SupplierStatus,
     /// Staged accounts older than this many days are cancelled.
     pub expiry_window_days: i64,
+    /// Fields the supplier's requests carry that Ferry does not know are refused
+    /// (`unknown_field`) instead of ignored and named, as the real platform does by default.
+    #[serde(default)]
+    pub strict_unknown_fields: bool,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
 
 impl Supplier {
+    /// What the supplier's requests do with fields Ferry does not know.
+    pub fn unknown_fields(&self) -> UnknownFields {
+        if self.strict_unknown_fields {
+            UnknownFields::Refuse
+        } else {
+            UnknownFields::Ignore
+        }
+    }
+
     /// Staging, processing and every data-adding request need an ongoing migration.
     pub fn ensure_ongoing(&self) -> Result<(), DomainError> {
         match self.status {
@@ -56,6 +73,9 @@ impl Supplier {
         if let Some(days) = change.expiry_window_days {
             self.expiry_window_days = days;
         }
+        if let Some(strict) = change.strict_unknown_fields {
+            self.strict_unknown_fields = strict;
+        }
         self.updated_at = now;
     }
 }
@@ -68,6 +88,7 @@ pub struct SupplierChange {
     pub send_migration_emails: Option<bool>,
     pub status: Option<SupplierStatus>,
     pub expiry_window_days: Option<i64>,
+    pub strict_unknown_fields: Option<bool>,
 }
 
 const NAME: StrRule = StrRule::max(255);
@@ -97,6 +118,7 @@ pub fn read_new_supplier(body: &Value, now: DateTime<Utc>) -> Result<Supplier, F
             expiry_window_days: fields
                 .expiry_window_days
                 .unwrap_or(DEFAULT_EXPIRY_WINDOW_DAYS),
+            strict_unknown_fields: fields.strict_unknown_fields.unwrap_or(false),
             created_at: now,
             updated_at: now,
         })
@@ -124,6 +146,7 @@ fn read_settings(r: &mut ObjectReader<'_>, names: Presence) -> SupplierChange {
         send_migration_emails: r.boolean("send_migration_emails", Optional),
         status: read_status(r),
         expiry_window_days: r.integer("expiry_window_days", Optional, 1, 3650),
+        strict_unknown_fields: r.boolean("strict_unknown_fields", Optional),
     }
 }
 
@@ -149,6 +172,26 @@ fn check_document_root(r: &mut ObjectReader<'_>, root: &str) {
             "The document root is a path inside the bucket: no scheme and no `..`.",
         );
     }
+}
+
+/// What a supplier's request does with fields Ferry does not know: the policy of the supplier
+/// its `field` (`import_supplier`, `import_supplier_code`) names, when the key may see that
+/// supplier; otherwise ignore them (such a request is refused for its supplier anyway).
+pub fn unknown_fields_of(
+    store: &dyn Store,
+    key: &ApiKeyRecord,
+    body: &Value,
+    field: &str,
+) -> Result<UnknownFields, StoreError> {
+    let Some(code) = body.get(field).and_then(Value::as_str) else {
+        return Ok(UnknownFields::Ignore);
+    };
+    if !key.can_see(code) {
+        return Ok(UnknownFields::Ignore);
+    }
+    Ok(store
+        .supplier(code)?
+        .map_or(UnknownFields::Ignore, |supplier| supplier.unknown_fields()))
 }
 
 /// Supplier codes: `[A-Z][A-Z0-9_]*`.

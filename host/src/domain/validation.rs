@@ -6,11 +6,16 @@
 //! missing, null, of the wrong type or out of bounds, and finally reports every field it was
 //! not asked for as `unknown_field`. Readers for nested objects and arrays of objects add
 //! their errors to their parent's, so one pass yields the complete list.
+//!
+//! The real platform ignores fields it does not know. A read run through [`reading`] with
+//! [`UnknownFields::Ignore`] does too, but never silently: every field it was not asked for
+//! is collected by its dot path, for the answer to name.
 
 use chrono::{DateTime, NaiveDate, Utc};
 use rust_decimal::Decimal;
 use serde::Serialize;
 use serde_json::{Map, Value};
+use std::cell::RefCell;
 use std::str::FromStr;
 
 /// One problem with one input field, in the API's error format.
@@ -104,6 +109,76 @@ impl StrRule {
     }
 }
 
+/// What a read does with fields it was not asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnknownFields {
+    /// Each is an `unknown_field` error (a supplier set strict, the admin API).
+    Refuse,
+    /// Each is left out and named (the real platform's behaviour; the default for suppliers).
+    Ignore,
+}
+
+thread_local! {
+    /// The fields ignored by the [`reading`] running on this thread, if it ignores them.
+    static IGNORED: RefCell<Option<Vec<String>>> = const { RefCell::new(None) };
+}
+
+/// A use case's answer with the request fields it ignored (their dot paths; see [`reading`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reported<T> {
+    pub value: T,
+    pub ignored: Vec<String>,
+}
+
+impl<T> Reported<T> {
+    pub fn map<U>(self, change: impl FnOnce(T) -> U) -> Reported<U> {
+        Reported {
+            value: change(self.value),
+            ignored: self.ignored,
+        }
+    }
+}
+
+/// Runs the synchronous read `read` with `policy`: with [`UnknownFields::Ignore`], the
+/// readers in it leave unknown fields out and this returns their dot paths, in the order
+/// met; with [`UnknownFields::Refuse`] they are errors and the list is empty. Reads nest: an
+/// inner `reading` has its own list.
+pub fn reading<T>(policy: UnknownFields, read: impl FnOnce() -> T) -> (T, Vec<String>) {
+    /// Puts the outer reading's list back, also when `read` panics.
+    struct Restore(Option<Vec<String>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let outer = self.0.take();
+            IGNORED.with(|ignored| *ignored.borrow_mut() = outer);
+        }
+    }
+    let mine = match policy {
+        UnknownFields::Refuse => None,
+        UnknownFields::Ignore => Some(Vec::new()),
+    };
+    let restore = Restore(IGNORED.with(|ignored| ignored.replace(mine)));
+    let value = read();
+    let ignored = IGNORED.with(|ignored| ignored.borrow_mut().take());
+    drop(restore);
+    (value, ignored.unwrap_or_default())
+}
+
+/// How many fields the current [`reading`] has ignored so far (0 outside one).
+pub fn ignored_mark() -> usize {
+    IGNORED.with(|ignored| ignored.borrow().as_ref().map_or(0, Vec::len))
+}
+
+/// Puts `prefix.` before the paths ignored since `mark` (for a reader rooted at an element).
+pub fn prefix_ignored_since(mark: usize, prefix: &str) {
+    IGNORED.with(|ignored| {
+        if let Some(ignored) = ignored.borrow_mut().as_mut() {
+            for path in ignored.iter_mut().skip(mark) {
+                *path = join(prefix, path);
+            }
+        }
+    });
+}
+
 /// Bounds on the number of items of an array field.
 #[derive(Debug, Clone, Copy)]
 pub struct Items {
@@ -191,6 +266,13 @@ impl<'a> ObjectReader<'a> {
             }
             Some(value) => Some(value),
         }
+    }
+
+    /// Marks `name` as known without reading it (a field whose rules depend on another field
+    /// that could not be read).
+    pub fn take_unread(&mut self, name: &'static str) -> Option<&'a Value> {
+        self.known.push(name);
+        self.map.get(name)
     }
 
     fn wrong_type(&mut self, name: &str, expected: &str, got: &Value) {
@@ -415,22 +497,31 @@ impl<'a> ObjectReader<'a> {
         all_ok.then_some(out)
     }
 
-    /// Records `unknown_field` for every key that no getter asked for; true when none.
+    /// Deals with every key that no getter asked for: an `unknown_field` error each, or,
+    /// inside a [`reading`] that ignores them, their paths noted. True when no error.
     fn finish_unknown(&mut self) -> bool {
         let mut ok = !self.has_errors();
         let unknown: Vec<String> = self
             .map
             .keys()
             .filter(|key| !self.known.contains(&key.as_str()))
-            .cloned()
+            .map(|key| self.attr(key))
             .collect();
-        for key in unknown {
-            ok = false;
-            self.error(
-                self.attr(&key),
-                "unknown_field",
-                "This field is not allowed.",
-            );
+        if unknown.is_empty() {
+            return ok;
+        }
+        let ignored = IGNORED.with(|ignored| match ignored.borrow_mut().as_mut() {
+            Some(ignored) => {
+                ignored.extend(unknown.iter().cloned());
+                true
+            }
+            None => false,
+        });
+        if !ignored {
+            for attr in unknown {
+                ok = false;
+                self.error(attr, "unknown_field", "This field is not allowed.");
+            }
         }
         ok
     }
@@ -565,6 +656,52 @@ mod tests {
                 (Some("bogus"), "unknown_field"),
             ]
         );
+    }
+
+    #[test]
+    fn an_ignoring_read_names_the_unknown_fields_and_keeps_the_other_errors() {
+        let body = json!({"name": "ok", "nested": {"n": "x", "extra": 1}, "list": [{"a": "x", "b": 2}], "bogus": true, "missing_too": null});
+        let read = || {
+            let mut reader = ObjectReader::root(&body).expect("object");
+            let name = reader.string("name", Required, StrRule::max(5));
+            let _ = reader.object("nested", Required, |o| {
+                o.string("n", Required, StrRule::max(5))
+            });
+            let _ = reader.object_array("list", Required, Items { min: 1, max: 5 }, |o| {
+                o.string("a", Required, StrRule::max(5))
+            });
+            let _ = reader.string("missing_too", Nullable, StrRule::max(5));
+            reader.finish(|| name)
+        };
+        let (read_ok, ignored) = reading(UnknownFields::Ignore, read);
+        assert_eq!(read_ok.expect("no errors"), "ok");
+        assert_eq!(ignored, ["nested.extra", "list.0.b", "bogus"]);
+        // Refusing: the same fields are errors, and nothing is noted.
+        let (refused, ignored) = reading(UnknownFields::Refuse, read);
+        let codes: Vec<_> = refused
+            .expect_err("unknown fields")
+            .0
+            .into_iter()
+            .map(|error| (error.attr.unwrap_or_default(), error.code))
+            .collect();
+        assert_eq!(codes.len(), 3, "{codes:?}");
+        assert!(codes.iter().all(|(_, code)| code == "unknown_field"));
+        assert!(ignored.is_empty());
+        // Outside any reading, readers refuse (the admin API's readers).
+        assert!(read().is_err());
+    }
+
+    #[test]
+    fn element_readers_have_their_ignored_paths_prefixed() {
+        let element = json!({"id": "T-1", "extra": 1});
+        let ((), ignored) = reading(UnknownFields::Ignore, || {
+            let mark = ignored_mark();
+            let mut reader = ObjectReader::root(&element).expect("object");
+            let _ = reader.string("id", Required, StrRule::max(5));
+            let _ = reader.finish(|| Some(()));
+            prefix_ignored_since(mark, "transactions.3");
+        });
+        assert_eq!(ignored, ["transactions.3.extra"]);
     }
 
     #[test]

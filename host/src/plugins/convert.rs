@@ -584,12 +584,12 @@ pub fn write_transactions(value: &mut Value, transactions: Vec<types::Transactio
             fields.optional("product_code", transaction.product_code);
             fields.list("line_items", transaction.line_items, |slot, item| {
                 write_object(slot, &LINE_ITEM_FIELDS, |fields| {
-                    fields.text("rate_band", item.rate_band);
+                    fields.text_if_given("rate_band", item.rate_band);
                     fields.text("start_date", item.start_date);
                     fields.text("end_date", item.end_date);
                     fields.text("number_of_units", item.number_of_units);
                     fields.text("net_amount", item.net_amount);
-                    fields.text("price_per_unit", item.price_per_unit);
+                    fields.text_if_given("price_per_unit", item.price_per_unit);
                     fields.strings("units", item.units, write_text);
                 });
             });

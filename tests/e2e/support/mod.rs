@@ -214,6 +214,19 @@ impl Server {
         assert_eq!(status, StatusCode::CREATED, "{body}");
     }
 
+    /// Makes the supplier refuse (or, with `false`, ignore and name) unknown request fields.
+    pub async fn set_strict(&self, code: &str, strict: bool) {
+        let (status, body) = self
+            .admin(
+                Method::PATCH,
+                &format!("/admin/v1/suppliers/{code}"),
+                Some(&json!({"strict_unknown_fields": strict})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["strict_unknown_fields"], strict);
+    }
+
     pub async fn set_status(&self, code: &str, status: &str) {
         let (answer, body) = self
             .admin(

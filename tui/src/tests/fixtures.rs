@@ -20,6 +20,7 @@ fn supplier(code: &str, name: &str, status: &str, counts: [u64; 5]) -> Supplier 
         send_migration_emails: true,
         status: SupplierStatus::parse(status).expect("a status"),
         expiry_window_days: 30,
+        strict_unknown_fields: false,
         created_at: "2025-01-06T09:00:00Z".to_owned(),
         updated_at: "2025-02-27T16:40:00Z".to_owned(),
         counts: ImportState::ALL.into_iter().zip(counts).collect(),

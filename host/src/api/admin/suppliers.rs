@@ -42,6 +42,7 @@ pub(super) fn supplier_answer(view: SupplierView) -> Supplier {
         send_migration_emails: supplier.send_migration_emails,
         status: supplier.status,
         expiry_window_days: supplier.expiry_window_days,
+        strict_unknown_fields: supplier.strict_unknown_fields,
         created_at: format_datetime(supplier.created_at),
         updated_at: format_datetime(supplier.updated_at),
     }
