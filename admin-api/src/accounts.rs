@@ -135,4 +135,10 @@ pub struct PaymentInstruction {
     #[schema(value_type = Object)]
     pub details: Value,
     pub added_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ledger_code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_from: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub use_for_scheduled_payments: Option<bool>,
 }

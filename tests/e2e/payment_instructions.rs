@@ -53,7 +53,7 @@ async fn a_confirmed_instruction_is_stored_once() {
         assert_eq!(status, StatusCode::CREATED, "{body}");
         assert_eq!(
             body,
-            json!({"platform_account_number": number, "reference": "PM-1"})
+            json!({"platform_account_number": number, "account_number": number, "reference": "PM-1"})
         );
     }
     let view = server.account_view(&number).await;
@@ -176,7 +176,10 @@ async fn instructions_are_validated_before_the_vendor_is_asked() {
         pairs,
         vec![
             ("extra".to_owned(), "unknown_field".to_owned()),
-            ("reference".to_owned(), "required".to_owned()),
+            (
+                "reference".to_owned(),
+                "mutually_exclusive_field_required".to_owned()
+            ),
             ("type".to_owned(), "invalid_choice".to_owned()),
             ("vendor".to_owned(), "invalid_choice".to_owned()),
         ]
@@ -205,5 +208,46 @@ async fn the_demo_sandbox_vendor_confirms_instructions() {
     assert_eq!(
         view["payment_instructions"][0]["details"]["card"]["last4"],
         "4242"
+    );
+}
+
+/// The real platform's instruction: the deprecated `instruction_reference` in place of
+/// `reference` (exactly one of them), its six types, and `ledger_code`, `valid_from` and
+/// `use_for_scheduled_payments`, kept and shown to operators.
+#[tokio::test]
+async fn the_real_platforms_instruction_fields_are_taken_and_kept() {
+    let vendor = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path("/instructions/PM-7"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(details("PM-7")))
+        .mount(&vendor)
+        .await;
+    let server = server_with_vendor(&vendor).await;
+    let (token, number) = server
+        .imported_account("OLD_CO", "ACC-1", "2025-01-01")
+        .await;
+    let body = json!({"import_supplier": "OLD_CO", "external_account_number": "ACC-1",
+                      "vendor": "acme", "instruction_reference": "PM-7", "type": "PAYMENT_SLIP",
+                      "ledger_code": "MAIN", "valid_from": "2025-02-01",
+                      "use_for_scheduled_payments": null});
+    let (status, answer) = server.post(INSTRUCTIONS, &token, &body).await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    assert_eq!(answer["reference"], "PM-7");
+    let kept = &server.account_view(&number).await["payment_instructions"][0];
+    assert_eq!(kept["type"], "PAYMENT_SLIP");
+    assert_eq!(kept["ledger_code"], "MAIN");
+    assert_eq!(kept["valid_from"], "2025-02-01");
+    assert!(kept.get("use_for_scheduled_payments").is_none(), "{kept}");
+
+    let mut both = body.clone();
+    both["reference"] = json!("PM-7");
+    let (status, answer) = server.post(INSTRUCTIONS, &token, &both).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+    assert_eq!(
+        error_pairs(&answer),
+        vec![(
+            "reference".to_owned(),
+            "mutually_exclusive_field_required".to_owned()
+        )]
     );
 }

@@ -397,7 +397,10 @@ async fn every_real_reason_and_payment_type_is_accepted_and_a_dry_run_keeps_noth
             answer["results"].as_array().map(Vec::len),
             Some(chunk.len())
         );
-        assert_eq!(answer["results"][0]["status"], "TRANSACTION_ADDED_TO_ACCOUNT");
+        assert_eq!(
+            answer["results"][0]["status"],
+            "TRANSACTION_ADDED_TO_ACCOUNT"
+        );
     }
     // The dry runs kept nothing.
     let view = server.account_view(&number).await;
@@ -412,11 +415,7 @@ async fn every_real_reason_and_payment_type_is_accepted_and_a_dry_run_keeps_noth
 
     // For real: kept.
     let (status, _) = server
-        .post(
-            TRANSACTIONS,
-            &token,
-            &batch(json!(posted[..3].to_vec())),
-        )
+        .post(TRANSACTIONS, &token, &batch(json!(posted[..3].to_vec())))
         .await;
     assert_eq!(status, StatusCode::CREATED);
     let view = server.account_view(&number).await;

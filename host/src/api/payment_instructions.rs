@@ -22,6 +22,8 @@ pub fn router() -> Router<AppState> {
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct PaymentInstructionCreated {
     pub platform_account_number: String,
+    /// The same number under the real platform's brand-neutral name.
+    pub account_number: String,
     pub reference: String,
 }
 
@@ -42,6 +44,7 @@ pub async fn create_payment_instruction(
         StatusCode::CREATED,
         IgnoredFields::new("payment_instructions", added.ignored),
         Json(PaymentInstructionCreated {
+            account_number: platform_account_number.clone(),
             platform_account_number,
             reference,
         }),

@@ -396,11 +396,13 @@ pub struct StatementRequest {
 }
 
 /// `type` of a payment instruction.
-#[derive(Debug, ToSchema)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum InstructionType {
-    Card,
-    DirectDebit,
+fn instruction_type() -> RefOr<Schema> {
+    one_of(
+        crate::domain::reference::enums()
+            .payment_instruction_types
+            .clone(),
+        "The kind of instruction (the real platform's list).",
+    )
 }
 
 /// Body of `payment-instruction/create/`.
@@ -413,10 +415,28 @@ pub struct PaymentInstructionRequest {
     /// A configured payment vendor (any case).
     #[schema(min_length = 1, max_length = 64)]
     pub vendor: String,
-    #[schema(min_length = 1, max_length = 255)]
+    /// The vendor's reference; exactly one of `reference` and `instruction_reference`
+    /// (`mutually_exclusive_field_required`).
+    #[serde(default)]
+    #[schema(min_length = 1, max_length = 512)]
     pub reference: String,
+    /// Deprecated: the real platform's old name of `reference`.
+    #[serde(default)]
+    #[schema(min_length = 1, max_length = 128, deprecated)]
+    pub instruction_reference: String,
     #[serde(rename = "type")]
-    pub kind: InstructionType,
+    #[schema(schema_with = instruction_type)]
+    pub kind: String,
+    /// The ledger the instruction pays.
+    #[serde(default)]
+    #[schema(min_length = 1, max_length = 64)]
+    pub ledger_code: String,
+    #[serde(default)]
+    #[schema(format = Date, nullable = true)]
+    pub valid_from: Option<String>,
+    #[serde(default)]
+    #[schema(nullable = true)]
+    pub use_for_scheduled_payments: Option<bool>,
 }
 
 /// A GraphQL request.

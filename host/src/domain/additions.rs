@@ -17,7 +17,7 @@ use super::ledger::{
 };
 use super::notes::{Note, NoteInput, NoteSource, NoteStatus, duplicate_of, note_key, read_note};
 use super::payment_instruction::{
-    INSTRUCTION_TYPES, PaymentInstruction, PaymentInstructionInput, instruction_key,
+    InstructionTerms, PaymentInstruction, PaymentInstructionInput, instruction_key,
 };
 use super::ports::{
     AccountTarget, Documents, Hook, NoRules, PaymentVendors, SupplierRules, VendorError,
@@ -26,7 +26,7 @@ use super::statements::{Statement, read_statement};
 use super::supplier::Supplier;
 use super::supplier::unknown_fields_of;
 use super::validation::{
-    FieldError, FieldErrors, Items, ObjectReader, Optional, Reported, Required, StrRule,
+    FieldError, FieldErrors, Items, Nullable, ObjectReader, Optional, Reported, Required, StrRule,
     UnknownFields, ignored_mark, prefix_ignored_since, reading,
 };
 use crate::store::{AccountTable, AccountTx, ChangeAccount, Store, StoreError};
@@ -761,20 +761,36 @@ impl Additions {
                 format!("\"{code}\" is not a configured payment vendor."),
             );
         }
-        let reference = r.string("reference", Required, StrRule::max(255));
+        // Exactly one of `reference` and the deprecated `instruction_reference`.
+        let reference = r.string("reference", Optional, StrRule::max(512));
+        let deprecated = r.string("instruction_reference", Optional, StrRule::max(128));
+        if r.has("reference") == r.has("instruction_reference") {
+            r.error(
+                r.attr("reference"),
+                "mutually_exclusive_field_required",
+                "Give exactly one of reference and instruction_reference.",
+            );
+        }
+        let reference = reference.or(deprecated);
+        let types = &super::reference::enums().payment_instruction_types;
         let kind = r.string("type", Required, StrRule::max(32));
         if let Some(kind) = &kind
-            && !INSTRUCTION_TYPES.contains(&kind.as_str())
+            && !types.contains(kind)
         {
             r.error(
                 r.attr("type"),
                 "invalid_choice",
                 format!(
                     "\"{kind}\" is not a valid choice: use {}.",
-                    INSTRUCTION_TYPES.join(" or ")
+                    types.join(", ")
                 ),
             );
         }
+        let terms = InstructionTerms {
+            ledger_code: r.string("ledger_code", Optional, StrRule::max(64)),
+            valid_from: r.date("valid_from", Nullable),
+            use_for_scheduled_payments: r.boolean("use_for_scheduled_payments", Nullable),
+        };
         r.finish(|| {
             Some((
                 supplier?,
@@ -783,6 +799,7 @@ impl Additions {
                     vendor: vendor?,
                     reference: reference?,
                     kind: kind?,
+                    terms,
                 },
             ))
         })
@@ -812,6 +829,7 @@ impl Additions {
             vendor,
             reference,
             kind,
+            terms,
         } = input;
         let number = target.account.number.clone();
         let record_key = instruction_key(&vendor, &reference);
@@ -852,6 +870,7 @@ impl Additions {
             kind,
             details,
             added_at: Utc::now(),
+            terms,
         };
         self.store.change_account_records(&number, &mut |tx| {
             if tx

@@ -128,6 +128,9 @@ fn account_answer(view: AccountView) -> AccountDetail {
                 kind: instruction.kind,
                 details: instruction.details,
                 added_at: moment(instruction.added_at),
+                ledger_code: instruction.terms.ledger_code,
+                valid_from: instruction.terms.valid_from.map(|date| date.to_string()),
+                use_for_scheduled_payments: instruction.terms.use_for_scheduled_payments,
             })
             .collect(),
     }
