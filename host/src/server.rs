@@ -132,6 +132,18 @@ pub async fn run(
         settings.expiry_sweep,
         stopped.clone(),
     ));
+    let arrivals = state
+        .schedule_arrivals
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take();
+    let scheduled = arrivals.map(|arrivals| {
+        tokio::spawn(crate::domain::schedules::run(
+            state.imports.clone(),
+            arrivals,
+            stopped.clone(),
+        ))
+    });
     let watcher = match &settings.plugin_dir {
         Some(dir) => Some(
             crate::plugins::watch::spawn(dir.clone(), plugins, stopped).map_err(|error| {
@@ -152,6 +164,9 @@ pub async fn run(
     tracing::info!("shutting down");
     let _ = stop_tasks.send(true);
     let _ = sweeper.await;
+    if let Some(scheduled) = scheduled {
+        let _ = scheduled.await;
+    }
     if let Some(relay) = relay {
         let _ = relay.await;
     }

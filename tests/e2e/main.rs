@@ -1,5 +1,6 @@
 //! End-to-end tests: the real `ferry` binary over real HTTP, with real sled files.
 
+mod accounts_v2;
 mod admin;
 mod auth;
 mod cli;

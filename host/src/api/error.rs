@@ -63,6 +63,7 @@ impl ApiError {
                 | DomainError::DryRunWouldSucceed
                 | DomainError::ImportProcessNotFound
                 | DomainError::ImportCancelled
+                | DomainError::ScheduleWindowPassed
                 | DomainError::TransactionImport(_)
                 | DomainError::VendorRejected { .. }
                 | DomainError::PluginRejected(_) => StatusCode::BAD_REQUEST,

@@ -4,6 +4,7 @@
 //! the answer. Framework-level failures (unknown route, wrong method, wrong content type,
 //! oversized or malformed body) answer in the same error format as everything else.
 
+pub mod accounts_v2;
 pub mod admin;
 pub mod error;
 pub mod extract;
@@ -80,6 +81,12 @@ pub struct AppState {
     /// The event relay's live state (replaced by the server when it starts one).
     pub relay: Arc<crate::events::relay::RelayStatus>,
     pub limits: Limits,
+    /// New scheduled migrations, for the server's schedule loop to take (once).
+    pub schedule_arrivals: Arc<
+        std::sync::Mutex<
+            Option<tokio::sync::mpsc::UnboundedReceiver<crate::domain::schedules::Due>>,
+        >,
+    >,
 }
 
 impl std::fmt::Debug for AppState {
@@ -102,8 +109,10 @@ impl AppState {
         let account_limits = AccountLimits {
             max_items: limits.max_items,
         };
+        let (scheduler, arrivals) = crate::domain::schedules::Scheduler::new();
         let imports = Imports::with_rules(store.clone(), account_limits, plugins.clone())
-            .with_process_limit(limits.max_concurrent_processes);
+            .with_process_limit(limits.max_concurrent_processes)
+            .with_scheduler(scheduler);
         Self {
             migrations: Migrations::new(store.clone(), imports.clone()),
             imports,
@@ -118,6 +127,7 @@ impl AppState {
             throttle: throttle::Throttle::new(limits.requests_per_second, limits.request_burst),
             relay: Arc::new(crate::events::relay::RelayStatus::new(false)),
             limits,
+            schedule_arrivals: Arc::new(std::sync::Mutex::new(Some(arrivals))),
         }
     }
 }
@@ -144,6 +154,7 @@ pub fn router(state: AppState) -> Router {
         .merge(health::router())
         .merge(graphql::router())
         .merge(staging::router())
+        .merge(accounts_v2::router())
         .merge(imports::router())
         .merge(notes::router())
         .merge(transactions::router())

@@ -9,8 +9,8 @@
 
 use super::error::{ErrorBody, TransactionImportErrorBody};
 use super::{
-    admin, graphql, health, imports, notes, payment_instructions, schemas, staging, statements,
-    transactions,
+    accounts_v2, admin, graphql, health, imports, notes, payment_instructions, schemas, staging,
+    statements, transactions,
 };
 use crate::domain::validation::FieldError;
 use utoipa::openapi::header::HeaderBuilder;
@@ -40,6 +40,9 @@ use utoipa::{Modify, OpenApi};
         staging::validate_account,
         staging::create_or_update,
         staging::process,
+        accounts_v2::validate_account,
+        accounts_v2::schedule_account,
+        accounts_v2::import_status,
         imports::account_transfer_status,
         imports::all_processes,
         imports::pending_processes,

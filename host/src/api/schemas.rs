@@ -405,6 +405,38 @@ fn instruction_type() -> RefOr<Schema> {
     )
 }
 
+/// Body of `POST /v2/data-import/accounts/validate/`: the account in `payload` (a bare account
+/// is taken too, as the real document's own examples send it).
+#[derive(Debug, ToSchema)]
+pub struct ValidateAccountV2Request {
+    pub payload: AccountRequest,
+}
+
+/// When a scheduled creation may run.
+#[derive(Debug, ToSchema)]
+pub struct TaskParametersRequest {
+    /// A dry run: the outcome is recorded (`DRY_RUN_SUCCEEDED` / `DRY_RUN_ERRORED`), nothing
+    /// created (default false).
+    #[serde(default)]
+    pub is_dry_run: bool,
+    /// Not in the past (default now).
+    #[serde(default)]
+    #[schema(format = DateTime, nullable = true)]
+    pub schedule_window_start: Option<String>,
+    /// At most four days ahead (the default), after the start.
+    #[serde(default)]
+    #[schema(format = DateTime, nullable = true)]
+    pub schedule_window_end: Option<String>,
+}
+
+/// Body of `POST /v2/data-import/accounts/`.
+#[derive(Debug, ToSchema)]
+pub struct ScheduleAccountRequest {
+    pub payload: AccountRequest,
+    #[serde(default)]
+    pub task_params: Option<TaskParametersRequest>,
+}
+
 /// Body of `payment-instruction/create/`.
 #[derive(Debug, ToSchema)]
 pub struct PaymentInstructionRequest {

@@ -47,6 +47,9 @@ pub enum DomainError {
     ImportInProgress,
     #[error("the staged account expired and was cancelled; stage it again")]
     ImportCancelled,
+    /// A scheduled migration's window ended before it could run.
+    #[error("The migration's schedule window ended before it could run; schedule it again.")]
+    ScheduleWindowPassed,
     #[error("a bulk migration of this supplier is already running")]
     MigrationAlreadyRunning,
     #[error("no such bulk migration")]
@@ -130,6 +133,7 @@ impl DomainError {
             Self::ProcessConcurrencyLimit(_) => "process_concurrency_limit_reached",
             Self::ImportInProgress => "account_import_process_in_progress",
             Self::ImportCancelled => "account_import_process_cancelled",
+            Self::ScheduleWindowPassed => "schedule_window_passed",
             Self::ApiKeyNotFound | Self::MigrationNotFound | Self::TeamNotFound => "not_found",
             Self::TeamExists(_) => "operations_team_already_exists",
             Self::MigrationAlreadyRunning => "migration_already_running",

@@ -64,6 +64,68 @@ pub struct ImportProcess {
     pub platform_account_number: Option<String>,
     pub account_created_at: Option<DateTime<Utc>>,
     pub last_failure: Option<ProcessFailure>,
+    /// When the process was first staged (records written before it was kept: `None`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<DateTime<Utc>>,
+    /// The last thing that happened to the process (the v2 status' `latest_event`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latest_event: Option<ProcessEvent>,
+    /// A migration scheduled through `POST /v2/data-import/accounts/`, until it runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<Schedule>,
+}
+
+/// What happened to an import process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ProcessEventKind {
+    Created,
+    Updated,
+    Scheduled,
+    InProgress,
+    Processed,
+    Errored,
+    Cancelled,
+    DryRunSucceeded,
+    DryRunErrored,
+}
+
+impl ProcessEventKind {
+    /// The real platform's name of the event (`EVENT_ACCOUNT_IMPORT_PROCESS_CREATED`, ...).
+    pub fn event_name(self) -> String {
+        let kind = serde_json::to_value(self)
+            .ok()
+            .and_then(|value| value.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        format!("EVENT_ACCOUNT_IMPORT_PROCESS_{kind}")
+    }
+}
+
+/// One thing that happened to an import process, with the failure it reported, if any.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessEvent {
+    pub kind: ProcessEventKind,
+    pub at: DateTime<Utc>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ProcessFailure>,
+}
+
+impl ProcessEvent {
+    pub fn new(kind: ProcessEventKind, at: DateTime<Utc>) -> Self {
+        Self {
+            kind,
+            at,
+            error: None,
+        }
+    }
+}
+
+/// When a scheduled migration may run, and whether it is a dry run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Schedule {
+    pub window_start: DateTime<Utc>,
+    pub window_end: DateTime<Utc>,
+    pub dry_run: bool,
 }
 
 /// Whether staging created the process or updated a staged one.
@@ -91,6 +153,9 @@ impl ImportProcess {
                 platform_account_number: None,
                 account_created_at: None,
                 last_failure: None,
+                created_at: Some(now),
+                latest_event: Some(ProcessEvent::new(ProcessEventKind::Created, now)),
+                schedule: None,
             };
             return Ok((process, Staging::Created));
         };
@@ -104,6 +169,8 @@ impl ImportProcess {
                 process.staged_at = now;
                 process.updated_at = now;
                 process.last_failure = None;
+                process.latest_event = Some(ProcessEvent::new(ProcessEventKind::Updated, now));
+                process.schedule = None;
                 Ok((process, Staging::Updated))
             }
         }
@@ -135,6 +202,11 @@ impl ImportProcess {
         process.account_created_at = Some(account.created_at);
         process.updated_at = account.created_at;
         process.last_failure = None;
+        process.latest_event = Some(ProcessEvent::new(
+            ProcessEventKind::Processed,
+            account.created_at,
+        ));
+        process.schedule = None;
         process
     }
 
@@ -143,12 +215,78 @@ impl ImportProcess {
         let mut process = self.clone();
         process.state = ImportState::Errored;
         process.updated_at = now;
-        process.last_failure = Some(ProcessFailure {
+        let failure = ProcessFailure {
             code: code.to_owned(),
             detail: detail.to_owned(),
             at: now,
+        };
+        process.latest_event = Some(ProcessEvent {
+            kind: ProcessEventKind::Errored,
+            at: now,
+            error: Some(failure.clone()),
         });
+        process.last_failure = Some(failure);
+        process.schedule = None;
         process
+    }
+
+    /// The process after a dry run: its outcome becomes the latest event, nothing else.
+    pub fn dry_run(&self, failure: Option<(&str, &str)>, now: DateTime<Utc>) -> ImportProcess {
+        let mut process = self.clone();
+        process.updated_at = now;
+        process.latest_event = Some(match failure {
+            None => ProcessEvent::new(ProcessEventKind::DryRunSucceeded, now),
+            Some((code, detail)) => ProcessEvent {
+                kind: ProcessEventKind::DryRunErrored,
+                at: now,
+                error: Some(ProcessFailure {
+                    code: code.to_owned(),
+                    detail: detail.to_owned(),
+                    at: now,
+                }),
+            },
+        });
+        process.schedule = None;
+        process
+    }
+
+    /// The status `GET /v2/data-import/accounts/...` answers: the state, or the outcome of a
+    /// dry run that is the latest thing to have happened to a process not yet migrated.
+    pub fn v2_status(&self) -> &'static str {
+        let dry_run = self.latest_event.as_ref().map(|event| event.kind);
+        match (self.state, dry_run) {
+            (
+                ImportState::Pending | ImportState::Errored,
+                Some(ProcessEventKind::DryRunSucceeded),
+            ) => "DRY_RUN_SUCCEEDED",
+            (
+                ImportState::Pending | ImportState::Errored,
+                Some(ProcessEventKind::DryRunErrored),
+            ) => "DRY_RUN_ERRORED",
+            (state, _) => state.as_str(),
+        }
+    }
+
+    /// The latest event, for records written before events were kept: read off the state.
+    pub fn latest_event_or_state(&self) -> ProcessEvent {
+        if let Some(event) = &self.latest_event {
+            return event.clone();
+        }
+        let kind = match self.state {
+            ImportState::Pending => ProcessEventKind::Updated,
+            ImportState::InProgress => ProcessEventKind::InProgress,
+            ImportState::Processed => ProcessEventKind::Processed,
+            ImportState::Errored => ProcessEventKind::Errored,
+            ImportState::Cancelled => ProcessEventKind::Cancelled,
+        };
+        ProcessEvent {
+            kind,
+            at: self.updated_at,
+            error: self
+                .last_failure
+                .clone()
+                .filter(|_| kind == ProcessEventKind::Errored),
+        }
     }
 
     /// When a staged process expires, for a supplier whose window is `window_days`.
@@ -167,6 +305,8 @@ impl ImportProcess {
         let mut process = self.clone();
         process.state = ImportState::Cancelled;
         process.updated_at = now;
+        process.latest_event = Some(ProcessEvent::new(ProcessEventKind::Cancelled, now));
+        process.schedule = None;
         process
     }
 }

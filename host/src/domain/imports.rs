@@ -7,8 +7,11 @@ use super::account::{AccountLimits, AccountPayload, read_account};
 use super::api_key::ApiKeyRecord;
 use super::error::DomainError;
 use super::events;
-use super::import_process::{ImportProcess, ImportState, PlatformAccount, Staging};
+use super::import_process::{
+    ImportProcess, ImportState, PlatformAccount, ProcessEvent, ProcessEventKind, Schedule, Staging,
+};
 use super::ports::{Hook, NoRules, SupplierRules};
+use super::schedules::{Due, Scheduler, read_task_params, v2_payload};
 use super::supplier::{Supplier, unknown_fields_of};
 use super::validation::{
     FieldError, FieldErrors, ObjectReader, Optional, Reported, Required, StrRule, reading,
@@ -62,6 +65,8 @@ pub struct Imports {
     /// At most this many `process` calls at once (the real platform's optional concurrency
     /// limit); `None`: no limit.
     processing: Option<(Arc<Semaphore>, usize)>,
+    /// Told of every migration scheduled through v2 (none in tests that run no scheduler).
+    scheduler: Option<Scheduler>,
 }
 
 impl std::fmt::Debug for Imports {
@@ -88,7 +93,14 @@ impl Imports {
             limits,
             rules,
             processing: None,
+            scheduler: None,
         }
+    }
+
+    /// Tells `scheduler` of every migration scheduled from now on.
+    pub fn with_scheduler(mut self, scheduler: Scheduler) -> Self {
+        self.scheduler = Some(scheduler);
+        self
     }
 
     /// At most `limit` accounts processed at once (0: no limit); past it `process` answers
@@ -198,6 +210,17 @@ impl Imports {
         key: &ApiKeyRecord,
         body: &Value,
     ) -> Result<Reported<(ImportProcess, Staging)>, DomainError> {
+        self.stage_with(key, body, None).await
+    }
+
+    /// Stages the account `body`, and with `schedule` records its migration to run then (in
+    /// the same write).
+    async fn stage_with(
+        &self,
+        key: &ApiKeyRecord,
+        body: &Value,
+        schedule: Option<Schedule>,
+    ) -> Result<Reported<(ImportProcess, Staging)>, DomainError> {
         let Reported {
             value: (account, supplier),
             ignored,
@@ -209,16 +232,115 @@ impl Imports {
             &supplier.code,
             &account.external_account_number,
             &mut |current| {
-                let (process, how) = ImportProcess::stage(current, account.clone(), now)?;
+                let (mut process, how) = ImportProcess::stage(current, account.clone(), now)?;
                 staging = how;
+                if let Some(schedule) = &schedule {
+                    process.schedule = Some(schedule.clone());
+                    process.latest_event =
+                        Some(ProcessEvent::new(ProcessEventKind::Scheduled, now));
+                }
                 Ok(ImportChange::process(process))
             },
         )?;
         self.store.flush().await?;
+        if let (Some(schedule), Some(scheduler)) = (&schedule, &self.scheduler) {
+            scheduler.due(Due {
+                at: schedule.window_start,
+                supplier: supplier.code.clone(),
+                external: account.external_account_number.clone(),
+            });
+        }
         Ok(Reported {
             value: (change.process, staging),
             ignored,
         })
+    }
+
+    /// `POST /v2/data-import/accounts/validate/`: the account in `payload` (or the body
+    /// itself, as the real document's own example sends it), validated; nothing is written.
+    pub async fn validate_v2(
+        &self,
+        key: &ApiKeyRecord,
+        body: &Value,
+    ) -> Result<Reported<AccountPayload>, DomainError> {
+        self.validate(key, v2_payload(body)).await
+    }
+
+    /// `POST /v2/data-import/accounts/`: stages the account and schedules its migration
+    /// within the task's window (a dry run when `is_dry_run`). The migration runs in the
+    /// background; `GET /v2/...` follows it.
+    pub async fn schedule(
+        &self,
+        key: &ApiKeyRecord,
+        body: &Value,
+    ) -> Result<Reported<()>, DomainError> {
+        let now = Utc::now();
+        let schedule = read_task_params(body, now)?;
+        let staged = self
+            .stage_with(key, v2_payload(body), Some(schedule))
+            .await
+            .map_err(|error| match error {
+                DomainError::Invalid { errors, .. } => DomainError::Invalid {
+                    code: "import_process_failed_validation",
+                    detail: "Import process validation failed during account creation. Please validate the import process to get full details of the validation errors.",
+                    errors,
+                },
+                other => other,
+            })?;
+        Ok(staged.map(|_| ()))
+    }
+
+    /// Runs the scheduled migration of a process, if it is still scheduled and pending: past
+    /// its window it errors (`schedule_window_passed`); a dry run records its outcome.
+    pub async fn run_scheduled(&self, supplier: &str, external: &str) -> Result<(), DomainError> {
+        let Some(current) = self.store.import_process(supplier, external)? else {
+            return Ok(());
+        };
+        let Some(schedule) = current.schedule.clone() else {
+            return Ok(());
+        };
+        if !matches!(current.state, ImportState::Pending | ImportState::Errored) {
+            return Ok(());
+        }
+        let now = Utc::now();
+        if now > schedule.window_end {
+            let failure = DomainError::ScheduleWindowPassed;
+            return self.record_failure(&current, &failure).await;
+        }
+        if schedule.dry_run {
+            let _ = self.dry_run(current).await?;
+            return Ok(());
+        }
+        if !self.claim(supplier, external)? {
+            return Ok(());
+        }
+        match self.migrate_claimed(supplier, external).await {
+            Ok(_) | Err(DomainError::Invalid { .. } | DomainError::PluginFailed(_)) => Ok(()),
+            Err(other) => {
+                self.release(supplier, external)?;
+                Err(other)
+            }
+        }
+    }
+
+    /// Every process whose scheduled migration has not run yet (read once at start).
+    pub fn scheduled(&self) -> Result<Vec<Due>, DomainError> {
+        let mut due = Vec::new();
+        for supplier in self.store.suppliers()? {
+            for process in self.store.import_processes(&supplier.code, None) {
+                let process = process?;
+                if let Some(schedule) = &process.schedule
+                    && matches!(process.state, ImportState::Pending | ImportState::Errored)
+                {
+                    due.push(Due {
+                        at: schedule.window_start,
+                        supplier: process.supplier_code.clone(),
+                        external: process.external_account_number.clone(),
+                    });
+                }
+            }
+        }
+        Ok(due)
     }
 
     /// Migrates a staged account, or with `dry_run` says whether it would succeed.
@@ -277,11 +399,30 @@ impl Imports {
             Ok(()) => self.revalidate(&current).await.map(|_| ()),
             Err(refusal) => Err(refusal),
         };
-        let event = match &verdict {
-            Ok(()) => events::dry_run_complete(&current)?,
-            Err(failure) => events::dry_run_error(&current, failure.code(), &failure.to_string())?,
-        };
-        self.store.publish_events(&[event])?;
+        let now = Utc::now();
+        let detail = verdict.as_ref().err().map(ToString::to_string);
+        let outcome = verdict
+            .as_ref()
+            .err()
+            .map(|failure| (failure.code(), detail.as_deref().unwrap_or_default()));
+        // The outcome becomes the process's latest event (the v2 status), in the same write
+        // as its event.
+        self.store.change_import(
+            &current.supplier_code,
+            &current.external_account_number,
+            &mut |stored| {
+                let stored = stored.ok_or(DomainError::ImportProcessNotFound)?;
+                let event = match outcome {
+                    None => events::dry_run_complete(stored)?,
+                    Some((code, detail)) => events::dry_run_error(stored, code, detail)?,
+                };
+                Ok(ImportChange {
+                    process: stored.dry_run(outcome, now),
+                    account: None,
+                    events: vec![event],
+                })
+            },
+        )?;
         self.store.flush().await?;
         Ok(verdict.err().unwrap_or(DomainError::DryRunWouldSucceed))
     }
@@ -330,6 +471,8 @@ impl Imports {
                         let mut process = process.clone();
                         process.state = ImportState::InProgress;
                         process.updated_at = now;
+                        process.latest_event =
+                            Some(ProcessEvent::new(ProcessEventKind::InProgress, now));
                         Ok(ImportChange::process(process))
                     }
                     _ => Err(DomainError::ImportInProgress),

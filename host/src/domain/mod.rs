@@ -24,6 +24,7 @@ pub mod plugin;
 pub mod ports;
 pub mod reference;
 pub mod rules;
+pub mod schedules;
 pub mod statements;
 pub mod supplier;
 pub mod validation;

@@ -1,0 +1,221 @@
+//! Scheduled migrations (`POST /v2/data-import/accounts/`): the task's window, and the loop
+//! that runs each migration when its window opens.
+//!
+//! The schedule is written with the staged account (so a restart loses none: the loop reads
+//! every pending schedule when it starts), and the [`Scheduler`] is told of new ones as they
+//! are made. The loop keeps them in time order and runs each through
+//! [`Imports::run_scheduled`](super::imports::Imports::run_scheduled), one at a time.
+
+use super::error::DomainError;
+use super::import_process::Schedule;
+use super::imports::Imports;
+use super::validation::{FieldError, FieldErrors, Nullable, ObjectReader, Optional};
+use chrono::{DateTime, Duration, Utc};
+use serde_json::Value;
+use std::collections::BTreeSet;
+use tokio::sync::{mpsc, watch};
+
+/// How far ahead a window may end (the real platform's rule).
+pub const MAX_WINDOW_AHEAD: Duration = Duration::days(4);
+/// How far in the past a window may start, for clocks that differ a little.
+const CLOCK_SKEW: Duration = Duration::minutes(1);
+
+/// A scheduled migration that becomes due at `at`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Due {
+    pub at: DateTime<Utc>,
+    pub supplier: String,
+    pub external: String,
+}
+
+/// Tells the schedule loop of a new schedule.
+#[derive(Debug, Clone)]
+pub struct Scheduler(mpsc::UnboundedSender<Due>);
+
+impl Scheduler {
+    /// A scheduler and the receiving end its loop reads.
+    pub fn new() -> (Self, mpsc::UnboundedReceiver<Due>) {
+        let (sender, receiver) = mpsc::unbounded_channel();
+        (Self(sender), receiver)
+    }
+
+    pub fn due(&self, due: Due) {
+        // The loop only stops at shutdown; a schedule it misses then is read back at start.
+        let _ = self.0.send(due);
+    }
+}
+
+/// The account of a v2 body: its `payload`, or the body itself (the real document's own
+/// examples send the account bare).
+pub fn v2_payload(body: &Value) -> &Value {
+    body.get("payload")
+        .filter(|payload| payload.is_object())
+        .unwrap_or(body)
+}
+
+/// Reads `task_params` of a v2 body: `is_dry_run` (default false), `schedule_window_start`
+/// (default now; not in the past) and `schedule_window_end` (default and at most four days
+/// ahead; after the start).
+pub fn read_task_params(body: &Value, now: DateTime<Utc>) -> Result<Schedule, DomainError> {
+    let Some(params) = body.get("task_params").filter(|params| !params.is_null()) else {
+        return Ok(Schedule {
+            window_start: now,
+            window_end: now + MAX_WINDOW_AHEAD,
+            dry_run: false,
+        });
+    };
+    let mut r = ObjectReader::root(params)
+        .map_err(|found| DomainError::invalid(prefixed(found, "task_params")))?;
+    let dry_run = r.boolean("is_dry_run", Optional).unwrap_or(false);
+    let start = r.datetime("schedule_window_start", Nullable);
+    let end = r.datetime("schedule_window_end", Nullable);
+    let (start, end) = r
+        .finish(|| Some((start, end)))
+        .map_err(|found| DomainError::invalid(prefixed(found, "task_params")))?;
+    let mut errors = FieldErrors::default();
+    let window_start = start.unwrap_or(now);
+    let window_end = end.unwrap_or(now + MAX_WINDOW_AHEAD);
+    if window_start < now - CLOCK_SKEW {
+        errors.push(FieldError::new(
+            "task_params.schedule_window_start".to_owned(),
+            "schedule_window_start_in_past",
+            "schedule_window_start must not be in the past.",
+        ));
+    }
+    if window_end > now + MAX_WINDOW_AHEAD {
+        errors.push(FieldError::new(
+            "task_params.schedule_window_end".to_owned(),
+            "schedule_window_end_too_far_in_future",
+            "schedule_window_end must be at most 4 days in the future.",
+        ));
+    }
+    if window_start >= window_end {
+        errors.push(FieldError::new(
+            "task_params".to_owned(),
+            "schedule_window_start__after_end",
+            "schedule_window_start must be before schedule_window_end.",
+        ));
+    }
+    if !errors.is_empty() {
+        return Err(DomainError::invalid(errors));
+    }
+    Ok(Schedule {
+        window_start,
+        window_end,
+        dry_run,
+    })
+}
+
+fn prefixed(errors: FieldErrors, prefix: &str) -> FieldErrors {
+    FieldErrors(
+        errors
+            .0
+            .into_iter()
+            .map(|mut error| {
+                error.attr = Some(match error.attr.take() {
+                    Some(attr) => format!("{prefix}.{attr}"),
+                    None => prefix.to_owned(),
+                });
+                error
+            })
+            .collect(),
+    )
+}
+
+/// Runs scheduled migrations as their windows open, until told to stop: first every schedule
+/// already written, then each new one `arrivals` brings.
+pub async fn run(
+    imports: Imports,
+    mut arrivals: mpsc::UnboundedReceiver<Due>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut queue: BTreeSet<Due> = match imports.scheduled() {
+        Ok(pending) => pending.into_iter().collect(),
+        Err(error) => {
+            tracing::error!(%error, "cannot read the scheduled migrations");
+            BTreeSet::new()
+        }
+    };
+    loop {
+        let now = Utc::now();
+        while let Some(due) = queue.first().filter(|due| due.at <= now).cloned() {
+            queue.remove(&due);
+            if let Err(error) = imports.run_scheduled(&due.supplier, &due.external).await {
+                tracing::error!(%error, supplier = %due.supplier, external = %due.external, "scheduled migration failed");
+            }
+        }
+        let wait = queue
+            .first()
+            .map_or(std::time::Duration::from_secs(3600), |due| {
+                (due.at - Utc::now()).to_std().unwrap_or_default()
+            });
+        tokio::select! {
+            () = tokio::time::sleep(wait) => {}
+            arrived = arrivals.recv() => match arrived {
+                Some(due) => { queue.insert(due); }
+                None => return,
+            },
+            _ = stop.changed() => return,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn codes(body: Value, now: DateTime<Utc>) -> Vec<(String, String)> {
+        match read_task_params(&body, now) {
+            Err(DomainError::Invalid { errors, .. }) => errors
+                .0
+                .into_iter()
+                .map(|e| (e.attr.unwrap_or_default(), e.code))
+                .collect(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_window_defaults_to_now_and_four_days_and_follows_the_real_rules() {
+        let now: DateTime<Utc> = "2025-10-07T09:00:00Z".parse().expect("time");
+        let schedule = read_task_params(&json!({"payload": {}}), now).expect("defaults");
+        assert_eq!(schedule.window_start, now);
+        assert_eq!(schedule.window_end, now + MAX_WINDOW_AHEAD);
+        assert!(!schedule.dry_run);
+        let dry = json!({"task_params": {"is_dry_run": true, "schedule_window_start": null}});
+        assert!(read_task_params(&dry, now).expect("a dry run").dry_run);
+        assert_eq!(
+            codes(
+                json!({"task_params": {"schedule_window_start": "2025-10-06T09:00:00Z",
+                                        "schedule_window_end": "2025-10-12T09:00:00Z"}}),
+                now
+            ),
+            [
+                (
+                    "task_params.schedule_window_start".to_owned(),
+                    "schedule_window_start_in_past".to_owned()
+                ),
+                (
+                    "task_params.schedule_window_end".to_owned(),
+                    "schedule_window_end_too_far_in_future".to_owned()
+                )
+            ]
+        );
+        assert_eq!(
+            codes(
+                json!({"task_params": {"schedule_window_start": "2025-10-08T09:00:00Z",
+                                        "schedule_window_end": "2025-10-07T10:00:00Z"}}),
+                now
+            ),
+            [(
+                "task_params".to_owned(),
+                "schedule_window_start__after_end".to_owned()
+            )]
+        );
+        assert_eq!(
+            codes(json!({"task_params": {"is_dry_run": "yes"}}), now),
+            [("task_params.is_dry_run".to_owned(), "invalid".to_owned())]
+        );
+    }
+}
