@@ -152,13 +152,20 @@ async fn per_transaction_failures_name_the_first_failing_transaction() {
         )
         .await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    let mut pairs = error_pairs(&body);
-    pairs.sort();
+    let errors: Vec<(Value, Value)> = body["errors"]
+        .as_array()
+        .expect("errors")
+        .iter()
+        .map(|error| (error["attr"].clone(), error["code"].clone()))
+        .collect();
     assert_eq!(
-        pairs,
+        errors,
         vec![
-            ("external_account_number".to_owned(), "required".to_owned()),
-            ("transactions".to_owned(), "invalid".to_owned()),
+            (
+                Value::Null,
+                json!("account_number_or_external_account_number_required")
+            ),
+            (json!("transactions"), json!("invalid")),
         ]
     );
     let (status, body) = server

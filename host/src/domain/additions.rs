@@ -182,9 +182,9 @@ fn read_reference_or_deprecated(r: &mut ObjectReader<'_>) -> (Option<String>, Op
     let external = if r.has("external_account_number") || !r.has("account_number") {
         let external = r.string("external_account_number", Optional, rule);
         if !r.has("external_account_number") {
-            r.error(
-                r.attr("external_account_number"),
-                "required",
+            // The real platform's request-level rule (a `non_field_errors` there).
+            r.object_error(
+                "account_number_or_external_account_number_required",
                 "Either account_number or external_account_number must be provided.",
             );
         }
@@ -298,9 +298,11 @@ impl Additions {
         }
     }
 
+    /// The bounds of a request's list of items: none needed (as on the real platform, whose
+    /// lists of notes, transactions and statements have no least size), at most the limit.
     fn items(&self) -> Items {
         Items {
-            min: 1,
+            min: 0,
             max: self.limits.max_items,
         }
     }
@@ -481,10 +483,12 @@ impl Additions {
         let mut r = ObjectReader::root(body).map_err(DomainError::invalid)?;
         let (supplier, external) = read_reference_or_deprecated(&mut r);
         let dry_run = r.boolean("dry_run", Optional).unwrap_or(false);
-        let posted = r.array("transactions", Required, self.items());
+        // As on the real platform, `transactions` may be left out or empty (nothing to add).
+        let posted = r.array("transactions", Optional, self.items());
         let (supplier, external, posted) = r
-            .finish(|| Some((supplier?, external?, posted?)))
+            .finish(|| Some((supplier?, external?, posted)))
             .map_err(DomainError::invalid)?;
+        let posted = posted.map(Vec::as_slice).unwrap_or_default();
         let mut transactions = Vec::with_capacity(posted.len());
         let mut seen = HashSet::new();
         for (index, value) in posted.iter().enumerate() {

@@ -69,22 +69,20 @@ pub enum Presence {
 }
 pub use Presence::{Nullable, Optional, Required};
 
-/// Bounds on a string field.
+/// Bounds on a string field. Any character is allowed but NUL, as the real platform's REST
+/// framework allows (it refuses only NUL, `ProhibitNullCharactersValidator`).
 #[derive(Debug, Clone, Copy)]
 pub struct StrRule {
     pub max_len: usize,
     pub allow_blank: bool,
-    /// Line breaks and tabs are allowed (free text); other control characters never are.
-    pub multiline: bool,
 }
 
 impl StrRule {
-    /// A non-blank string of at most `max_len` characters, on one line.
+    /// A non-blank string of at most `max_len` characters.
     pub const fn max(max_len: usize) -> Self {
         Self {
             max_len,
             allow_blank: false,
-            multiline: false,
         }
     }
     /// A string of at most `max_len` characters that may be empty.
@@ -92,20 +90,11 @@ impl StrRule {
         Self {
             max_len,
             allow_blank: true,
-            multiline: false,
         }
     }
-    /// Free text of at most `max_len` characters: it may span lines (`\n`, `\r`, `\t`).
+    /// Free text of at most `max_len` characters (over several lines, say).
     pub const fn text(max_len: usize) -> Self {
-        Self {
-            max_len,
-            allow_blank: false,
-            multiline: true,
-        }
-    }
-
-    fn allows(self, character: char) -> bool {
-        !character.is_control() || (self.multiline && matches!(character, '\n' | '\r' | '\t'))
+        Self::max(max_len)
     }
 }
 
@@ -245,6 +234,12 @@ impl<'a> ObjectReader<'a> {
         self.errors.push(FieldError::new(attr, code, detail));
     }
 
+    /// An error of this object as a whole (`attr` null at the top, else the object's path).
+    pub fn object_error(&mut self, code: &str, detail: impl Into<String>) {
+        let attr = (!self.path.is_empty()).then(|| self.path.clone());
+        self.errors.push(FieldError::new(attr, code, detail));
+    }
+
     pub fn has_errors(&self) -> bool {
         !self.errors.is_empty()
     }
@@ -310,11 +305,11 @@ impl<'a> ObjectReader<'a> {
             );
             return None;
         }
-        if !text.chars().all(|character| rule.allows(character)) {
+        if text.contains('\0') {
             self.error(
                 self.attr(name),
-                "invalid",
-                "Control characters are not allowed.",
+                "null_characters_not_allowed",
+                "Null characters are not allowed.",
             );
             return None;
         }
@@ -341,7 +336,24 @@ impl<'a> ObjectReader<'a> {
     ) -> Option<i64> {
         let value = self.take(name, presence)?;
         let Some(number) = value.as_i64() else {
-            self.wrong_type(name, "an integer", value);
+            // An integer too large for 64 bits is out of range, not of the wrong type.
+            let digits = value.as_number().map(|number| number.to_string());
+            match digits.filter(|text| {
+                text.trim_start_matches('-')
+                    .bytes()
+                    .all(|b| b.is_ascii_digit())
+            }) {
+                Some(text) => self.error(
+                    self.attr(name),
+                    if text.starts_with('-') {
+                        "min_value"
+                    } else {
+                        "max_value"
+                    },
+                    format!("Ensure this value is between {min} and {max}."),
+                ),
+                None => self.wrong_type(name, "an integer", value),
+            }
             return None;
         };
         if number < min || number > max {
