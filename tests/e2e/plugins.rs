@@ -27,20 +27,41 @@ async fn the_example_plugin_maps_what_is_validated_and_stored() {
     let installed = server
         .install_plugin("OLD_CO", "example_plugin", example_config())
         .await;
+    example_plugin_at_work(&server, &token, &installed).await;
+}
+
+/// The example plugin as built against `ferry:supplier-rules@0.1.0` and committed then
+/// (`tests/fixtures/plugins/`): the same behaviour from the same bytes, whatever the host's
+/// own WIT version has become.
+#[tokio::test]
+async fn a_component_built_against_wit_0_1_0_keeps_working() {
+    let server = Server::start().await;
+    let token = server.supplier_with_token("OLD_CO").await;
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/plugins/example_plugin-wit-0.1.0.wasm");
+    let bytes = std::fs::read(&fixture).expect("the committed 0.1.0 component");
+    let installed = server
+        .install_component("OLD_CO", "example_plugin_0_1_0", bytes, example_config())
+        .await;
+    example_plugin_at_work(&server, &token, &installed).await;
+}
+
+/// What the example plugin does to OLD_CO's accounts and supply charges.
+async fn example_plugin_at_work(server: &Server, token: &str, installed: &Value) {
     assert_eq!(
         installed["hooks"].as_array().map(Vec::len),
         Some(5),
         "{installed}"
     );
 
-    let (status, body) = server.post(VALIDATE, &token, &oe_account("OE-1001")).await;
+    let (status, body) = server.post(VALIDATE, token, &oe_account("OE-1001")).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["customers"][0]["mobile"], "+447700900123");
     assert_eq!(body["customers"][0]["landline"], "+442079460000");
     assert_eq!(body["supply_points"][0]["product_code"], "VAR-22");
 
-    server.stage(&token, &oe_account("OE-1001")).await;
-    let number = server.migrate(&token, "OLD_CO", "OE-1001").await;
+    server.stage(token, &oe_account("OE-1001")).await;
+    let number = server.migrate(token, "OLD_CO", "OE-1001").await;
     let view = server.account_view(&number).await;
     assert_eq!(view["account"]["customers"][0]["mobile"], "+447700900123");
     assert_eq!(
@@ -53,7 +74,7 @@ async fn the_example_plugin_maps_what_is_validated_and_stored() {
          "line_items": [{"rate_band": "CONSUMPTION_STANDARD", "start_date": "2025-01-01", "end_date": "2025-01-31", "number_of_units": 40, "net_amount": 10, "price_per_unit": 0.25}]}
     ]});
     let (status, body) = server
-        .post("/v1/data-import/transactions/create/", &token, &supply)
+        .post("/v1/data-import/transactions/create/", token, &supply)
         .await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
     assert_eq!(

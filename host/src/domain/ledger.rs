@@ -398,7 +398,7 @@ fn read_choice(
     choices: &[String],
 ) -> Option<String> {
     let text = r.string(name, presence, StrRule::blank_ok(128))?;
-    if choices.iter().any(|choice| *choice == text) {
+    if choices.contains(&text) {
         Some(text)
     } else {
         let shown: Vec<&str> = choices.iter().take(8).map(String::as_str).collect();

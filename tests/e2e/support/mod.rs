@@ -337,9 +337,20 @@ impl Server {
         std::fs::write(path, b"%PDF-1.4 test").expect("document");
     }
 
-    /// Installs the component `name` for `supplier` with `config`.
+    /// Installs the component `name` (built from `plugins/`) for `supplier` with `config`.
     pub async fn install_plugin(&self, supplier: &str, name: &str, config: Value) -> Value {
         let bytes = std::fs::read(plugin(name)).expect("component");
+        self.install_component(supplier, name, bytes, config).await
+    }
+
+    /// Installs the component `bytes` for `supplier` with `config`.
+    pub async fn install_component(
+        &self,
+        supplier: &str,
+        name: &str,
+        bytes: Vec<u8>,
+        config: Value,
+    ) -> Value {
         let response = self
             .http
             .put(self.url(&format!(
