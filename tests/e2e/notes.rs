@@ -124,14 +124,8 @@ async fn external_ids_archived_and_multi_line_notes_and_the_deprecated_account_n
         )
         .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
-    let errors: Vec<(Value, Value)> = body["errors"]
-        .as_array()
-        .expect("errors")
-        .iter()
-        .map(|error| (error["attr"].clone(), error["code"].clone()))
-        .collect();
     assert_eq!(
-        errors,
+        error_values(&body),
         vec![
             (
                 Value::Null,

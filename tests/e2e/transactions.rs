@@ -152,14 +152,8 @@ async fn per_transaction_failures_name_the_first_failing_transaction() {
         )
         .await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    let errors: Vec<(Value, Value)> = body["errors"]
-        .as_array()
-        .expect("errors")
-        .iter()
-        .map(|error| (error["attr"].clone(), error["code"].clone()))
-        .collect();
     assert_eq!(
-        errors,
+        error_values(&body),
         vec![
             (
                 Value::Null,

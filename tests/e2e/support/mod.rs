@@ -424,6 +424,20 @@ pub fn account(supplier: &str, external: &str) -> Value {
     })
 }
 
+/// The (attr, code) pairs of an error body as JSON, in order: a request-level error has a
+/// null `attr`.
+pub fn error_values(body: &Value) -> Vec<(Value, Value)> {
+    body["errors"]
+        .as_array()
+        .map(|errors| {
+            errors
+                .iter()
+                .map(|error| (error["attr"].clone(), error["code"].clone()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// The (attr, code) pairs of an error body.
 pub fn error_pairs(body: &Value) -> Vec<(String, String)> {
     body["errors"]
