@@ -53,6 +53,7 @@ def main():
         },
         "tax_unit_types": enum_of(schemas, "TaxItem", "unit_type"),
         "payment_instruction_types": enum_of(schemas, "LegacyPaymentInstruction", "type"),
+        "meter_point_statuses": enum_of(schemas, "GbrMeterPointStatus", "status"),
     }
     OUT.write_text(json.dumps(document, indent=1) + "\n")
     counts = {key: (len(value) if isinstance(value, list) else {k: len(v) for k, v in value.items()})

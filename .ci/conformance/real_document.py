@@ -23,9 +23,11 @@ COVERED = [
     "/v1/data-import/all-account-import-processes/{import_supplier_code}/",
     "/v1/data-import/historical-statements/create/",
     "/v1/data-import/imported-account-import-processes/{import_supplier_code}/",
+    "/v1/data-import/meterpoint-statuses-for-account/{import_supplier_code}/{external_account_number}/",
     "/v1/data-import/notes/create/",
     "/v1/data-import/payment-instruction/create/",
     "/v1/data-import/pending-account-import-processes/{import_supplier_code}/",
+    "/v1/data-import/send-registration-flows/{import_supplier_code}/{external_account_number}/",
     "/v1/data-import/transactions/create/",
     "/v2/data-import/accounts/{import_supplier_code}/{external_identifier}/",
 ]

@@ -27,6 +27,35 @@ pub struct AccountDetail {
     pub ledger_entries: Vec<LedgerEntry>,
     pub statements: Vec<Statement>,
     pub payment_instructions: Vec<PaymentInstruction>,
+    /// The account's meter points and their registration.
+    #[serde(default)]
+    pub meter_points: Vec<MeterPoint>,
+}
+
+/// A meter point of the account and its registration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct MeterPoint {
+    /// The MPAN or MPRN.
+    pub mpxn: String,
+    /// `ELECTRICITY` or `GAS`.
+    pub market: String,
+    /// One of the real platform's statuses (`PRE_REGISTRATION`, `REGISTRATION_REQUESTED`,
+    /// `ON_SUPPLY`, ...).
+    pub status: String,
+    pub updated_at: String,
+    /// When the last registration flow was sent.
+    #[schema(required = true)]
+    pub flow_sent_at: Option<String>,
+}
+
+/// Body of `PATCH /admin/v1/accounts/{number}/meter-points/{mpxn}`: moves a registration on
+/// (Ferry has no industry connection).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MeterPointChange {
+    /// One of the real platform's meter point statuses.
+    #[schema(min_length = 1, max_length = 64, example = "ON_SUPPLY")]
+    pub status: String,
 }
 
 /// A note on the account.

@@ -246,6 +246,21 @@ impl AdminClient {
         self.get(&["accounts", platform_account_number]).await
     }
 
+    /// Moves a meter point's registration on (`ON_SUPPLY`, `REGISTRATION_REJECTED`, ...).
+    pub async fn set_meter_point_status(
+        &self,
+        platform_account_number: &str,
+        mpxn: &str,
+        change: &crate::MeterPointChange,
+    ) -> Result<crate::MeterPoint, ClientError> {
+        self.with_body(
+            Method::PATCH,
+            &["accounts", platform_account_number, "meter-points", mpxn],
+            change,
+        )
+        .await
+    }
+
     pub async fn start_migration(&self, code: &str) -> Result<Migration, ClientError> {
         let empty = serde_json::Map::new();
         self.with_body(Method::POST, &["suppliers", code, "migrations"], &empty)

@@ -23,7 +23,10 @@ pub mod operations_teams;
 pub mod plugins;
 pub mod suppliers;
 
-pub use accounts::{AccountDetail, LedgerEntry, Note, PaymentInstruction, Statement, Transaction};
+pub use accounts::{
+    AccountDetail, LedgerEntry, MeterPoint, MeterPointChange, Note, PaymentInstruction, Statement,
+    Transaction,
+};
 pub use api_keys::{ApiKey, IssuedApiKey, NewApiKey};
 pub use client::{AdminClient, ClientError};
 pub use error::{ErrorBody, FieldErrorBody};

@@ -7,6 +7,7 @@ mod cli;
 mod crash;
 mod errors;
 mod events;
+mod meter_points;
 mod notes;
 mod operations;
 mod payment_instructions;

@@ -69,6 +69,8 @@ impl ApiError {
                 | DomainError::PluginRejected(_) => StatusCode::BAD_REQUEST,
                 DomainError::SupplierNotFound
                 | DomainError::AccountNotFound
+                | DomainError::NoMeterPoints(_)
+                | DomainError::MeterPointNotFound
                 | DomainError::ApiKeyNotFound
                 | DomainError::TeamNotFound
                 | DomainError::MigrationNotFound

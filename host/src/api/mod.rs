@@ -12,6 +12,7 @@ pub mod graphql;
 pub mod health;
 pub mod ignored;
 pub mod imports;
+pub mod meter_points;
 pub mod notes;
 pub mod openapi;
 pub mod payment_instructions;
@@ -155,6 +156,7 @@ pub fn router(state: AppState) -> Router {
         .merge(graphql::router())
         .merge(staging::router())
         .merge(accounts_v2::router())
+        .merge(meter_points::router())
         .merge(imports::router())
         .merge(notes::router())
         .merge(transactions::router())

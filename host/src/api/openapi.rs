@@ -9,8 +9,8 @@
 
 use super::error::{ErrorBody, TransactionImportErrorBody};
 use super::{
-    accounts_v2, admin, graphql, health, imports, notes, payment_instructions, schemas, staging,
-    statements, transactions,
+    accounts_v2, admin, graphql, health, imports, meter_points, notes, payment_instructions,
+    schemas, staging, statements, transactions,
 };
 use crate::domain::validation::FieldError;
 use utoipa::openapi::header::HeaderBuilder;
@@ -43,6 +43,8 @@ use utoipa::{Modify, OpenApi};
         accounts_v2::validate_account,
         accounts_v2::schedule_account,
         accounts_v2::import_status,
+        meter_points::meter_point_statuses,
+        meter_points::send_registration_flows,
         imports::account_transfer_status,
         imports::all_processes,
         imports::pending_processes,
@@ -52,6 +54,7 @@ use utoipa::{Modify, OpenApi};
         statements::create_statements,
         payment_instructions::create_payment_instruction,
         admin::accounts::get_account,
+        admin::accounts::set_meter_point_status,
         admin::imports::list_imports,
         admin::migrations::start_migration,
         admin::migrations::list_migrations,

@@ -118,14 +118,14 @@ pub struct AccountView {
 type PostedTransactions = Vec<(Transaction, Value)>;
 
 /// The account a request adds to.
-struct Target {
-    supplier: Supplier,
-    account: PlatformAccount,
+pub(crate) struct Target {
+    pub(crate) supplier: Supplier,
+    pub(crate) account: PlatformAccount,
 }
 
 #[derive(Clone)]
 pub struct Additions {
-    store: Arc<dyn Store>,
+    pub(crate) store: Arc<dyn Store>,
     documents: Arc<dyn Documents>,
     vendors: Arc<dyn PaymentVendors>,
     rules: Arc<dyn SupplierRules>,
@@ -309,7 +309,20 @@ impl Additions {
 
     /// The imported account `(supplier, external)` if the key may see it and its supplier's
     /// migration is ongoing.
-    fn target(
+    pub(crate) fn target(
+        &self,
+        key: &ApiKeyRecord,
+        supplier: &str,
+        external: &str,
+    ) -> Result<Target, DomainError> {
+        let target = self.imported_account(key, supplier, external)?;
+        target.supplier.ensure_ongoing()?;
+        Ok(target)
+    }
+
+    /// The imported account `(supplier, external)` if the key may see it (reads work whatever
+    /// the supplier's status).
+    pub(crate) fn imported_account(
         &self,
         key: &ApiKeyRecord,
         supplier: &str,
@@ -334,7 +347,6 @@ impl Additions {
             .store
             .account(&number)?
             .ok_or(DomainError::AccountNotFound)?;
-        supplier.ensure_ongoing()?;
         Ok(Target { supplier, account })
     }
 
@@ -897,7 +909,7 @@ impl Additions {
         })
     }
 
-    fn records<T: DeserializeOwned>(
+    pub(crate) fn records<T: DeserializeOwned>(
         &self,
         number: &str,
         table: AccountTable,

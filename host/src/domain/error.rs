@@ -25,6 +25,11 @@ pub enum DomainError {
     ImportProcessNotFound,
     #[error("the account was not found")]
     AccountNotFound,
+    /// The imported account has no meter points (the real platform's 404).
+    #[error("No meter points found for {0}.")]
+    NoMeterPoints(String),
+    #[error("the account has no such meter point")]
+    MeterPointNotFound,
     /// The account was migrated already; the answer names its platform account.
     #[error(
         "The account import process with the account number {external_account_number} has already been imported."
@@ -127,6 +132,8 @@ impl DomainError {
             Self::MigrationNotOngoing => "import_supplier_migration_not_ongoing",
             Self::ImportProcessNotFound => "import_process_does_not_exist",
             Self::AccountNotFound => "account_not_found",
+            Self::NoMeterPoints(_) => "meter_points_not_found",
+            Self::MeterPointNotFound => "not_found",
             Self::AlreadyImported { .. } => "account_import_process_already_imported",
             // The real platform's code for this answer, as its document shows it.
             Self::DryRunWouldSucceed => "400",

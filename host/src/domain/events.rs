@@ -200,6 +200,26 @@ fn usable_to(details: &Value) -> String {
     }
 }
 
+/// A registration flow sent for meter point `mpxn` of `market` on account `account_number`.
+pub fn gain_initiated(
+    account_number: &str,
+    market: super::account::Market,
+    mpxn: &str,
+) -> Result<Event, DomainError> {
+    let event_type = match market {
+        super::account::Market::Electricity => {
+            "industry.electricity.change_of_supply.gain.initiated"
+        }
+        super::account::Market::Gas => "industry.gas.change_of_supply.gain.initiated",
+    };
+    Event::own(
+        event_type,
+        "v1",
+        Some(account_number),
+        json!({"meter_point_identifier": mpxn}),
+    )
+}
+
 pub fn payment_method_new(
     account_number: &str,
     instruction: &PaymentInstruction,

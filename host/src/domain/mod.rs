@@ -15,6 +15,7 @@ pub mod events;
 pub mod import_process;
 pub mod imports;
 pub mod ledger;
+pub mod meter_points;
 pub mod migrations;
 pub mod money;
 pub mod notes;

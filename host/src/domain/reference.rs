@@ -1,5 +1,6 @@
 //! The real platform's enumerations that Ferry validates against: transaction reasons and
-//! payment types per transaction type, tax unit types and payment instruction types. They
+//! payment types per transaction type, tax unit types, payment instruction types and meter
+//! point registration statuses. They
 //! come from the real platform's OpenAPI document, extracted into `reference_enums.json` by
 //! `tools/extract-reference-enums.py` (the one place they are written down).
 
@@ -15,6 +16,8 @@ pub struct ReferenceEnums {
     pub payment_types: BTreeMap<String, Vec<String>>,
     pub tax_unit_types: Vec<String>,
     pub payment_instruction_types: Vec<String>,
+    /// The registration statuses of a meter point (`PRE_REGISTRATION`, ..., `ON_SUPPLY`, ...).
+    pub meter_point_statuses: Vec<String>,
 }
 
 static REFERENCE: LazyLock<ReferenceEnums> = LazyLock::new(|| {
@@ -58,5 +61,7 @@ mod tests {
         assert!(enums.reasons("SUPPLY_CHARGE").is_empty());
         assert_eq!(enums.tax_unit_types, ["PROPORTION", "CURRENCY_PER_KWH"]);
         assert_eq!(enums.payment_instruction_types.len(), 6);
+        assert_eq!(enums.meter_point_statuses.len(), 49);
+        assert_eq!(enums.meter_point_statuses[0], "PRE_REGISTRATION");
     }
 }

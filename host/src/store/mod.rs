@@ -69,10 +69,12 @@ pub enum AccountTable {
     PaymentInstructions,
     /// One summary record per account (balance, latest statement), key `""`.
     Summary,
+    /// The registration state of each meter point, keyed by MPAN / MPRN.
+    MeterPoints,
 }
 
 impl AccountTable {
-    pub const ALL: [AccountTable; 7] = [
+    pub const ALL: [AccountTable; 8] = [
         Self::Notes,
         Self::NoteIndex,
         Self::Transactions,
@@ -80,6 +82,7 @@ impl AccountTable {
         Self::Statements,
         Self::PaymentInstructions,
         Self::Summary,
+        Self::MeterPoints,
     ];
 }
 

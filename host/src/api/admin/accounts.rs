@@ -1,22 +1,32 @@
-//! `/admin/v1/accounts/{number}`: everything on an imported account.
+//! `/admin/v1/accounts/{number}`: everything on an imported account; and operators moving a
+//! meter point's registration on (Ferry has no industry connection).
 
 use super::moment;
 use crate::api::AppState;
 use crate::api::error::{ApiError, ErrorBody};
-use crate::api::extract::{OperatorCaller, PathParams};
+use crate::api::extract::{JsonBody, OperatorCaller, PathParams};
 use crate::domain::additions::AccountView;
+use crate::domain::error::DomainError;
+use crate::domain::meter_points::MeterPoint as DomainMeterPoint;
 use crate::domain::notes::NoteSource;
+use crate::domain::validation::{ObjectReader, Required, StrRule};
 use axum::extract::State;
-use axum::routing::get;
+use axum::routing::{get, patch};
 use axum::{Json, Router};
 use ferry_admin_api::{
-    AccountDetail, LedgerEntry, Note, PaymentInstruction, Statement, Transaction,
+    AccountDetail, LedgerEntry, MeterPoint, MeterPointChange, Note, PaymentInstruction, Statement,
+    Transaction,
 };
 use serde::Serialize;
 use serde_json::Value;
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/admin/v1/accounts/{number}", get(get_account))
+    Router::new()
+        .route("/admin/v1/accounts/{number}", get(get_account))
+        .route(
+            "/admin/v1/accounts/{number}/meter-points/{mpxn}",
+            patch(set_meter_point_status),
+        )
 }
 
 #[utoipa::path(get, path = "/admin/v1/accounts/{number}", tag = "admin",
@@ -28,7 +38,45 @@ pub async fn get_account(
     _: OperatorCaller,
     PathParams(number): PathParams<String>,
 ) -> Result<Json<AccountDetail>, ApiError> {
-    Ok(Json(account_answer(state.additions.account_view(&number)?)))
+    let meter_points = state.additions.account_meter_points(&number)?;
+    let mut answer = account_answer(state.additions.account_view(&number)?);
+    answer.meter_points = meter_points.into_iter().map(meter_point_answer).collect();
+    Ok(Json(answer))
+}
+
+/// Moves a meter point's registration on to `status` (one of the real platform's).
+#[utoipa::path(patch, path = "/admin/v1/accounts/{number}/meter-points/{mpxn}", tag = "admin",
+    params(("number" = String, Path, description = "platform account number"), ("mpxn" = String, Path, description = "MPAN or MPRN")),
+    request_body = MeterPointChange,
+    responses((status = 200, body = MeterPoint), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
+    security(("operator" = [])))]
+pub async fn set_meter_point_status(
+    State(state): State<AppState>,
+    _: OperatorCaller,
+    PathParams((number, mpxn)): PathParams<(String, String)>,
+    JsonBody(body): JsonBody,
+) -> Result<Json<MeterPoint>, ApiError> {
+    let mut r = ObjectReader::root(&body).map_err(DomainError::invalid)?;
+    let status = r.string("status", Required, StrRule::max(64));
+    let status = r.finish(|| status).map_err(DomainError::invalid)?;
+    let point = state
+        .additions
+        .set_meter_point_status(&number, &mpxn, &status)
+        .await?;
+    Ok(Json(meter_point_answer(point)))
+}
+
+fn meter_point_answer(point: DomainMeterPoint) -> MeterPoint {
+    MeterPoint {
+        market: as_json(&point.market)
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
+        mpxn: point.mpxn,
+        status: point.status,
+        updated_at: moment(point.updated_at),
+        flow_sent_at: point.flow_sent_at.map(moment),
+    }
 }
 
 /// A record kept as the supplier sent it (line items, the staged account) in its JSON form.
@@ -133,5 +181,6 @@ fn account_answer(view: AccountView) -> AccountDetail {
                 use_for_scheduled_payments: instruction.terms.use_for_scheduled_payments,
             })
             .collect(),
+        meter_points: Vec::new(),
     }
 }
