@@ -99,8 +99,31 @@ async fn flows_are_sent_recorded_published_and_moved_on_by_an_operator() {
     assert_eq!(moved["market"], "ELECTRICITY");
     let (_, points) = server.get(&statuses_path("ACC-1"), &token).await;
     assert_eq!(points[0]["status"], "ON_SUPPLY");
+    // The same from the command line.
+    let output = std::process::Command::new(ferry_binary())
+        .args([
+            "meter-point",
+            "set-status",
+            &number,
+            "3406086401",
+            "registration_rejected",
+        ])
+        .env("FERRY_URL", &server.base)
+        .env("FERRY_OPERATOR_KEY", OPERATOR_KEY)
+        .output()
+        .expect("run ferry");
+    assert!(output.status.success(), "{output:?}");
+    let (_, points) = server.get(&statuses_path("ACC-1"), &token).await;
+    assert_eq!(points[1]["status"], "REGISTRATION_REJECTED");
+    // A rejected registration may be sent again.
+    let (_, again) = server.post(&flows_path("ACC-1"), &token, &json!({})).await;
+    assert_eq!(
+        again["meter_points"][1]["status"],
+        "REGISTRATION_FLOW_SUCCESS"
+    );
     let view = server.account_view(&number).await;
     assert_eq!(view["meter_points"][1]["status"], "REGISTRATION_REQUESTED");
+    assert_eq!(view["meter_points"][0]["status"], "ON_SUPPLY");
     assert!(view["meter_points"][1]["flow_sent_at"].is_string());
     let (status, refused) = server
         .admin(Method::PATCH, &path, Some(&json!({"status": "SOMEWHERE"})))

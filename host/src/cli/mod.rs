@@ -4,6 +4,7 @@
 mod admin_client;
 mod api_key;
 mod events;
+mod meter_point;
 pub mod output;
 mod plugin;
 mod supplier;
@@ -46,6 +47,13 @@ pub enum Command {
         connection: Connection,
         #[command(subcommand)]
         action: plugin::PluginAction,
+    },
+    /// Move a meter point's registration on (through the admin API).
+    MeterPoint {
+        #[command(flatten)]
+        connection: Connection,
+        #[command(subcommand)]
+        action: meter_point::MeterPointAction,
     },
     /// Create, list and remove operations teams (through the admin API).
     Team {
@@ -97,6 +105,10 @@ pub async fn run_operator_command(command: Command) -> anyhow::Result<()> {
         }
         Command::Events { action } => events::run(action).await,
         Command::Plugin { connection, action } => plugin::run(&connection, action).await,
+        Command::MeterPoint { connection, action } => {
+            let client = admin_client::connect(&connection)?;
+            meter_point::run(&client, action).await
+        }
         Command::Team { connection, action } => {
             let client = admin_client::connect(&connection)?;
             team::run(&client, action).await
