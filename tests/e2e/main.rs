@@ -14,6 +14,7 @@ mod payment_instructions;
 mod plugin_load;
 mod plugins;
 mod reads;
+mod real_examples;
 mod staging;
 mod statements;
 mod support;
