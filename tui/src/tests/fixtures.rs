@@ -176,6 +176,11 @@ pub fn account() -> AccountDetail {
         ],
         "payment_instructions": [
             {"vendor": "GOCARDLESS", "reference": "MD-00042", "type": "DIRECT_DEBIT", "details": {"mandate_id": "MD-00042", "day_of_month": 14}, "added_at": "2025-03-03T10:02:00Z"}
+        ],
+        "operations_team_name": "Billing Operations",
+        "meter_points": [
+            {"mpxn": "1200023305967", "market": "ELECTRICITY", "status": "REGISTRATION_REQUESTED", "updated_at": "2025-03-04T09:00:00Z", "flow_sent_at": "2025-03-04T09:00:00Z"},
+            {"mpxn": "3406086401", "market": "GAS", "status": "PRE_REGISTRATION", "updated_at": "2025-03-03T10:02:00Z", "flow_sent_at": null}
         ]
     }))
     .expect("the account fixture reads")

@@ -1,5 +1,6 @@
-//! The account detail opened from the Imports screen: the account, its balance, notes,
-//! transactions, statements and payment instructions, as one scrollable page. Its tables size
+//! The account detail opened from the Imports screen: the account, its balance and operations
+//! team, notes, transactions, statements, meter points and payment instructions, as one
+//! scrollable page. Its tables size
 //! their columns to their content and the width, cutting visibly with `…` what cannot fit.
 
 use super::columns::{CellText, Column, FittedTable, column_width, text_width};
@@ -79,6 +80,13 @@ const STATEMENT_COLUMNS: [Column; 5] = [
     Column::left("Document").gives_way_first(),
 ];
 
+const METER_POINT_COLUMNS: [Column; 4] = [
+    Column::left("MPAN / MPRN").gives_way_last(),
+    Column::left("Market"),
+    Column::left("Registration").gives_way_last(),
+    Column::left("Flow sent").gives_way_first(),
+];
+
 const PAYMENT_INSTRUCTION_COLUMNS: [Column; 5] = [
     Column::left("Vendor"),
     Column::left("Type"),
@@ -127,6 +135,13 @@ fn account_lines(account: &AccountDetail, width: usize) -> Vec<Line<'static>> {
             format!("open since {}", account.open_statement_period_start),
         ),
         field("Balance", account.balance.clone()),
+        field(
+            "Operations team",
+            account
+                .operations_team_name
+                .clone()
+                .unwrap_or_else(|| "-".to_owned()),
+        ),
         Line::raw(""),
     ];
 
@@ -185,6 +200,32 @@ fn account_lines(account: &AccountDetail, width: usize) -> Vec<Line<'static>> {
             })
             .collect();
         lines.extend(table(&STATEMENT_COLUMNS, rows));
+    }
+    lines.push(Line::raw(""));
+
+    lines.push(heading(format!(
+        "Meter points ({})",
+        account.meter_points.len()
+    )));
+    if !account.meter_points.is_empty() {
+        let rows = account
+            .meter_points
+            .iter()
+            .map(|point| {
+                vec![
+                    CellText::from(point.mpxn.as_str()),
+                    CellText::from(point.market.as_str()),
+                    CellText::from(point.status.as_str()),
+                    CellText::from(
+                        point
+                            .flow_sent_at
+                            .as_deref()
+                            .map_or_else(|| "-".to_owned(), time),
+                    ),
+                ]
+            })
+            .collect();
+        lines.extend(table(&METER_POINT_COLUMNS, rows));
     }
     lines.push(Line::raw(""));
 
