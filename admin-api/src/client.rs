@@ -17,10 +17,10 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// How long one call may take before the server counts as unreachable (a component upload
-/// gets longer: see [`UPLOAD_TIMEOUT`]).
+/// and the start of a bulk migration get longer: see [`LONG_TIMEOUT`]).
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(10);
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
-pub const UPLOAD_TIMEOUT: Duration = Duration::from_secs(120);
+pub const LONG_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Why an admin call did not give an answer.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -261,10 +261,15 @@ impl AdminClient {
         .await
     }
 
+    /// Starts a bulk migration (the server claims every pending account before it answers,
+    /// so this may take longer than other calls).
     pub async fn start_migration(&self, code: &str) -> Result<Migration, ClientError> {
         let empty = serde_json::Map::new();
-        self.with_body(Method::POST, &["suppliers", code, "migrations"], &empty)
-            .await
+        let request = self
+            .request(Method::POST, self.url(&["suppliers", code, "migrations"])?)
+            .timeout(LONG_TIMEOUT)
+            .json(&empty);
+        Self::send(request).await
     }
 
     /// The supplier's migrations, newest first.
@@ -300,7 +305,7 @@ impl AdminClient {
         }
         let request = self
             .request(Method::PUT, url)
-            .timeout(UPLOAD_TIMEOUT)
+            .timeout(LONG_TIMEOUT)
             .header("Content-Type", "application/wasm")
             .body(component);
         Self::send(request).await

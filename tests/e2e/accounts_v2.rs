@@ -207,3 +207,81 @@ async fn the_window_is_checked_and_a_pending_schedule_survives_a_restart() {
     .await;
     assert!(done["platform_identifier"].is_string(), "{done}");
 }
+
+/// A v1 dry run does not cancel a pending schedule; scheduling again moves the window (the
+/// old one does not run it early); a supplier paused meanwhile has its scheduled migration
+/// refused with the reason.
+#[tokio::test]
+async fn schedules_survive_dry_runs_move_when_rescheduled_and_stop_for_a_paused_supplier() {
+    let server = Server::start().await;
+    let token = server.supplier_with_token("OLD_CO").await;
+    let schedule = |external: &str, seconds: i64| {
+        json!({"payload": account("OLD_CO", external),
+               "task_params": {"schedule_window_start": in_seconds(seconds)}})
+    };
+    for (external, seconds) in [("ACC-1", 2), ("ACC-2", 2)] {
+        let (status, answer) = server
+            .post(ACCOUNTS_V2, &token, &schedule(external, seconds))
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{answer}");
+    }
+    let (status, _) = server
+        .post(
+            PROCESS,
+            &token,
+            &json!({"import_supplier_code": "OLD_CO", "external_account_number": "ACC-1", "dry_run": true}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let (status, _) = server
+        .post(ACCOUNTS_V2, &token, &schedule("ACC-2", 120))
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+
+    status_until(&server, &token, "ACC-1", |body| {
+        body["status"] == "PROCESSED"
+    })
+    .await;
+    let (_, later) = server.get(&status_path("ACC-2"), &token).await;
+    assert_eq!(later["status"], "PENDING", "{later}");
+    assert_eq!(
+        later["latest_event"]["event"],
+        "EVENT_ACCOUNT_IMPORT_PROCESS_SCHEDULED"
+    );
+
+    // Paused before its window opens: refused with the reason when it does.
+    let (status, _) = server
+        .post(ACCOUNTS_V2, &token, &schedule("ACC-3", 2))
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    server.set_status("OLD_CO", "PAUSED").await;
+    let refused = status_until(&server, &token, "ACC-3", |body| body["status"] == "ERRORED").await;
+    assert_eq!(
+        refused["latest_error"]["code"],
+        "import_supplier_migration_not_ongoing"
+    );
+}
+
+/// A bare v2 body's `task_params` are the task's, not an unknown field of the account, also
+/// for a strict supplier; unknown fields inside them follow the supplier's rule.
+#[tokio::test]
+async fn task_params_of_a_bare_body_are_not_account_fields() {
+    let server = Server::start().await;
+    let token = server.supplier_with_token("OLD_CO").await;
+    server.set_strict("OLD_CO", true).await;
+    let mut body = account("OLD_CO", "ACC-1");
+    body["task_params"] = json!({"is_dry_run": true});
+    let (status, answer) = server.post(ACCOUNTS_V2, &token, &body).await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    body["external_account_number"] = json!("ACC-2");
+    body["task_params"] = json!({"is_dry_run": true, "priority": "high"});
+    let (status, answer) = server.post(ACCOUNTS_V2, &token, &body).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+    assert_eq!(
+        error_pairs(&answer),
+        [(
+            "task_params.priority".to_owned(),
+            "unknown_field".to_owned()
+        )]
+    );
+}

@@ -1,7 +1,8 @@
 //! Naming what a request carried that Ferry ignored. As on the real platform, a supplier's
 //! request may carry fields Ferry does not know; unless the supplier is strict they are left
 //! out, but never silently: a successful answer lists them in the `Ferry-Ignored-Fields`
-//! header (dot paths, comma-separated, at most [`LISTED`], percent-encoded where a name has
+//! header (dot paths, comma-separated, at most [`LISTED`] in [`LISTED_BYTES`] bytes,
+//! percent-encoded where a name has
 //! anything but letters, digits, `_`, `-` and `.`), gives their number in
 //! `Ferry-Ignored-Field-Count`, and `/metrics` counts them in
 //! `ferry_ignored_fields_total{endpoint}`.
@@ -13,8 +14,10 @@ use std::fmt::Write as _;
 
 pub const IGNORED_FIELDS: &str = "ferry-ignored-fields";
 pub const IGNORED_FIELD_COUNT: &str = "ferry-ignored-field-count";
-/// Most paths the header lists.
+/// Most paths the header lists, and most bytes it takes (proxies refuse large headers; the
+/// count header still gives the total).
 pub const LISTED: usize = 100;
+pub const LISTED_BYTES: usize = 2048;
 
 /// The fields an endpoint ignored in one request, as response headers.
 #[derive(Debug)]
@@ -38,13 +41,15 @@ impl IntoResponseParts for IgnoredFields {
         if self.0.is_empty() {
             return Ok(parts);
         }
-        let listed = self
-            .0
-            .iter()
-            .take(LISTED)
-            .map(|path| encode(path))
-            .collect::<Vec<_>>()
-            .join(", ");
+        let mut listed = String::new();
+        for path in self.0.iter().take(LISTED).map(|path| encode(path)) {
+            let separator = if listed.is_empty() { "" } else { ", " };
+            if listed.len() + separator.len() + path.len() > LISTED_BYTES {
+                break;
+            }
+            listed.push_str(separator);
+            listed.push_str(&path);
+        }
         if let Ok(value) = HeaderValue::from_str(&listed) {
             parts.headers_mut().insert(IGNORED_FIELDS, value);
         }
@@ -95,6 +100,12 @@ mod tests {
             .count();
         assert_eq!(listed, LISTED);
         assert_eq!(response.headers()[IGNORED_FIELD_COUNT], "250");
+        let long: Vec<String> = (0..60)
+            .map(|i| format!("field_{i}_{}", "x".repeat(60)))
+            .collect();
+        let response = (IgnoredFields::new("test", long), "ok").into_response();
+        assert!(response.headers()[IGNORED_FIELDS].len() <= LISTED_BYTES);
+        assert_eq!(response.headers()[IGNORED_FIELD_COUNT], "60");
         let response = (IgnoredFields::new("test", Vec::new()), "ok").into_response();
         assert!(response.headers().get(IGNORED_FIELDS).is_none());
     }

@@ -833,8 +833,17 @@ impl Additions {
         let (parsed, ignored) = reading(policy, || self.parse_payment_instruction(body));
         let (supplier, external, mut input) = parsed?;
         let target = self.target(key, &supplier, &external)?;
+        // A plugin's record has `reference` only: it sees the deprecated `instruction_reference`
+        // under that name.
+        let mut for_rules = body.clone();
+        if let Some(object) = for_rules.as_object_mut()
+            && !object.contains_key("reference")
+            && let Some(reference) = object.remove("instruction_reference")
+        {
+            object.insert("reference".to_owned(), reference);
+        }
         if let Some(mapped) = self
-            .apply_rules(&target, Hook::MapPaymentInstruction, body, None)
+            .apply_rules(&target, Hook::MapPaymentInstruction, &for_rules, None)
             .await?
         {
             input = reading(policy, || self.parse_payment_instruction(&mapped))

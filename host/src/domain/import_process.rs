@@ -230,8 +230,14 @@ impl ImportProcess {
         process
     }
 
-    /// The process after a dry run: its outcome becomes the latest event, nothing else.
-    pub fn dry_run(&self, failure: Option<(&str, &str)>, now: DateTime<Utc>) -> ImportProcess {
+    /// The process after a dry run: its outcome becomes the latest event; the scheduled dry
+    /// run (`scheduled`) also ends the schedule, another one leaves it.
+    pub fn dry_run(
+        &self,
+        failure: Option<(&str, &str)>,
+        scheduled: bool,
+        now: DateTime<Utc>,
+    ) -> ImportProcess {
         let mut process = self.clone();
         process.updated_at = now;
         process.latest_event = Some(match failure {
@@ -246,7 +252,9 @@ impl ImportProcess {
                 }),
             },
         });
-        process.schedule = None;
+        if scheduled {
+            process.schedule = None;
+        }
         process
     }
 

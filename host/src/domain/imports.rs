@@ -263,7 +263,7 @@ impl Imports {
         key: &ApiKeyRecord,
         body: &Value,
     ) -> Result<Reported<AccountPayload>, DomainError> {
-        self.validate(key, v2_payload(body)).await
+        self.validate(key, &v2_payload(body)).await
     }
 
     /// `POST /v2/data-import/accounts/`: stages the account and schedules its migration
@@ -275,9 +275,12 @@ impl Imports {
         body: &Value,
     ) -> Result<Reported<()>, DomainError> {
         let now = Utc::now();
-        let schedule = read_task_params(body, now)?;
+        let account = v2_payload(body);
+        let policy = unknown_fields_of(self.store.as_ref(), key, &account, "import_supplier")?;
+        let (schedule, mut ignored) = reading(policy, || read_task_params(body, now));
+        let schedule = schedule?;
         let staged = self
-            .stage_with(key, v2_payload(body), Some(schedule))
+            .stage_with(key, &account, Some(schedule))
             .await
             .map_err(|error| match error {
                 DomainError::Invalid { errors, .. } => DomainError::Invalid {
@@ -287,38 +290,64 @@ impl Imports {
                 },
                 other => other,
             })?;
-        Ok(staged.map(|_| ()))
+        ignored.extend(staged.ignored);
+        Ok(Reported { value: (), ignored })
     }
 
     /// Runs the scheduled migration of a process, if it is still scheduled and pending: past
-    /// its window it errors (`schedule_window_passed`); a dry run records its outcome.
-    pub async fn run_scheduled(&self, supplier: &str, external: &str) -> Result<(), DomainError> {
+    /// its window it errors (`schedule_window_passed`), a supplier no longer ongoing errors
+    /// it too, a dry run records its outcome. `Ok(Some(at))` asks to be run again at `at`:
+    /// the process was busy (a bulk migration holds it), the window moved later (it was
+    /// scheduled again), or something passing went wrong (a busy plugin, the store).
+    pub async fn run_scheduled(
+        &self,
+        supplier: &str,
+        external: &str,
+    ) -> Result<Option<DateTime<Utc>>, DomainError> {
         let Some(current) = self.store.import_process(supplier, external)? else {
-            return Ok(());
+            return Ok(None);
         };
         let Some(schedule) = current.schedule.clone() else {
-            return Ok(());
+            return Ok(None);
         };
-        if !matches!(current.state, ImportState::Pending | ImportState::Errored) {
-            return Ok(());
-        }
         let now = Utc::now();
+        let retry = (now + chrono::Duration::seconds(5) < schedule.window_end)
+            .then(|| now + chrono::Duration::seconds(5));
+        match current.state {
+            ImportState::Pending | ImportState::Errored => {}
+            ImportState::InProgress => return Ok(retry),
+            ImportState::Processed | ImportState::Cancelled => return Ok(None),
+        }
+        if now < schedule.window_start {
+            return Ok(Some(schedule.window_start));
+        }
         if now > schedule.window_end {
             let failure = DomainError::ScheduleWindowPassed;
-            return self.record_failure(&current, &failure).await;
+            self.record_failure(&current, &failure).await?;
+            return Ok(None);
+        }
+        let ongoing = self
+            .store
+            .supplier(supplier)?
+            .ok_or(DomainError::SupplierNotFound)
+            .and_then(|supplier| supplier.ensure_ongoing());
+        if let Err(failure) = ongoing {
+            self.record_failure(&current, &failure).await?;
+            return Ok(None);
         }
         if schedule.dry_run {
-            let _ = self.dry_run(current).await?;
-            return Ok(());
+            let _ = self.dry_run(current, true).await?;
+            return Ok(None);
         }
         if !self.claim(supplier, external)? {
-            return Ok(());
+            return Ok(retry);
         }
         match self.migrate_claimed(supplier, external).await {
-            Ok(_) | Err(DomainError::Invalid { .. } | DomainError::PluginFailed(_)) => Ok(()),
+            Ok(_) | Err(DomainError::Invalid { .. } | DomainError::PluginFailed(_)) => Ok(None),
             Err(other) => {
                 self.release(supplier, external)?;
-                Err(other)
+                tracing::warn!(error = %other, supplier, external, "scheduled migration to be retried");
+                Ok(retry)
             }
         }
     }
@@ -372,7 +401,7 @@ impl Imports {
             .import_process(&supplier.code, &request.external_account_number)?
             .ok_or(DomainError::ImportProcessNotFound)?;
         if request.dry_run {
-            return Err(self.dry_run(current).await?);
+            return Err(self.dry_run(current, false).await?);
         }
         current.ensure_processable()?;
         if let Err(failure) = self.revalidate(&current).await {
@@ -394,7 +423,14 @@ impl Imports {
     }
 
     /// A dry run: its event is kept, nothing else; the refusal it answers with.
-    async fn dry_run(&self, current: ImportProcess) -> Result<DomainError, DomainError> {
+    /// A dry run: its event is kept, and on a process not migrated yet its outcome becomes
+    /// the latest event (the v2 status); `scheduled` says it is the scheduled run, whose
+    /// schedule it ends. The refusal it answers with.
+    async fn dry_run(
+        &self,
+        current: ImportProcess,
+        scheduled: bool,
+    ) -> Result<DomainError, DomainError> {
         let verdict = match current.ensure_processable() {
             Ok(()) => self.revalidate(&current).await.map(|_| ()),
             Err(refusal) => Err(refusal),
@@ -416,8 +452,14 @@ impl Imports {
                     None => events::dry_run_complete(stored)?,
                     Some((code, detail)) => events::dry_run_error(stored, code, detail)?,
                 };
+                let process = if matches!(stored.state, ImportState::Pending | ImportState::Errored)
+                {
+                    stored.dry_run(outcome, scheduled, now)
+                } else {
+                    stored.clone()
+                };
                 Ok(ImportChange {
-                    process: stored.dry_run(outcome, now),
+                    process,
                     account: None,
                     events: vec![event],
                 })
@@ -494,6 +536,7 @@ impl Imports {
                     let mut process = process.clone();
                     process.state = ImportState::Pending;
                     process.updated_at = now;
+                    process.latest_event = Some(ProcessEvent::new(ProcessEventKind::Updated, now));
                     Ok(ImportChange::process(process))
                 }
                 _ => Err(DomainError::ImportProcessNotFound),

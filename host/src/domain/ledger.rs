@@ -55,6 +55,12 @@ impl TransactionType {
 /// `amount`): its pattern `^-?\d{0,10}(?:\.\d{0,10})?$`.
 pub const AMOUNT_PLACES: u32 = 10;
 
+/// An amount as the ledger keeps it: to the penny, half away from zero, so that what is
+/// posted, stored and answered is one figure, whatever the batches.
+pub fn to_the_penny(amount: Decimal) -> Money {
+    Money(amount.round_dp_with_strategy(2, rust_decimal::RoundingStrategy::MidpointAwayFromZero))
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct LineItem {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -284,7 +290,7 @@ pub fn read_transaction(
         Some(Transaction {
             transaction_id: id?,
             transaction_date: date?,
-            amount: Money(amount?),
+            amount: to_the_penny(amount?),
             kind: kind?,
             reason: specific.reason,
             reference: specific.reference,
@@ -489,7 +495,7 @@ fn read_line_item(r: &mut ObjectReader<'_>) -> Option<LineItem> {
         start_date: start?,
         end_date: end?,
         number_of_units: units_count?,
-        net_amount: Money(net?),
+        net_amount: to_the_penny(net?),
         price_per_unit: price,
         units,
         external_rate_identifier,
@@ -512,7 +518,7 @@ fn read_tax_item(r: &mut ObjectReader<'_>) -> Option<TaxItem> {
     );
     let params = read_params(r);
     Some(TaxItem {
-        amount: Money(amount?),
+        amount: to_the_penny(amount?),
         tax_type: tax_type?,
         value_taxed: value_taxed?,
         rate: rate?,
@@ -652,6 +658,23 @@ mod tests {
             codes(json!(5)),
             vec![("transactions.0".into(), "invalid".into())]
         );
+    }
+
+    #[test]
+    fn amounts_are_kept_to_the_penny_half_away_from_zero() {
+        let kept = |text: &str| to_the_penny(text.parse().expect("decimal")).to_string();
+        assert_eq!(kept("0.005"), "0.01");
+        assert_eq!(kept("-0.005"), "-0.01");
+        assert_eq!(kept("12.3449999999"), "12.34");
+        // Three half-pennies post 0.03 whether sent together or one by one.
+        let mut summary = AccountSummary::default();
+        for _ in 0..3 {
+            summary.post(
+                TransactionType::Charge,
+                to_the_penny("0.005".parse().expect("decimal")),
+            );
+        }
+        assert_eq!(summary.balance.to_string(), "0.03");
     }
 
     #[test]

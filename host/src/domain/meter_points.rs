@@ -67,6 +67,7 @@ impl Additions {
         &self,
         number: &str,
         data: &PlatformAccountData,
+        since: DateTime<Utc>,
     ) -> Result<Vec<MeterPoint>, DomainError> {
         let kept: Vec<MeterPoint> = self.records(number, AccountTable::MeterPoints)?;
         Ok(meter_points_of(data)
@@ -79,7 +80,7 @@ impl Additions {
                         mpxn,
                         market,
                         status: PRE_REGISTRATION.to_owned(),
-                        updated_at: Utc::now(),
+                        updated_at: since,
                         flow_sent_at: None,
                     })
             })
@@ -95,7 +96,11 @@ impl Additions {
         external: &str,
     ) -> Result<Vec<MeterPoint>, DomainError> {
         let target = self.imported_account(key, supplier, external)?;
-        let points = self.meter_points(&target.account.number, &target.account.data)?;
+        let points = self.meter_points(
+            &target.account.number,
+            &target.account.data,
+            target.account.created_at,
+        )?;
         if points.is_empty() {
             return Err(DomainError::NoMeterPoints(target.account.number));
         }
@@ -112,7 +117,7 @@ impl Additions {
     ) -> Result<Vec<FlowResult>, DomainError> {
         let target = self.target(key, supplier, external)?;
         let number = target.account.number.clone();
-        let points = self.meter_points(&number, &target.account.data)?;
+        let points = self.meter_points(&number, &target.account.data, target.account.created_at)?;
         if points.is_empty() {
             return Err(DomainError::NoMeterPoints(number));
         }
@@ -182,22 +187,33 @@ impl Additions {
             .account(number)?
             .ok_or(DomainError::AccountNotFound)?;
         let point = self
-            .meter_points(number, &account.data)?
+            .meter_points(number, &account.data, account.created_at)?
             .into_iter()
             .find(|point| point.mpxn == mpxn)
             .ok_or(DomainError::MeterPointNotFound)?;
-        let changed = MeterPoint {
-            status: status.to_owned(),
-            updated_at: Utc::now(),
-            ..point
-        };
+        let now = Utc::now();
+        let mut changed = None;
+        // Read and written in one change, so that a registration flow sent meanwhile is not
+        // lost.
         self.store.change_account_records(number, &mut |tx| {
-            Ok(tx.put(
+            let current: MeterPoint = tx
+                .get(AccountTable::MeterPoints, mpxn)?
+                .and_then(|value| serde_json::from_value(value).ok())
+                .unwrap_or_else(|| point.clone());
+            let next = MeterPoint {
+                status: status.to_owned(),
+                updated_at: now,
+                ..current
+            };
+            tx.put(
                 AccountTable::MeterPoints,
                 mpxn,
-                &serde_json::to_value(&changed).unwrap_or_default(),
-            )?)
+                &serde_json::to_value(&next).unwrap_or_default(),
+            )?;
+            changed = Some(next);
+            Ok(())
         })?;
+        let changed = changed.ok_or(DomainError::MeterPointNotFound)?;
         self.store.flush().await?;
         Ok(changed)
     }
@@ -208,6 +224,6 @@ impl Additions {
             .store
             .account(number)?
             .ok_or(DomainError::AccountNotFound)?;
-        self.meter_points(number, &account.data)
+        self.meter_points(number, &account.data, account.created_at)
     }
 }

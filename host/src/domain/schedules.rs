@@ -9,7 +9,9 @@
 use super::error::DomainError;
 use super::import_process::Schedule;
 use super::imports::Imports;
-use super::validation::{FieldError, FieldErrors, Nullable, ObjectReader, Optional};
+use super::validation::{
+    FieldError, FieldErrors, Nullable, ObjectReader, Optional, ignored_mark, prefix_ignored_since,
+};
 use chrono::{DateTime, Duration, Utc};
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -45,12 +47,19 @@ impl Scheduler {
     }
 }
 
-/// The account of a v2 body: its `payload`, or the body itself (the real document's own
-/// examples send the account bare).
-pub fn v2_payload(body: &Value) -> &Value {
-    body.get("payload")
-        .filter(|payload| payload.is_object())
-        .unwrap_or(body)
+/// The account of a v2 body: its `payload`, or the body itself less `task_params` (the real
+/// document's own examples send the account bare).
+pub fn v2_payload(body: &Value) -> Value {
+    match body.get("payload").filter(|payload| payload.is_object()) {
+        Some(payload) => payload.clone(),
+        None => {
+            let mut account = body.clone();
+            if let Some(object) = account.as_object_mut() {
+                object.remove("task_params");
+            }
+            account
+        }
+    }
 }
 
 /// Reads `task_params` of a v2 body: `is_dry_run` (default false), `schedule_window_start`
@@ -66,12 +75,14 @@ pub fn read_task_params(body: &Value, now: DateTime<Utc>) -> Result<Schedule, Do
     };
     let mut r = ObjectReader::root(params)
         .map_err(|found| DomainError::invalid(prefixed(found, "task_params")))?;
+    let mark = ignored_mark();
     let dry_run = r.boolean("is_dry_run", Optional).unwrap_or(false);
     let start = r.datetime("schedule_window_start", Nullable);
     let end = r.datetime("schedule_window_end", Nullable);
-    let (start, end) = r
-        .finish(|| Some((start, end)))
-        .map_err(|found| DomainError::invalid(prefixed(found, "task_params")))?;
+    let read = r.finish(|| Some((start, end)));
+    prefix_ignored_since(mark, "task_params");
+    let (start, end) =
+        read.map_err(|found| DomainError::invalid(prefixed(found, "task_params")))?;
     let mut errors = FieldErrors::default();
     let window_start = start.unwrap_or(now);
     let window_end = end.unwrap_or(now + MAX_WINDOW_AHEAD);
@@ -139,9 +150,18 @@ pub async fn run(
     loop {
         let now = Utc::now();
         while let Some(due) = queue.first().filter(|due| due.at <= now).cloned() {
+            if *stop.borrow() {
+                return;
+            }
             queue.remove(&due);
-            if let Err(error) = imports.run_scheduled(&due.supplier, &due.external).await {
-                tracing::error!(%error, supplier = %due.supplier, external = %due.external, "scheduled migration failed");
+            match imports.run_scheduled(&due.supplier, &due.external).await {
+                Ok(None) => {}
+                Ok(Some(again)) => {
+                    queue.insert(Due { at: again, ..due });
+                }
+                Err(error) => {
+                    tracing::error!(%error, supplier = %due.supplier, external = %due.external, "scheduled migration failed");
+                }
             }
         }
         let wait = queue
