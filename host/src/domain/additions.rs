@@ -140,7 +140,7 @@ impl std::fmt::Debug for Additions {
     }
 }
 
-fn record<T: DeserializeOwned>(value: Value) -> Result<T, DomainError> {
+pub(crate) fn record<T: DeserializeOwned>(value: Value) -> Result<T, DomainError> {
     serde_json::from_value(value).map_err(|source| {
         DomainError::Store(StoreError::Corrupt {
             key: "account record".into(),
@@ -149,7 +149,7 @@ fn record<T: DeserializeOwned>(value: Value) -> Result<T, DomainError> {
     })
 }
 
-fn to_record<T: Serialize>(value: &T) -> Value {
+pub(crate) fn to_record<T: Serialize>(value: &T) -> Value {
     serde_json::to_value(value).unwrap_or(Value::Null)
 }
 

@@ -6,7 +6,7 @@
 //! flow.
 
 use super::account::{AccountPayload as PlatformAccountData, Market};
-use super::additions::Additions;
+use super::additions::{Additions, record, to_record};
 use super::api_key::ApiKeyRecord;
 use super::error::DomainError;
 use super::events;
@@ -128,7 +128,8 @@ impl Additions {
             for point in &points {
                 let current: Option<MeterPoint> = tx
                     .get(AccountTable::MeterPoints, &point.mpxn)?
-                    .and_then(|value| serde_json::from_value(value).ok());
+                    .map(record)
+                    .transpose()?;
                 let status = current
                     .as_ref()
                     .map_or(point.status.as_str(), |p| p.status.as_str());
@@ -149,11 +150,7 @@ impl Additions {
                     flow_sent_at: Some(now),
                     ..point.clone()
                 };
-                tx.put(
-                    AccountTable::MeterPoints,
-                    &point.mpxn,
-                    &serde_json::to_value(&sent).unwrap_or_default(),
-                )?;
+                tx.put(AccountTable::MeterPoints, &point.mpxn, &to_record(&sent))?;
                 tx.publish(&events::gain_initiated(&number, point.market, &point.mpxn)?)?;
                 results.push(FlowResult {
                     mpxn: point.mpxn.clone(),
@@ -198,18 +195,15 @@ impl Additions {
         self.store.change_account_records(number, &mut |tx| {
             let current: MeterPoint = tx
                 .get(AccountTable::MeterPoints, mpxn)?
-                .and_then(|value| serde_json::from_value(value).ok())
+                .map(record)
+                .transpose()?
                 .unwrap_or_else(|| point.clone());
             let next = MeterPoint {
                 status: status.to_owned(),
                 updated_at: now,
                 ..current
             };
-            tx.put(
-                AccountTable::MeterPoints,
-                mpxn,
-                &serde_json::to_value(&next).unwrap_or_default(),
-            )?;
+            tx.put(AccountTable::MeterPoints, mpxn, &to_record(&next))?;
             changed = Some(next);
             Ok(())
         })?;
