@@ -559,9 +559,6 @@ impl Additions {
             .0?
             .2;
         }
-        // A dry run goes through everything and is rolled back at the end: the answer is the
-        // real one, and nothing is kept.
-        let rolled_back = || DomainError::DryRunWouldSucceed;
 
         let account_start = target
             .account
@@ -655,8 +652,10 @@ impl Additions {
                 add_note(tx, &note, NoteSource::System, now)?;
             }
             tx.put(AccountTable::Summary, "", &to_record(&summary))?;
+            // A dry run goes through everything and is rolled back here: the answer is the
+            // real one, and nothing is kept.
             if dry_run {
-                return Err(rolled_back());
+                return Err(DomainError::DryRunWouldSucceed);
             }
             Ok(())
         });

@@ -261,18 +261,18 @@ impl ImportProcess {
     /// The status `GET /v2/data-import/accounts/...` answers: the state, or the outcome of a
     /// dry run that is the latest thing to have happened to a process not yet migrated.
     pub fn v2_status(&self) -> &'static str {
-        let dry_run = self.latest_event.as_ref().map(|event| event.kind);
-        match (self.state, dry_run) {
-            (
-                ImportState::Pending | ImportState::Errored,
-                Some(ProcessEventKind::DryRunSucceeded),
-            ) => "DRY_RUN_SUCCEEDED",
-            (
-                ImportState::Pending | ImportState::Errored,
-                Some(ProcessEventKind::DryRunErrored),
-            ) => "DRY_RUN_ERRORED",
-            (state, _) => state.as_str(),
+        match self.latest_event.as_ref().map(|event| event.kind) {
+            Some(ProcessEventKind::DryRunSucceeded) if self.awaits_migration() => {
+                "DRY_RUN_SUCCEEDED"
+            }
+            Some(ProcessEventKind::DryRunErrored) if self.awaits_migration() => "DRY_RUN_ERRORED",
+            _ => self.state.as_str(),
         }
+    }
+
+    /// Staged and not migrated, nor being migrated, nor cancelled: `PENDING` or `ERRORED`.
+    pub fn awaits_migration(&self) -> bool {
+        matches!(self.state, ImportState::Pending | ImportState::Errored)
     }
 
     /// The latest event, for records written before events were kept: read off the state.
@@ -304,8 +304,7 @@ impl ImportProcess {
 
     /// Whether the expiry sweep should cancel this process at `now`.
     pub fn is_expired(&self, window_days: i64, now: DateTime<Utc>) -> bool {
-        matches!(self.state, ImportState::Pending | ImportState::Errored)
-            && now >= self.expires_at(window_days)
+        self.awaits_migration() && now >= self.expires_at(window_days)
     }
 
     /// The process after the expiry sweep cancelled it.

@@ -14,7 +14,8 @@ use super::ports::{Hook, NoRules, SupplierRules};
 use super::schedules::{Due, Scheduler, read_task_params, v2_payload};
 use super::supplier::{Supplier, unknown_fields_of};
 use super::validation::{
-    FieldError, FieldErrors, ObjectReader, Optional, Reported, Required, StrRule, reading,
+    FieldError, FieldErrors, ObjectReader, Optional, Reported, Required, StrRule, UnknownFields,
+    reading,
 };
 use crate::store::{ImportChange, ImportIter, Store};
 use chrono::{DateTime, Utc};
@@ -141,7 +142,27 @@ impl Imports {
         key: &ApiKeyRecord,
         body: &Value,
     ) -> Result<Reported<(AccountPayload, Supplier)>, DomainError> {
-        let policy = unknown_fields_of(self.store.as_ref(), key, body, "import_supplier")?;
+        let policy = self.policy(key, body, "import_supplier")?;
+        self.read_with(key, body, policy).await
+    }
+
+    /// What the supplier `body` names in `field` does with unknown fields.
+    fn policy(
+        &self,
+        key: &ApiKeyRecord,
+        body: &Value,
+        field: &str,
+    ) -> Result<UnknownFields, DomainError> {
+        Ok(unknown_fields_of(self.store.as_ref(), key, body, field)?)
+    }
+
+    /// As [`Self::read`], under a `policy` already known.
+    async fn read_with(
+        &self,
+        key: &ApiKeyRecord,
+        body: &Value,
+        policy: UnknownFields,
+    ) -> Result<Reported<(AccountPayload, Supplier)>, DomainError> {
         let (account, ignored) = reading(policy, || read_account(body, self.limits));
         let account = account.map_err(DomainError::account_invalid)?;
         let supplier = self.visible_supplier(key, &account.import_supplier)?;
@@ -210,7 +231,8 @@ impl Imports {
         key: &ApiKeyRecord,
         body: &Value,
     ) -> Result<Reported<(ImportProcess, Staging)>, DomainError> {
-        self.stage_with(key, body, None).await
+        let policy = self.policy(key, body, "import_supplier")?;
+        self.stage_with(key, body, policy, None).await
     }
 
     /// Stages the account `body`, and with `schedule` records its migration to run then (in
@@ -219,12 +241,13 @@ impl Imports {
         &self,
         key: &ApiKeyRecord,
         body: &Value,
+        policy: UnknownFields,
         schedule: Option<Schedule>,
     ) -> Result<Reported<(ImportProcess, Staging)>, DomainError> {
         let Reported {
             value: (account, supplier),
             ignored,
-        } = self.read(key, body).await?;
+        } = self.read_with(key, body, policy).await?;
         supplier.ensure_ongoing()?;
         let now = Utc::now();
         let mut staging = Staging::Created;
@@ -276,11 +299,11 @@ impl Imports {
     ) -> Result<Reported<()>, DomainError> {
         let now = Utc::now();
         let account = v2_payload(body);
-        let policy = unknown_fields_of(self.store.as_ref(), key, &account, "import_supplier")?;
+        let policy = self.policy(key, &account, "import_supplier")?;
         let (schedule, mut ignored) = reading(policy, || read_task_params(body, now));
         let schedule = schedule?;
         let staged = self
-            .stage_with(key, &account, Some(schedule))
+            .stage_with(key, &account, policy, Some(schedule))
             .await
             .map_err(|error| match error {
                 DomainError::Invalid { errors, .. } => DomainError::Invalid {
@@ -359,7 +382,7 @@ impl Imports {
             for process in self.store.import_processes(&supplier.code, None) {
                 let process = process?;
                 if let Some(schedule) = &process.schedule
-                    && matches!(process.state, ImportState::Pending | ImportState::Errored)
+                    && process.awaits_migration()
                 {
                     due.push(Due {
                         at: schedule.window_start,
@@ -381,7 +404,7 @@ impl Imports {
         key: &ApiKeyRecord,
         body: &Value,
     ) -> Result<Reported<PlatformAccount>, DomainError> {
-        let policy = unknown_fields_of(self.store.as_ref(), key, body, "import_supplier_code")?;
+        let policy = self.policy(key, body, "import_supplier_code")?;
         let (request, ignored) = reading(policy, || read_process_request(body));
         let request = request?;
         let supplier = self.visible_supplier(key, &request.supplier_code)?;
@@ -452,8 +475,7 @@ impl Imports {
                     None => events::dry_run_complete(stored)?,
                     Some((code, detail)) => events::dry_run_error(stored, code, detail)?,
                 };
-                let process = if matches!(stored.state, ImportState::Pending | ImportState::Errored)
-                {
+                let process = if stored.awaits_migration() {
                     stored.dry_run(outcome, scheduled, now)
                 } else {
                     stored.clone()
@@ -507,9 +529,7 @@ impl Imports {
         let claimed =
             self.store
                 .change_import(supplier_code, external, &mut |current| match current {
-                    Some(process)
-                        if matches!(process.state, ImportState::Pending | ImportState::Errored) =>
-                    {
+                    Some(process) if process.awaits_migration() => {
                         let mut process = process.clone();
                         process.state = ImportState::InProgress;
                         process.updated_at = now;
