@@ -27,7 +27,7 @@ use super::supplier::Supplier;
 use super::supplier::unknown_fields_of;
 use super::validation::{
     FieldError, FieldErrors, Items, Nullable, ObjectReader, Optional, Reported, Required, StrRule,
-    UnknownFields, ignored_mark, prefix_ignored_since, reading,
+    UnknownFields, reading,
 };
 use crate::store::{AccountTable, AccountTx, ChangeAccount, Store, StoreError};
 use chrono::{DateTime, NaiveDate, Utc};
@@ -505,9 +505,7 @@ impl Additions {
         let mut seen = HashSet::new();
         for (index, value) in posted.iter().enumerate() {
             let path = format!("transactions.{index}");
-            let mark = ignored_mark();
             let read = read_transaction(value, &path, self.limits.max_items, today);
-            prefix_ignored_since(mark, &path);
             let transaction = read.map_err(|errors| {
                 let first = errors.0.first().cloned();
                 DomainError::TransactionImport(Box::new(TransactionFailure {

@@ -236,7 +236,7 @@ pub fn read_transaction(
             "Expected a JSON object.",
         ))
     };
-    let mut r = ObjectReader::root(value).map_err(|_| not_an_object())?;
+    let mut r = ObjectReader::root_at(value, path).map_err(|_| not_an_object())?;
     let items = Items {
         min: 0,
         max: max_items,
@@ -286,6 +286,8 @@ pub fn read_transaction(
             TypeFields::default()
         }
     };
+    // The real platform's code for a transaction without its id.
+    let id_attr = r.attr("transaction_id");
     let result = r.finish(|| {
         Some(Transaction {
             transaction_id: id?,
@@ -309,27 +311,15 @@ pub fn read_transaction(
             ledger_entry_id: None,
         })
     });
-    result.map_err(|errors| {
-        FieldErrors(
-            errors
-                .0
-                .into_iter()
-                .map(|mut error| {
-                    let attr = error.attr.take().unwrap_or_default();
-                    if attr == "transaction_id"
-                        && matches!(error.code.as_str(), "required" | "blank" | "null")
-                    {
-                        error.code = "missing_transaction_id".to_owned();
-                    }
-                    error.attr = Some(if attr.is_empty() {
-                        path.to_owned()
-                    } else {
-                        format!("{path}.{attr}")
-                    });
-                    error
-                })
-                .collect(),
-        )
+    result.map_err(|mut errors| {
+        for error in &mut errors.0 {
+            if error.attr.as_deref() == Some(id_attr.as_str())
+                && matches!(error.code.as_str(), "required" | "blank" | "null")
+            {
+                error.code = "missing_transaction_id".to_owned();
+            }
+        }
+        errors
     })
 }
 

@@ -9,9 +9,7 @@
 use super::error::DomainError;
 use super::import_process::Schedule;
 use super::imports::Imports;
-use super::validation::{
-    FieldError, FieldErrors, Nullable, ObjectReader, Optional, ignored_mark, prefix_ignored_since,
-};
+use super::validation::{FieldError, FieldErrors, Nullable, ObjectReader, Optional};
 use chrono::{DateTime, Duration, Utc};
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -73,16 +71,13 @@ pub fn read_task_params(body: &Value, now: DateTime<Utc>) -> Result<Schedule, Do
             dry_run: false,
         });
     };
-    let mut r = ObjectReader::root(params)
-        .map_err(|found| DomainError::invalid(prefixed(found, "task_params")))?;
-    let mark = ignored_mark();
+    let mut r = ObjectReader::root_at(params, "task_params").map_err(DomainError::invalid)?;
     let dry_run = r.boolean("is_dry_run", Optional).unwrap_or(false);
     let start = r.datetime("schedule_window_start", Nullable);
     let end = r.datetime("schedule_window_end", Nullable);
-    let read = r.finish(|| Some((start, end)));
-    prefix_ignored_since(mark, "task_params");
-    let (start, end) =
-        read.map_err(|found| DomainError::invalid(prefixed(found, "task_params")))?;
+    let (start, end) = r
+        .finish(|| Some((start, end)))
+        .map_err(DomainError::invalid)?;
     let mut errors = FieldErrors::default();
     let window_start = start.unwrap_or(now);
     let window_end = end.unwrap_or(now + MAX_WINDOW_AHEAD);
@@ -115,22 +110,6 @@ pub fn read_task_params(body: &Value, now: DateTime<Utc>) -> Result<Schedule, Do
         window_end,
         dry_run,
     })
-}
-
-fn prefixed(errors: FieldErrors, prefix: &str) -> FieldErrors {
-    FieldErrors(
-        errors
-            .0
-            .into_iter()
-            .map(|mut error| {
-                error.attr = Some(match error.attr.take() {
-                    Some(attr) => format!("{prefix}.{attr}"),
-                    None => prefix.to_owned(),
-                });
-                error
-            })
-            .collect(),
-    )
 }
 
 /// Runs scheduled migrations as their windows open, until told to stop: first every schedule

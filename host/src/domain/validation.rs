@@ -152,22 +152,6 @@ pub fn reading<T>(policy: UnknownFields, read: impl FnOnce() -> T) -> (T, Vec<St
     (value, ignored.unwrap_or_default())
 }
 
-/// How many fields the current [`reading`] has ignored so far (0 outside one).
-pub fn ignored_mark() -> usize {
-    IGNORED.with(|ignored| ignored.borrow().as_ref().map_or(0, Vec::len))
-}
-
-/// Puts `prefix.` before the paths ignored since `mark` (for a reader rooted at an element).
-pub fn prefix_ignored_since(mark: usize, prefix: &str) {
-    IGNORED.with(|ignored| {
-        if let Some(ignored) = ignored.borrow_mut().as_mut() {
-            for path in ignored.iter_mut().skip(mark) {
-                *path = join(prefix, path);
-            }
-        }
-    });
-}
-
 /// Bounds on the number of items of an array field.
 #[derive(Debug, Clone, Copy)]
 pub struct Items {
@@ -196,6 +180,12 @@ impl<'a> ObjectReader<'a> {
     /// A reader for the body of a request; fails when the body is not a JSON object.
     pub fn root(value: &'a Value) -> Result<Self, FieldErrors> {
         Self::at(value, String::new()).map_err(FieldErrors::single)
+    }
+
+    /// A reader for an object met at `path` of a body but read on its own (one element of a
+    /// list, a nested block): its errors and the fields it ignores carry that path.
+    pub fn root_at(value: &'a Value, path: &str) -> Result<Self, FieldErrors> {
+        Self::at(value, path.to_owned()).map_err(FieldErrors::single)
     }
 
     fn at(value: &'a Value, path: String) -> Result<Self, FieldError> {
@@ -704,16 +694,30 @@ mod tests {
     }
 
     #[test]
-    fn element_readers_have_their_ignored_paths_prefixed() {
+    fn readers_rooted_at_a_path_prefix_their_errors_and_ignored_fields() {
         let element = json!({"id": "T-1", "extra": 1});
         let ((), ignored) = reading(UnknownFields::Ignore, || {
-            let mark = ignored_mark();
-            let mut reader = ObjectReader::root(&element).expect("object");
+            let mut reader = ObjectReader::root_at(&element, "transactions.3").expect("object");
             let _ = reader.string("id", Required, StrRule::max(5));
             let _ = reader.finish(|| Some(()));
-            prefix_ignored_since(mark, "transactions.3");
         });
         assert_eq!(ignored, ["transactions.3.extra"]);
+        // Its errors carry the path too, and so does "not an object".
+        let mut reader = ObjectReader::root_at(&element, "transactions.3").expect("object");
+        let _ = reader.string("missing", Required, StrRule::max(5));
+        let _ = reader.string("id", Required, StrRule::max(5));
+        let errors = reader.finish(|| Some(())).expect_err("errors");
+        let attrs: Vec<_> = errors.0.iter().map(|error| error.attr.clone()).collect();
+        assert_eq!(
+            attrs,
+            [
+                Some("transactions.3.missing".to_owned()),
+                Some("transactions.3.extra".to_owned())
+            ]
+        );
+        let refused = ObjectReader::root_at(&json!(7), "task_params").expect_err("not an object");
+        assert_eq!(refused.0[0].attr.as_deref(), Some("task_params"));
+        assert_eq!(refused.0[0].code, "invalid");
     }
 
     #[test]
