@@ -35,24 +35,32 @@ pub fn account(external_account_number: &str) -> String {
     json!({
         "import_supplier": SUPPLIER,
         "external_account_number": external_account_number,
+        "account_type": "DOMESTIC",
         "billing_name": "Ada Lovelace",
-        "billing_address": {
-            "address_line_1": "1 Analytical Street",
-            "town": "London",
-            "postcode": "N1 1AA",
-            "country": "GB"
-        },
+        "billing_address1": "1 Analytical Street",
+        "billing_address4": "London",
+        "billing_postcode": "N1 1AA",
         "customers": [{
             "given_name": "Ada",
             "family_name": "Lovelace",
             "email": "ada@example.com",
             "mobile": "07700 900123",
-            "landline": "+44 20 7946 0000",
-            "is_primary": true
+            "landline": "+44 20 7946 0000"
         }],
-        "supply_points": [{"market": "ELECTRICITY", "identifier": "1200023305967", "product_code": "OLDVAR"}],
+        "supply_addresses": [{
+            "supply_address1": "1 Analytical Street",
+            "supply_postcode": "N1 1AA",
+            "customer_at_supply_address_from_date": "2024-01-01",
+            "meter_points": [{
+                "supply_type": "ELECTRICITY",
+                "identifier": "1200023305967",
+                "mpid": "TENT",
+                "supply_start_date": "2024-01-01",
+                "agreements": [{"tariff_code": "OLDVAR", "effective_from": "2024-01-01"}]
+            }]
+        }],
         "transfer_balance": "-12.5",
-        "open_statement_period_start": "2025-01-01"
+        "last_billed_to_date": "2024-12-31"
     })
     .to_string()
 }

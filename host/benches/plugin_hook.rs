@@ -52,13 +52,20 @@ fn native_rules(mut account: Value, config: &[(String, String)]) -> Result<Value
             }
         }
     }
-    if let Some(points) = account["supply_points"].as_array_mut() {
-        for point in points {
-            if let Some(mapped) = point["product_code"]
-                .as_str()
-                .and_then(|code| setting(&format!("product_code.{code}")))
+    if let Some(addresses) = account["supply_addresses"].as_array_mut() {
+        for point in addresses
+            .iter_mut()
+            .filter_map(|address| address["meter_points"].as_array_mut())
+            .flatten()
+        {
+            if let Some(agreement) = point["agreements"]
+                .as_array_mut()
+                .and_then(|agreements| agreements.last_mut())
+                && let Some(mapped) = agreement["tariff_code"]
+                    .as_str()
+                    .and_then(|code| setting(&format!("product_code.{code}")))
             {
-                point["product_code"] = Value::String(mapped.to_owned());
+                agreement["tariff_code"] = Value::String(mapped.to_owned());
             }
         }
     }

@@ -52,6 +52,8 @@ pub async fn run(
         source,
     })?;
     let store = Arc::new(SledStore::open(&data_dir.join("db"))?);
+    // Compile the account document's schema before the first request, not during it.
+    crate::domain::account::prepare();
     let operator_key = resolve_operator_key(&settings)?;
     let auth = Authenticator::new(store.clone(), &operator_key)?;
     let bucket =
@@ -313,7 +315,7 @@ Get a token:
 Stage an account:
   curl -s http://{address}/v1/data-import/account-import-process/create-or-update/ \
     -H "Authorization: Token $TOKEN" -H 'Content-Type: application/json' \
-    -d '{{"import_supplier":"{DEMO_SUPPLIER}","external_account_number":"DEMO-1","billing_name":"Ada Lovelace","billing_address":{{"address_line_1":"1 Analytical Street","town":"London","postcode":"N1 1AA","country":"GB"}},"customers":[{{"given_name":"Ada","family_name":"Lovelace","email":"ada@example.com","mobile":"07700 900123"}}]}}'
+    -d '{{"import_supplier":"{DEMO_SUPPLIER}","external_account_number":"DEMO-1","account_type":"DOMESTIC","billing_name":"Ada Lovelace","billing_address1":"1 Analytical Street","billing_address4":"London","billing_postcode":"N1 1AA","customers":[{{"given_name":"Ada","family_name":"Lovelace","email":"ada@example.com","mobile":"07700 900123"}}],"supply_addresses":[{{"supply_address1":"1 Analytical Street","supply_postcode":"N1 1AA","customer_at_supply_address_from_date":"2024-01-01","meter_points":[{{"supply_type":"ELECTRICITY","identifier":"1200023305967","mpid":"TENT","supply_start_date":"2024-01-01"}}]}}]}}'
 "#
     ));
     Ok(())

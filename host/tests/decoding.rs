@@ -374,20 +374,25 @@ fn account(external: &str) -> Value {
     json!({
         "import_supplier": SUPPLIER,
         "external_account_number": external,
+        "account_type": "DOMESTIC",
         "billing_name": "Ada Lovelace",
         "billing_address": {
-            "address_line_1": "1 Analytical Street", "address_line_2": "Flat 2",
-            "town": "London", "postcode": "N1 1AA", "country": "GB"
+            "street_address": "1 Analytical Street\nFlat 2", "locality": "London",
+            "postal_code": "N1 1AA", "country": "GB"
         },
         "customers": [
             {"given_name": "Ada", "family_name": "Lovelace", "email": "ada@example.com",
-             "mobile": "07700 900123", "landline": "020 7946 0000", "date_of_birth": "1980-02-01",
-             "is_primary": true},
-            {"given_name": "Charles", "family_name": "Babbage", "email": "charles@example.com"}
+             "mobile": "07700 900123", "landline": "020 7946 0000", "date_of_birth": "1980-02-01"},
+            {"given_name": "Charles", "family_name": "Babbage", "email": null}
         ],
-        "supply_points": [{"market": "ELECTRICITY", "identifier": "1200023305967",
-                           "product_code": "VAR-22", "supply_start_date": "2020-01-01"}],
-        "open_statement_period_start": "2024-01-01",
+        "supply_addresses": [{
+            "supply_address1": "1 Analytical Street", "supply_postcode": "N1 1AA",
+            "customer_at_supply_address_from_date": "2020-01-01",
+            "meter_points": [{"supply_type": "ELECTRICITY", "identifier": "1200023305967",
+                              "mpid": "TENT", "supply_start_date": "2020-01-01",
+                              "agreements": [{"tariff_code": "VAR-22", "effective_from": "2020-01-01"}]}]
+        }],
+        "last_billed_to_date": "2023-12-31",
         "transfer_balance": "-12.50"
     })
 }
@@ -447,9 +452,9 @@ const FIELDS: &[&str] = &[
     "external_account_number",
     "billing_name",
     "billing_address",
-    "address_line_1",
-    "town",
-    "postcode",
+    "street_address",
+    "locality",
+    "postal_code",
     "country",
     "customers",
     "given_name",
@@ -458,12 +463,14 @@ const FIELDS: &[&str] = &[
     "mobile",
     "landline",
     "date_of_birth",
-    "is_primary",
-    "supply_points",
-    "market",
+    "supply_addresses",
+    "meter_points",
+    "supply_type",
     "identifier",
+    "agreements",
+    "tariff_code",
     "transfer_balance",
-    "open_statement_period_start",
+    "last_billed_to_date",
     "dry_run",
     "notes",
     "body",

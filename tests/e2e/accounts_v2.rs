@@ -53,6 +53,8 @@ async fn validate_takes_the_account_bare_or_in_payload_and_writes_nothing() {
         let (status, answer) = server.post(VALIDATE_V2, &token, &body).await;
         assert_eq!(status, StatusCode::OK, "{answer}");
     }
+    // Errors and ignored fields are named by their path in the body: under `payload` when
+    // the account is sent in it.
     let mut bad = account("OLD_CO", "ACC-1");
     bad["customers"][0]["landline"] = json!("abcde");
     let (status, answer) = server
@@ -60,6 +62,26 @@ async fn validate_takes_the_account_bare_or_in_payload_and_writes_nothing() {
         .await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_error(&answer, "account_failed_validation");
+    assert_eq!(
+        error_pairs(&answer),
+        [(
+            "payload.customers.0.landline".to_owned(),
+            "invalid_phone_number".to_owned()
+        )]
+    );
+    let (status, answer) = server.post(VALIDATE_V2, &token, &bad).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(error_pairs(&answer)[0].0, "customers.0.landline");
+    let mut extra = account("OLD_CO", "ACC-1");
+    extra["nickname"] = json!("Ada");
+    let response = server
+        .post_response(VALIDATE_V2, &token, &json!({"payload": extra}))
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(
+        response.headers()["ferry-ignored-fields"],
+        "payload.nickname"
+    );
     let (status, body) = server.get(&status_path("ACC-1"), &token).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert_error(&body, "not_found");

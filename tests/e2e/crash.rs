@@ -336,7 +336,7 @@ async fn provision(server: &Server) -> (String, Vec<String>) {
     let mut numbers = vec![first];
     for index in 1..ACCOUNTS {
         let mut body = account(SUPPLIER, &external(index));
-        body["open_statement_period_start"] = json!("2025-01-01");
+        open_period_from(&mut body, "2025-01-01");
         server.stage(&token, &body).await;
         numbers.push(server.migrate(&token, SUPPLIER, &external(index)).await);
     }

@@ -18,9 +18,9 @@ async fn flows_are_sent_recorded_published_and_moved_on_by_an_operator() {
     let server = Server::start().await;
     let token = server.supplier_with_token("OLD_CO").await;
     let mut body = account("OLD_CO", "ACC-1");
-    body["supply_points"] = json!([
-        {"market": "ELECTRICITY", "identifier": "1200023305967"},
-        {"market": "GAS", "identifier": "3406086401"}
+    body["supply_addresses"][0]["meter_points"] = json!([
+        {"supply_type": "ELECTRICITY", "identifier": "1200023305967", "mpid": "TENT", "supply_start_date": "2024-01-01"},
+        {"supply_type": "GAS", "identifier": "3406086401", "mpid": "TENT", "shipper_mpid": "TEN", "supply_start_date": "2024-01-01"}
     ]);
     server.stage(&token, &body).await;
     let number = server.migrate(&token, "OLD_CO", "ACC-1").await;
@@ -155,7 +155,7 @@ async fn an_account_without_meter_points_or_not_imported_is_a_404() {
     let mut body = account("OLD_CO", "ACC-1");
     body.as_object_mut()
         .expect("object")
-        .remove("supply_points");
+        .remove("supply_addresses");
     server.stage(&token, &body).await;
     let (status, answer) = server.get(&statuses_path("ACC-1"), &token).await;
     assert_eq!(status, StatusCode::NOT_FOUND);

@@ -16,7 +16,8 @@ fn oe_account(external: &str) -> Value {
     let mut body = account("OLD_CO", external);
     body["customers"][0]["mobile"] = json!("07700 900123");
     body["customers"][0]["landline"] = json!("+44 20 7946 0000");
-    body["supply_points"][0]["product_code"] = json!("OLDVAR");
+    body["supply_addresses"][0]["meter_points"][0]["agreements"][0]["tariff_code"] =
+        json!("OLDVAR");
     body
 }
 
@@ -31,17 +32,32 @@ async fn the_example_plugin_maps_what_is_validated_and_stored() {
 }
 
 /// The example plugin as built against `ferry:supplier-rules@0.1.0` and committed then
-/// (`tests/fixtures/plugins/`): the same behaviour from the same bytes, whatever the host's
-/// own WIT version has become.
+/// (`tests/fixtures/plugins/`): the same behaviour from the same bytes, now that the host's
+/// newest version is 0.2.0 (the example plugin itself is built against 0.2.0, whose account
+/// record is the document's own fields: the two map the same fields the same way).
 #[tokio::test]
 async fn a_component_built_against_wit_0_1_0_keeps_working() {
+    committed_example_plugin_at_work("0.1.0").await;
+}
+
+/// The same for `ferry:supplier-rules@0.2.0`.
+#[tokio::test]
+async fn a_component_built_against_wit_0_2_0_keeps_working() {
+    committed_example_plugin_at_work("0.2.0").await;
+}
+
+/// The example plugin as committed when `version` was the newest (`tests/fixtures/plugins/`),
+/// at work on a supplier.
+async fn committed_example_plugin_at_work(version: &str) {
     let server = Server::start().await;
     let token = server.supplier_with_token("OLD_CO").await;
-    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/fixtures/plugins/example_plugin-wit-0.1.0.wasm");
-    let bytes = std::fs::read(&fixture).expect("the committed 0.1.0 component");
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
+        "../tests/fixtures/plugins/example_plugin-wit-{version}.wasm"
+    ));
+    let bytes = std::fs::read(&fixture).expect("the committed component");
+    let name = format!("example_plugin_{}", version.replace('.', "_"));
     let installed = server
-        .install_component("OLD_CO", "example_plugin_0_1_0", bytes, example_config())
+        .install_component("OLD_CO", &name, bytes, example_config())
         .await;
     example_plugin_at_work(&server, &token, &installed).await;
 }
@@ -58,16 +74,14 @@ async fn example_plugin_at_work(server: &Server, token: &str, installed: &Value)
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["customers"][0]["mobile"], "+447700900123");
     assert_eq!(body["customers"][0]["landline"], "+442079460000");
-    assert_eq!(body["supply_points"][0]["product_code"], "VAR-22");
+    let tariff = "/supply_addresses/0/meter_points/0/agreements/0/tariff_code";
+    assert_eq!(body.pointer(tariff), Some(&json!("VAR-22")), "{body}");
 
     server.stage(token, &oe_account("OE-1001")).await;
     let number = server.migrate(token, "OLD_CO", "OE-1001").await;
     let view = server.account_view(&number).await;
     assert_eq!(view["account"]["customers"][0]["mobile"], "+447700900123");
-    assert_eq!(
-        view["account"]["supply_points"][0]["product_code"],
-        "VAR-22"
-    );
+    assert_eq!(view["account"].pointer(tariff), Some(&json!("VAR-22")));
 
     let supply = json!({"import_supplier": "OLD_CO", "external_account_number": "OE-1001", "transactions": [
         {"transaction_id": "S-1", "transaction_date": "2025-01-10", "amount": 10, "type": "SUPPLY_CHARGE", "product_code": "OLDVAR",
@@ -391,8 +405,8 @@ async fn installed_plugins_survive_a_restart_compiled_once() {
     assert_eq!(removed["supplier"], "OLD_CO");
     let (_, body) = server.post(VALIDATE, &token, &oe_account("OE-7")).await;
     assert_eq!(
-        body["customers"][0]["mobile"], "07700900123",
-        "no plugin: Ferry's own rules only"
+        body["customers"][0]["mobile"], "07700 900123",
+        "no plugin: Ferry's own rules only, which keep the number as sent"
     );
 }
 
@@ -455,6 +469,12 @@ async fn the_plugin_commands_check_run_and_install() {
     let (ok, checked, err) = ferry(&["plugin", "check", &example]);
     assert!(ok, "{err}");
     assert_eq!(checked["hooks"].as_array().map(Vec::len), Some(5));
+    assert_eq!(checked["world"], "ferry:supplier-rules@0.2.0");
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/plugins/example_plugin-wit-0.1.0.wasm");
+    let (ok, checked, err) = ferry(&["plugin", "check", &fixture.display().to_string()]);
+    assert!(ok, "{err}");
+    assert_eq!(checked["world"], "ferry:supplier-rules@0.1.0");
     let wrong = plugin("fault_wrong_world").display().to_string();
     let (ok, _, err) = ferry(&["plugin", "check", &wrong]);
     assert!(!ok);

@@ -1,8 +1,7 @@
 //! The real platform's own request examples (extracted from its OpenAPI document into
 //! `tests/fixtures/real-examples.json` by `tools/extract-reference-examples.py`), sent as they
 //! are with only the supplier code and account number adapted, get the answers the real
-//! document gives. (Its two account examples wait for Ferry to take the real account
-//! document.)
+//! document gives.
 
 use crate::support::*;
 use reqwest::StatusCode;
@@ -108,4 +107,94 @@ async fn the_real_documents_own_examples_get_the_real_answers() {
         json!({"platform_account_number": number, "account_number": number,
                "reference": "THIS-IS-A-FAKE-REFERENCE"})
     );
+}
+
+/// A POST's status, `Ferry-Ignored-Fields` and body.
+async fn post_naming_ignored(
+    server: &Server,
+    path: &str,
+    token: &str,
+    body: &Value,
+) -> (StatusCode, Option<String>, String) {
+    let response = server.post_response(path, token, body).await;
+    let ignored = response
+        .headers()
+        .get("ferry-ignored-fields")
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned);
+    (
+        response.status(),
+        ignored,
+        response.text().await.expect("body"),
+    )
+}
+
+/// The real document's account examples (the v2 operations'; v1's `validate-account/` and
+/// `create-or-update/` take the same document): valid as they are, every field kept but
+/// `ledgers` (which the document's account schema does not define: ignored and named), and
+/// migrated with the meter point they name.
+#[tokio::test]
+async fn the_real_account_examples_are_validated_staged_and_migrated() {
+    let server = Server::start().await;
+    let token = server.supplier_with_token("OLD_CO").await;
+    let validate = example("POST /v2/data-import/accounts/validate/");
+    let (status, ignored, body) = post_naming_ignored(
+        &server,
+        "/v2/data-import/accounts/validate/",
+        &token,
+        &validate,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(ignored.as_deref(), Some("ledgers"));
+
+    let (status, ignored, body) = post_naming_ignored(&server, VALIDATE, &token, &validate).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(ignored.as_deref(), Some("ledgers"));
+    let mut kept = validate.clone();
+    kept.as_object_mut().expect("object").remove("ledgers");
+    assert_eq!(serde_json::from_str::<Value>(&body).expect("JSON"), kept);
+
+    let schedule = example("POST /v2/data-import/accounts/");
+    let (status, ignored, body) =
+        post_naming_ignored(&server, "/v2/data-import/accounts/", &token, &schedule).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    assert_eq!(ignored.as_deref(), Some("ledgers"));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let status = loop {
+        let (status, body) = server
+            .get("/v2/data-import/accounts/OLD_CO/ACC-1/", &token)
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        if body["status"] != "PENDING" && body["status"] != "IN_PROGRESS" {
+            break body;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never migrated: {body}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    assert_eq!(status["status"], "PROCESSED", "{status}");
+    let number = status["platform_identifier"].as_str().expect("a number");
+    let view = server.account_view(number).await;
+    assert_eq!(view["account"]["billing_postcode"], "W1F 9DE");
+    assert_eq!(
+        view["account"]["supply_addresses"][0]["meter_points"][0]["identifier"],
+        "1200060176720"
+    );
+    let (status, points) = server
+        .get(
+            "/v1/data-import/meterpoint-statuses-for-account/OLD_CO/ACC-1/",
+            &token,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{points}");
+    let identifiers: Vec<&Value> = points
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|point| &point["mpxn"])
+        .collect();
+    assert!(identifiers.contains(&&json!("1200060176720")), "{points}");
 }

@@ -5,16 +5,14 @@ use reqwest::StatusCode;
 use serde_json::json;
 
 #[tokio::test]
-async fn validate_account_answers_the_normalised_account_and_writes_nothing() {
+async fn validate_account_answers_the_validated_document_and_writes_nothing() {
     let server = Server::start().await;
     let token = server.supplier_with_token("OLD_CO").await;
     let (status, body) = server
         .post(VALIDATE, &token, &account("OLD_CO", "ACC-1"))
         .await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    assert_eq!(body["transfer_balance"], "-12.50");
-    assert_eq!(body["customers"][0]["mobile"], "07700900123");
-    assert_eq!(body["customers"][0]["is_primary"], true);
+    assert_eq!(body, account("OLD_CO", "ACC-1"));
     let (status, body) = server
         .get(
             "/v1/data-import/account-transfer-status/OLD_CO/ACC-1/",
@@ -35,13 +33,10 @@ async fn every_field_error_is_reported_at_once() {
     body["customers"]
         .as_array_mut()
         .expect("list")
-        .push(json!({"given_name": "", "family_name": "X"}));
-    body["billing_address"]
-        .as_object_mut()
-        .expect("object")
-        .remove("town");
-    body["supply_points"][0]["market"] = json!("WATER");
-    body["transfer_balance"] = json!(1.005);
+        .push(json!({"given_name": 5, "family_name": "X"}));
+    body["billing_address"] = json!({"postal_code": "N1 1AA"});
+    body["supply_addresses"][0]["meter_points"][0]["supply_type"] = json!("WATER");
+    body["transfer_balance"] = json!("1.00000000005");
     body["external_account_number"] = json!("x".repeat(129));
     body["nickname"] = json!("Ada");
     server.set_strict("OLD_CO", true).await;
@@ -53,10 +48,13 @@ async fn every_field_error_is_reported_at_once() {
         for expected in [
             ("customers.0.landline", "invalid_phone_number"),
             ("customers.0.email", "invalid"),
-            ("customers.1.given_name", "blank"),
-            ("customers.1.email", "required"),
-            ("billing_address.town", "required"),
-            ("supply_points.0.market", "invalid_choice"),
+            ("customers.1.given_name", "invalid"),
+            ("billing_address.country", "required"),
+            ("billing_address", "billing_address_new_style_and_legacy"),
+            (
+                "supply_addresses.0.meter_points.0.supply_type",
+                "invalid_choice",
+            ),
             ("transfer_balance", "max_decimal_places"),
             ("external_account_number", "max_length"),
             ("nickname", "unknown_field"),

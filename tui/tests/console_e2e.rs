@@ -218,7 +218,9 @@ fn account(number: &str) -> Value {
         "import_supplier": "OLD_CO",
         "external_account_number": number,
         "billing_name": "Ada Lovelace",
-        "billing_address": {"address_line_1": "1 Analytical St", "town": "London", "postcode": "N1 1AA", "country": "GB"},
+        "billing_address1": "1 Analytical St",
+        "billing_address4": "London",
+        "billing_postcode": "N1 1AA",
         "customers": [{"given_name": "Ada", "family_name": "Lovelace", "email": "ada@example.com"}]
     })
 }

@@ -39,7 +39,6 @@ use axum::{Json, Router, middleware};
 use error::ApiError;
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use std::sync::{Arc, OnceLock};
-use utoipa::OpenApi;
 
 /// Request limits (configurable).
 #[derive(Debug, Clone, Copy)]
@@ -174,8 +173,10 @@ pub fn router(state: AppState) -> Router {
 /// This document.
 #[utoipa::path(get, path = "/v1/openapi.json", tag = "operations",
     responses((status = 200, description = "The OpenAPI document of the HTTP API", body = Object)))]
-async fn openapi_json() -> Json<utoipa::openapi::OpenApi> {
-    Json(openapi::ApiDoc::openapi())
+async fn openapi_json() -> Json<serde_json::Value> {
+    static DOCUMENT: std::sync::LazyLock<serde_json::Value> =
+        std::sync::LazyLock::new(openapi::document);
+    Json(DOCUMENT.clone())
 }
 
 async fn not_found() -> ApiError {

@@ -311,9 +311,91 @@ impl Modify for ErrorResponses {
     }
 }
 
+/// The prefix of the account document's definitions among the components (`account.Address`,
+/// beside Ferry's own schemas); its root keeps its name, `EnergyAccount`.
+const ACCOUNT_PREFIX: &str = "account.";
+
+/// The whole document: [`ApiDoc`] with the account document's JSON Schema
+/// ([`crate::domain::account::account_schema`], what the reader checks) among its components.
+/// OpenAPI 3.1 schemas are JSON Schema 2020-12, so its definitions go in as they are, their
+/// `$ref`s pointed at the components.
+pub fn document() -> serde_json::Value {
+    let mut document = serde_json::to_value(ApiDoc::openapi()).unwrap_or_default();
+    let account = crate::domain::account::account_schema();
+    let root = account["$ref"]
+        .as_str()
+        .and_then(|reference| reference.rsplit('/').next())
+        .unwrap_or("EnergyAccount")
+        .to_owned();
+    let component = |name: &str| {
+        if name == root {
+            name.to_owned()
+        } else {
+            format!("{ACCOUNT_PREFIX}{name}")
+        }
+    };
+    if let (Some(definitions), Some(schemas)) = (
+        account["$defs"].as_object(),
+        document["components"]["schemas"].as_object_mut(),
+    ) {
+        for (name, definition) in definitions {
+            let mut definition = definition.clone();
+            point_refs_at_components(&mut definition, &component);
+            schemas.insert(component(name), definition);
+        }
+    }
+    document
+}
+
+fn point_refs_at_components(value: &mut serde_json::Value, component: &dyn Fn(&str) -> String) {
+    match value {
+        serde_json::Value::Object(map) => {
+            for (key, item) in map.iter_mut() {
+                match (key.as_str(), item) {
+                    ("$ref", serde_json::Value::String(reference)) => {
+                        if let Some(name) = reference.strip_prefix("#/$defs/") {
+                            *reference = format!("#/components/schemas/{}", component(name));
+                        }
+                    }
+                    (_, item) => point_refs_at_components(item, component),
+                }
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for item in items {
+                point_refs_at_components(item, component);
+            }
+        }
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_account_operations_take_the_account_schema_the_reader_checks() {
+        let document = document();
+        let body = &document["paths"]["/v1/data-import/validate-account/"]["post"]["requestBody"];
+        assert_eq!(
+            body["content"]["application/json"]["schema"]["$ref"],
+            "#/components/schemas/EnergyAccount"
+        );
+        let schemas = &document["components"]["schemas"];
+        let account = &schemas["EnergyAccount"];
+        assert_eq!(
+            account["required"],
+            serde_json::json!(["external_account_number", "import_supplier"])
+        );
+        assert_eq!(
+            account["properties"]["billing_address"]["allOf"][0]["$ref"],
+            "#/components/schemas/account.Address"
+        );
+        assert!(schemas["account.ElectricityMeterPoint"]["properties"]["mpid"].is_object());
+        let text = document.to_string();
+        assert!(!text.contains("#/$defs/"), "every reference resolved");
+    }
 
     #[test]
     fn every_operation_documents_its_failures_in_the_error_format() {

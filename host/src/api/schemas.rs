@@ -11,7 +11,6 @@
 //! supplier set strict refuses them). The enumerations of transactions are the real
 //! platform's, from the same list the readers check (`domain/reference_enums.json`).
 
-use crate::domain::account::Market;
 use crate::domain::ledger::TransactionType;
 use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, Schema, SchemaFormat, SchemaType, Type};
@@ -51,85 +50,23 @@ impl PartialSchema for ComponentBytes {
 
 impl ToSchema for ComponentBytes {}
 
-/// An account to validate or stage.
-#[derive(Debug, ToSchema)]
-pub struct AccountRequest {
-    /// Import supplier code.
-    #[schema(min_length = 1, max_length = 64)]
-    pub import_supplier: String,
-    /// Account number in the supplier's own system: no leading or trailing spaces, no `/`.
-    #[schema(min_length = 1, max_length = 128)]
-    pub external_account_number: String,
-    #[schema(min_length = 1, max_length = 255)]
-    pub billing_name: String,
-    pub billing_address: AddressRequest,
-    /// At least one; at most one primary (the first, unless one is flagged).
-    #[schema(min_items = 1)]
-    pub customers: Vec<CustomerRequest>,
-    #[serde(default)]
-    pub supply_points: Vec<SupplyPointRequest>,
-    /// First day of the open statement period; default: the day the account is created.
-    #[serde(default)]
-    #[schema(format = Date)]
-    pub open_statement_period_start: String,
-    /// Balance carried over from the old supplier; default 0.
-    #[serde(default)]
-    pub transfer_balance: Decimal,
+/// The real platform's account document (`EnergyAccount`), described by the JSON Schema the
+/// domain validates against (`domain/account_schema.json`, extracted from the real
+/// platform's document): [`super::openapi::document`] puts its definitions into the
+/// document's components, so the document states exactly what the reader checks.
+#[derive(Debug)]
+pub struct EnergyAccount;
+
+impl PartialSchema for EnergyAccount {
+    fn schema() -> RefOr<Schema> {
+        RefOr::Ref(utoipa::openapi::Ref::from_schema_name(Self::name()))
+    }
 }
 
-#[derive(Debug, ToSchema)]
-pub struct AddressRequest {
-    #[schema(min_length = 1, max_length = 255)]
-    pub address_line_1: String,
-    #[serde(default)]
-    #[schema(min_length = 1, max_length = 255)]
-    pub address_line_2: String,
-    #[serde(default)]
-    #[schema(min_length = 1, max_length = 255)]
-    pub address_line_3: String,
-    #[schema(min_length = 1, max_length = 255)]
-    pub town: String,
-    #[schema(min_length = 1, max_length = 16)]
-    pub postcode: String,
-    /// ISO 3166-1 alpha-2 code.
-    #[schema(pattern = "^[A-Z]{2}$", example = "GB")]
-    pub country: String,
-}
-
-#[derive(Debug, ToSchema)]
-pub struct CustomerRequest {
-    #[schema(min_length = 1, max_length = 255)]
-    pub given_name: String,
-    #[schema(min_length = 1, max_length = 255)]
-    pub family_name: String,
-    #[schema(format = Email, min_length = 1, max_length = 254)]
-    pub email: String,
-    /// A phone number: 7 to 15 digits, an optional `+`; spaces, `-`, `.` and brackets are ignored.
-    #[serde(default)]
-    #[schema(min_length = 1, max_length = 32)]
-    pub mobile: String,
-    #[serde(default)]
-    #[schema(min_length = 1, max_length = 32)]
-    pub landline: String,
-    #[serde(default)]
-    #[schema(format = Date)]
-    pub date_of_birth: String,
-    #[serde(default)]
-    pub is_primary: bool,
-}
-
-#[derive(Debug, ToSchema)]
-pub struct SupplyPointRequest {
-    pub market: Market,
-    /// MPAN / MPRN or the market's own identifier; each listed once.
-    #[schema(min_length = 1, max_length = 64)]
-    pub identifier: String,
-    #[serde(default)]
-    #[schema(min_length = 1, max_length = 64)]
-    pub product_code: String,
-    #[serde(default)]
-    #[schema(format = Date)]
-    pub supply_start_date: String,
+impl ToSchema for EnergyAccount {
+    fn name() -> std::borrow::Cow<'static, str> {
+        "EnergyAccount".into()
+    }
 }
 
 /// Body of `process/`.
@@ -302,7 +239,6 @@ pub struct TransactionRequest {
     #[schema(min_length = 1, max_length = 255)]
     pub supply_point_identifier: String,
     #[serde(default)]
-    #[schema(min_items = 1)]
     pub line_items: Vec<LineItemRequest>,
     #[serde(default)]
     pub tax_items: Vec<TaxItemRequest>,
@@ -409,7 +345,7 @@ fn instruction_type() -> RefOr<Schema> {
 /// is taken too, as the real document's own examples send it).
 #[derive(Debug, ToSchema)]
 pub struct ValidateAccountV2Request {
-    pub payload: AccountRequest,
+    pub payload: EnergyAccount,
 }
 
 /// When a scheduled creation may run.
@@ -432,7 +368,7 @@ pub struct TaskParametersRequest {
 /// Body of `POST /v2/data-import/accounts/`.
 #[derive(Debug, ToSchema)]
 pub struct ScheduleAccountRequest {
-    pub payload: AccountRequest,
+    pub payload: EnergyAccount,
     #[serde(default)]
     pub task_params: Option<TaskParametersRequest>,
 }

@@ -5,7 +5,7 @@ use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{JsonBody, SupplierCaller};
 use super::ignored::IgnoredFields;
-use super::schemas::{AccountRequest, ProcessRequest};
+use super::schemas::{EnergyAccount, ProcessRequest};
 use crate::domain::account::AccountPayload;
 use crate::domain::import_process::Staging;
 use axum::extract::State;
@@ -44,8 +44,8 @@ pub struct ProcessedAccount {
 
 /// Validates an account and returns it as it would be staged. Writes nothing.
 #[utoipa::path(post, path = "/v1/data-import/validate-account/", tag = "staging",
-    request_body = AccountRequest,
-    responses((status = 200, body = AccountPayload), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
+    request_body = EnergyAccount,
+    responses((status = 200, body = EnergyAccount), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
     security(("token" = [])))]
 pub async fn validate_account(
     State(state): State<AppState>,
@@ -61,7 +61,7 @@ pub async fn validate_account(
 
 /// Validates and stages an account: 201 when first staged, 200 when re-staging updates it.
 #[utoipa::path(post, path = "/v1/data-import/account-import-process/create-or-update/", tag = "staging",
-    request_body = AccountRequest,
+    request_body = EnergyAccount,
     responses((status = 201, body = StagedAccount), (status = 200, body = StagedAccount), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)),
     security(("token" = [])))]
 pub async fn create_or_update(

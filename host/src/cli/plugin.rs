@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 #[derive(Debug, Subcommand)]
 pub enum PluginAction {
-    /// Check that a component implements ferry:supplier-rules@0.1.0; print its hooks.
+    /// Check that a component implements a ferry:supplier-rules world; print its hooks.
     Check { file: PathBuf },
     /// Run one hook of a component locally; print its output, errors, logs and time.
     Run {
@@ -75,7 +75,7 @@ pub async fn run(connection: &super::Connection, action: PluginAction) -> anyhow
                 .map_err(|error| anyhow::anyhow!("{}: {error}", file.display()))?;
             let hooks: Vec<&str> = loaded.hooks().into_iter().map(Hook::as_str).collect();
             Ok(print_json(
-                &json!({"file": file.display().to_string(), "sha256": loaded.sha256, "world": "ferry:supplier-rules@0.1.0", "hooks": hooks}),
+                &json!({"file": file.display().to_string(), "sha256": loaded.sha256, "world": loaded.version().world(), "hooks": hooks}),
             )?)
         }
         PluginAction::Run {

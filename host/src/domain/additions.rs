@@ -561,7 +561,7 @@ impl Additions {
         let account_start = target
             .account
             .data
-            .open_statement_period_start
+            .open_statement_period_start()
             .unwrap_or_else(|| target.account.created_at.date_naive());
         let mut results = Vec::new();
         let items = transactions.len();
@@ -940,7 +940,7 @@ impl Additions {
             .unwrap_or_default();
         let account_start = account
             .data
-            .open_statement_period_start
+            .open_statement_period_start()
             .unwrap_or_else(|| account.created_at.date_naive());
         let mut transactions: Vec<Transaction> =
             self.records(number, AccountTable::Transactions)?;

@@ -123,6 +123,23 @@ impl DomainError {
         }
     }
 
+    /// This error of a part of a request, as an error of the request: the field errors' paths
+    /// start with `path` (the part's place in the request; empty: the request itself).
+    pub fn under(self, path: &str) -> Self {
+        match self {
+            Self::Invalid {
+                code,
+                detail,
+                errors,
+            } => Self::Invalid {
+                code,
+                detail,
+                errors: errors.under(path),
+            },
+            other => other,
+        }
+    }
+
     /// The stable machine-readable code of this error.
     pub fn code(&self) -> &'static str {
         match self {

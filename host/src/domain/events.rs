@@ -131,12 +131,7 @@ pub fn import_cancelled(
 }
 
 pub fn account_created(account: &PlatformAccount) -> Result<Event, DomainError> {
-    let emails: Vec<&str> = account
-        .data
-        .customers
-        .iter()
-        .map(|c| c.email.as_str())
-        .collect();
+    let emails = account.data.customer_emails();
     Event::own(
         "account.created",
         "v1",

@@ -144,8 +144,8 @@ impl ImportProcess {
     ) -> Result<(ImportProcess, Staging), DomainError> {
         let Some(existing) = existing else {
             let process = ImportProcess {
-                supplier_code: account.import_supplier.clone(),
-                external_account_number: account.external_account_number.clone(),
+                supplier_code: account.import_supplier().to_owned(),
+                external_account_number: account.external_account_number().to_owned(),
                 state: ImportState::Pending,
                 account,
                 staged_at: now,
@@ -339,10 +339,7 @@ impl PlatformAccount {
         operations_team_name: Option<String>,
         now: DateTime<Utc>,
     ) -> PlatformAccount {
-        let mut data = process.account.clone();
-        if data.open_statement_period_start.is_none() {
-            data.open_statement_period_start = Some(now.date_naive());
-        }
+        let data = process.account.clone();
         PlatformAccount {
             number: new_platform_account_number(&mut rand::thread_rng()),
             supplier_code: process.supplier_code.clone(),

@@ -165,7 +165,7 @@ impl Imports {
     ) -> Result<Reported<(AccountPayload, Supplier)>, DomainError> {
         let (account, ignored) = reading(policy, || read_account(body, self.limits));
         let account = account.map_err(DomainError::account_invalid)?;
-        let supplier = self.visible_supplier(key, &account.import_supplier)?;
+        let supplier = self.visible_supplier(key, account.import_supplier())?;
         let account = self.apply_rules(account).await?;
         Ok(Reported {
             value: (account, supplier),
@@ -176,8 +176,8 @@ impl Imports {
     /// The supplier's `validate-account` rules, whose answer Ferry validates again. The rules
     /// may change the account but not which account it is.
     async fn apply_rules(&self, account: AccountPayload) -> Result<AccountPayload, DomainError> {
-        let input = serde_json::to_value(&account).unwrap_or(Value::Null);
-        let supplier = account.import_supplier.clone();
+        let input = account.to_value();
+        let supplier = account.import_supplier().to_owned();
         let mapped = super::rules::apply(
             self.rules.as_ref(),
             &supplier,
@@ -194,13 +194,13 @@ impl Imports {
         for (field, before, after) in [
             (
                 "import_supplier",
-                &account.import_supplier,
-                &mapped.import_supplier,
+                account.import_supplier(),
+                mapped.import_supplier(),
             ),
             (
                 "external_account_number",
-                &account.external_account_number,
-                &mapped.external_account_number,
+                account.external_account_number(),
+                mapped.external_account_number(),
             ),
         ] {
             if before != after {
@@ -253,7 +253,7 @@ impl Imports {
         let mut staging = Staging::Created;
         let change = self.store.change_import(
             &supplier.code,
-            &account.external_account_number,
+            account.external_account_number(),
             &mut |current| {
                 let (mut process, how) = ImportProcess::stage(current, account.clone(), now)?;
                 staging = how;
@@ -270,7 +270,7 @@ impl Imports {
             scheduler.due(Due {
                 at: schedule.window_start,
                 supplier: supplier.code.clone(),
-                external: account.external_account_number.clone(),
+                external: account.external_account_number().to_owned(),
             });
         }
         Ok(Reported {
@@ -286,7 +286,12 @@ impl Imports {
         key: &ApiKeyRecord,
         body: &Value,
     ) -> Result<Reported<AccountPayload>, DomainError> {
-        self.validate(key, &v2_payload(body)).await
+        let (account, at) = v2_payload(body);
+        let validated = self
+            .validate(key, &account)
+            .await
+            .map_err(|e| e.under(at))?;
+        Ok(validated.under(at))
     }
 
     /// `POST /v2/data-import/accounts/`: stages the account and schedules its migration
@@ -298,14 +303,15 @@ impl Imports {
         body: &Value,
     ) -> Result<Reported<()>, DomainError> {
         let now = Utc::now();
-        let account = v2_payload(body);
+        let (account, at) = v2_payload(body);
         let policy = self.policy(key, &account, "import_supplier")?;
         let (schedule, mut ignored) = reading(policy, || read_task_params(body, now));
         let schedule = schedule?;
         let staged = self
             .stage_with(key, &account, policy, Some(schedule))
             .await
-            .map_err(|error| match error {
+            .map(|staged| staged.under(at))
+            .map_err(|error| match error.under(at) {
                 DomainError::Invalid { errors, .. } => DomainError::Invalid {
                     code: "import_process_failed_validation",
                     detail: "Import process validation failed during account creation. Please validate the import process to get full details of the validation errors.",
@@ -616,8 +622,8 @@ impl Imports {
     /// The rules are applied again at migration time: they may have changed since staging
     /// (a plugin installed or replaced). A plugin that breaks now fails the attempt.
     async fn revalidate(&self, process: &ImportProcess) -> Result<AccountPayload, DomainError> {
-        let staged = serde_json::to_value(&process.account).unwrap_or(Value::Null);
-        let account = read_account(&staged, self.limits).map_err(DomainError::account_invalid)?;
+        let account = read_account(&process.account.to_value(), self.limits)
+            .map_err(DomainError::account_invalid)?;
         self.apply_rules(account).await
     }
 

@@ -367,12 +367,8 @@ fn read_type_fields(r: &mut ObjectReader<'_>, kind: TransactionType, items: Item
         }
         TransactionType::SupplyCharge => {
             fields.product_code = r.string("product_code", Required, StrRule::max(255));
-            fields.line_items = r.object_array(
-                "line_items",
-                Required,
-                Items { min: 1, ..items },
-                read_line_item,
-            );
+            // Required, but may be empty: the real document sets no minimum.
+            fields.line_items = r.object_array("line_items", Required, items, read_line_item);
             fields.supply_point_identifier =
                 r.string("supply_point_identifier", Optional, StrRule::max(255));
         }
@@ -610,6 +606,13 @@ mod tests {
             "number_of_units": "100.1234", "net_amount": 12.5, "external_rate_identifier": "R1",
             "params": {"band": "day"}}]);
         let read = strict(&supply).expect("a supply charge");
+        let mut without_items = supply.clone();
+        without_items["line_items"] = json!([]);
+        assert_eq!(
+            strict(&without_items).map(|read| read.line_items),
+            Ok(Some(vec![])),
+            "line_items is required but may be empty, as in the real document"
+        );
         assert_eq!(
             read.line_items
                 .as_ref()

@@ -55,10 +55,7 @@ pub struct FlowResult {
 
 /// The meter points the account was migrated with (MPAN / MPRN and market).
 pub fn meter_points_of(data: &PlatformAccountData) -> Vec<(String, Market)> {
-    data.supply_points
-        .iter()
-        .map(|point| (point.identifier.clone(), point.market))
-        .collect()
+    data.meter_points()
 }
 
 impl Additions {

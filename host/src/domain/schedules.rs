@@ -45,17 +45,18 @@ impl Scheduler {
     }
 }
 
-/// The account of a v2 body: its `payload`, or the body itself less `task_params` (the real
-/// document's own examples send the account bare).
-pub fn v2_payload(body: &Value) -> Value {
+/// The account of a v2 body and where it is in the body: its `payload` (at `payload`), or the
+/// body itself less `task_params` (at the top; the real document's own examples send the
+/// account bare).
+pub fn v2_payload(body: &Value) -> (Value, &'static str) {
     match body.get("payload").filter(|payload| payload.is_object()) {
-        Some(payload) => payload.clone(),
+        Some(payload) => (payload.clone(), "payload"),
         None => {
             let mut account = body.clone();
             if let Some(object) = account.as_object_mut() {
                 object.remove("task_params");
             }
-            account
+            (account, "")
         }
     }
 }

@@ -57,6 +57,26 @@ impl FieldErrors {
     pub fn extend(&mut self, other: FieldErrors) {
         self.0.extend(other.0);
     }
+
+    /// These errors of a part of a request at `path` (empty: the request itself), as errors
+    /// of the request; an error of the whole part is one at `path`.
+    pub fn under(self, path: &str) -> Self {
+        if path.is_empty() {
+            return self;
+        }
+        Self(
+            self.0
+                .into_iter()
+                .map(|mut error| {
+                    error.attr = Some(match error.attr {
+                        Some(attr) => join(path, &attr),
+                        None => path.to_owned(),
+                    });
+                    error
+                })
+                .collect(),
+        )
+    }
 }
 
 /// Whether a field must be present.
@@ -113,6 +133,7 @@ thread_local! {
 }
 
 /// A use case's answer with the request fields it ignored (their dot paths; see [`reading`]).
+/// [`Reported::under`] places them in a larger request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reported<T> {
     pub value: T,
@@ -124,6 +145,17 @@ impl<T> Reported<T> {
         Reported {
             value: change(self.value),
             ignored: self.ignored,
+        }
+    }
+
+    /// The answer of a part of a request at `path`: the ignored fields' paths start with it.
+    pub fn under(self, path: &str) -> Self {
+        if path.is_empty() {
+            return self;
+        }
+        Reported {
+            value: self.value,
+            ignored: self.ignored.iter().map(|attr| join(path, attr)).collect(),
         }
     }
 }
@@ -150,6 +182,19 @@ pub fn reading<T>(policy: UnknownFields, read: impl FnOnce() -> T) -> (T, Vec<St
     let ignored = IGNORED.with(|ignored| ignored.borrow_mut().take());
     drop(restore);
     (value, ignored.unwrap_or_default())
+}
+
+/// Unknown fields found other than by an [`ObjectReader`] (a document checked against a JSON
+/// Schema), by their dot paths: noted, and true, when the [`reading`] running on this thread
+/// ignores them; false when they are to be refused.
+pub fn ignore_unknown(attrs: &[String]) -> bool {
+    IGNORED.with(|ignored| match ignored.borrow_mut().as_mut() {
+        Some(ignored) => {
+            ignored.extend(attrs.iter().cloned());
+            true
+        }
+        None => false,
+    })
 }
 
 /// Bounds on the number of items of an array field.
@@ -512,14 +557,7 @@ impl<'a> ObjectReader<'a> {
         if unknown.is_empty() {
             return ok;
         }
-        let ignored = IGNORED.with(|ignored| match ignored.borrow_mut().as_mut() {
-            Some(ignored) => {
-                ignored.extend(unknown.iter().cloned());
-                true
-            }
-            None => false,
-        });
-        if !ignored {
+        if !ignore_unknown(&unknown) {
             for attr in unknown {
                 ok = false;
                 self.error(attr, "unknown_field", "This field is not allowed.");
@@ -613,7 +651,7 @@ pub fn parse_datetime(text: &str) -> Option<DateTime<Utc>> {
         .map(|moment| moment.with_timezone(&Utc))
 }
 
-fn json_kind(value: &Value) -> &'static str {
+pub fn json_kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

@@ -91,16 +91,26 @@ fn target_missing(stderr: &str) -> bool {
         || stderr.contains("can't find crate for `std`")
 }
 
-/// A small account (one customer, one supply point), as a supplier sends it.
+/// A small account (one customer, one meter point), as a supplier sends it to the real
+/// platform.
 pub fn sample_account() -> Value {
     json!({
         "import_supplier": "OLD_CO",
         "external_account_number": "OE-1001",
+        "account_type": "DOMESTIC",
         "billing_name": "Ada Lovelace",
-        "billing_address": {"address_line_1": "1 Analytical Street", "town": "London", "postcode": "N1 1AA", "country": "GB"},
+        "billing_address1": "1 Analytical Street",
+        "billing_address4": "London",
+        "billing_postcode": "N1 1AA",
         "customers": [{"given_name": "Ada", "family_name": "Lovelace", "email": "ada@example.com",
-                       "mobile": "07700 900123", "landline": "+44 20 7946 0000", "is_primary": true}],
-        "supply_points": [{"market": "ELECTRICITY", "identifier": "1200023305967", "product_code": "OLDVAR"}],
+                       "mobile": "07700 900123", "landline": "+44 20 7946 0000"}],
+        "supply_addresses": [{
+            "supply_address1": "1 Analytical Street", "supply_postcode": "N1 1AA",
+            "customer_at_supply_address_from_date": "2024-01-01",
+            "meter_points": [{"supply_type": "ELECTRICITY", "identifier": "1200023305967", "mpid": "TENT",
+                              "supply_start_date": "2024-01-01",
+                              "agreements": [{"tariff_code": "OLDVAR", "effective_from": "2024-01-01"}]}]
+        }],
         "transfer_balance": "12.30"
     })
 }

@@ -1,5 +1,8 @@
 //! The WebAssembly plugin host: per-supplier validation and mapping rules as sandboxed
-//! components of the WIT package `ferry:supplier-rules@0.1.0` (`wit/`).
+//! components of the WIT package `ferry:supplier-rules`, every published version of it
+//! (`wit/since_v*/`; [`bindings`] has one set of bindings per version, and
+//! [`account_v0_1_0`] and [`account_v0_2_0`] give each version's account record its view of
+//! the account document).
 //!
 //! [`runtime`] runs components (wasmtime, one engine, a fresh store per call with deadline
 //! and memory cap), [`registry`] keeps one plugin per supplier and implements the domain's
@@ -7,6 +10,8 @@
 //! [`threads`] runs plugins that overran their deadline below the host's CPU priority, and
 //! [`watch`] hot-reloads plugins from a directory during development.
 
+mod account_v0_1_0;
+mod account_v0_2_0;
 mod bindings;
 mod cache;
 mod convert;
@@ -21,5 +26,5 @@ mod wire;
 pub use cache::sha256_hex;
 pub use registry::{Bulkhead, PluginFailure, PluginView, Plugins};
 pub use runtime::{
-    HookRun, LoadedComponent, LogLine, PluginConfig, PluginError, PluginLimits, Runtime,
+    HookRun, LoadedComponent, LogLine, PluginConfig, PluginError, PluginLimits, Runtime, WitVersion,
 };

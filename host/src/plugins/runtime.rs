@@ -9,10 +9,11 @@
 //! request is lowered straight from its JSON ([`super::wire`]) and the answer written back
 //! over it ([`convert`]).
 
-use super::bindings::ferry::supplier_rules::{host, types};
+use super::bindings::latest::ferry::supplier_rules::{host, types};
+use super::bindings::since_v0_1_0::ferry::supplier_rules::types as types_v0_1_0;
 use super::cache::ArtifactCache;
 use super::output::CappedOutput;
-use super::{convert, wire};
+use super::{account_v0_1_0, account_v0_2_0, convert, wire};
 use crate::domain::ports::{AccountTarget, Hook};
 use crate::domain::validation::FieldErrors;
 use serde_json::Value;
@@ -34,7 +35,32 @@ use wasmtime_wasi::{
 
 /// The WIT package plugins are built against.
 pub const PACKAGE: &str = "ferry:supplier-rules";
-pub const INTERFACE_VERSION: &str = "0.1.0";
+
+/// A published version of the WIT package (`wit/since_v*/`). Ferry serves every one: a
+/// plugin built against any of them keeps working.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum WitVersion {
+    V0_1_0,
+    V0_2_0,
+}
+
+impl WitVersion {
+    /// Newest first: a hook is looked for under the newest version first.
+    pub const ALL: [WitVersion; 2] = [WitVersion::V0_2_0, WitVersion::V0_1_0];
+    pub const LATEST: WitVersion = WitVersion::V0_2_0;
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WitVersion::V0_1_0 => "0.1.0",
+            WitVersion::V0_2_0 => "0.2.0",
+        }
+    }
+
+    /// `ferry:supplier-rules@<version>`.
+    pub fn world(self) -> String {
+        format!("{PACKAGE}@{}", self.as_str())
+    }
+}
 const TICK: Duration = Duration::from_millis(5);
 const MAX_LOG_MESSAGE_CHARS: usize = 1000;
 const MAX_LOG_FIELDS: usize = 20;
@@ -63,7 +89,7 @@ impl Default for PluginLimits {
 
 #[derive(Debug, thiserror::Error)]
 pub enum PluginError {
-    /// The bytes are not a component of the `ferry:supplier-rules@0.1.0` world.
+    /// The bytes are not a component of a `ferry:supplier-rules` world.
     #[error("not a valid plugin: {0}")]
     Invalid(String),
     #[error("exceeded its {0:?} deadline")]
@@ -180,17 +206,20 @@ impl PluginState {
     }
 }
 
-/// Ferry's `host` interface: `log`, and `config` lowered from the shared configuration.
+/// Ferry's `host` interface under every version (it is the same in each): `log`, and
+/// `config` lowered from the shared configuration.
 fn add_host_to_linker(linker: &mut Linker<PluginState>) -> wasmtime::Result<()> {
-    let mut host = linker.instance(&format!("{PACKAGE}/host@{INTERFACE_VERSION}"))?;
-    host.func_wrap(
-        "log",
-        |mut store, (level, message, fields): (host::Level, String, Vec<(String, String)>)| {
-            store.data_mut().log(level, message, fields);
-            Ok(())
-        },
-    )?;
-    host.func_wrap("config", |store, (): ()| Ok((store.data().config.clone(),)))?;
+    for version in WitVersion::ALL {
+        let mut host = linker.instance(&format!("{PACKAGE}/host@{}", version.as_str()))?;
+        host.func_wrap(
+            "log",
+            |mut store, (level, message, fields): (host::Level, String, Vec<(String, String)>)| {
+                store.data_mut().log(level, message, fields);
+                Ok(())
+            },
+        )?;
+        host.func_wrap("config", |store, (): ()| Ok((store.data().config.clone(),)))?;
+    }
     Ok(())
 }
 
@@ -248,8 +277,15 @@ impl HostMonotonicClock for FrozenClock {
 /// A component ready to instantiate, with the hooks it implements.
 pub struct LoadedComponent {
     pre: InstancePre<PluginState>,
-    hooks: HashMap<Hook, ComponentExportIndex>,
+    hooks: HashMap<Hook, ExportedHook>,
     pub sha256: String,
+}
+
+/// Where a component exports a hook, and under which version.
+#[derive(Debug, Clone, Copy)]
+struct ExportedHook {
+    index: ComponentExportIndex,
+    version: WitVersion,
 }
 
 impl std::fmt::Debug for LoadedComponent {
@@ -267,6 +303,15 @@ impl LoadedComponent {
             .into_iter()
             .filter(|hook| self.hooks.contains_key(hook))
             .collect()
+    }
+
+    /// The version it was built against (the newest its hooks are exported under).
+    pub fn version(&self) -> WitVersion {
+        self.hooks
+            .values()
+            .map(|hook| hook.version)
+            .max()
+            .unwrap_or(WitVersion::LATEST)
     }
 }
 
@@ -356,31 +401,40 @@ impl Runtime {
         })?;
         let mut hooks = HashMap::new();
         for hook in Hook::ALL {
-            let interface = format!("{PACKAGE}/{}@{INTERFACE_VERSION}", interface_of(hook));
-            let Some(exported) = component.get_export_index(None, &interface) else {
-                continue;
-            };
-            let function = component
-                .get_export_index(Some(&exported), hook.as_str())
-                .ok_or_else(|| {
-                    PluginError::Invalid(format!("{interface} does not export {}", hook.as_str()))
-                })?;
-            hooks.insert(hook, function);
+            for version in WitVersion::ALL {
+                let interface = format!("{PACKAGE}/{}@{}", interface_of(hook), version.as_str());
+                let Some(exported) = component.get_export_index(None, &interface) else {
+                    continue;
+                };
+                let index = component
+                    .get_export_index(Some(&exported), hook.as_str())
+                    .ok_or_else(|| {
+                        PluginError::Invalid(format!(
+                            "{interface} does not export {}",
+                            hook.as_str()
+                        ))
+                    })?;
+                hooks.insert(hook, ExportedHook { index, version });
+                break;
+            }
         }
         if hooks.is_empty() {
+            let versions: Vec<&str> = WitVersion::ALL.iter().map(|v| v.as_str()).collect();
             return Err(PluginError::Invalid(format!(
-                "it exports none of the {PACKAGE}@{INTERFACE_VERSION} rules interfaces"
+                "it exports none of the {PACKAGE} rules interfaces (versions {})",
+                versions.join(", ")
             )));
         }
         let loaded = LoadedComponent { pre, hooks, sha256 };
         // Instantiate once to check every hook's signature against the WIT.
         let mut store = self.store(PluginConfig::from([]));
         let instance = loaded.pre.instantiate(&mut store).map_err(invalid)?;
-        for (hook, index) in &loaded.hooks {
-            check_signature(&mut store, &instance, *hook, index).map_err(|error| {
+        for (hook, exported) in &loaded.hooks {
+            check_signature(&mut store, &instance, *hook, exported).map_err(|error| {
                 PluginError::Invalid(format!(
-                    "{} does not have the {PACKAGE}@{INTERFACE_VERSION} signature: {error:#}",
-                    hook.as_str()
+                    "{} does not have the {} signature: {error:#}",
+                    hook.as_str(),
+                    exported.version.world()
                 ))
             })?;
         }
@@ -417,7 +471,7 @@ impl Runtime {
         target: Option<&AccountTarget>,
         input: Value,
     ) -> Result<HookRun, PluginError> {
-        let index = component.hooks.get(&hook).ok_or_else(|| {
+        let exported = *component.hooks.get(&hook).ok_or_else(|| {
             PluginError::Invalid(format!("it does not implement {}", hook.as_str()))
         })?;
         let started = Instant::now();
@@ -425,7 +479,7 @@ impl Runtime {
         let result = component
             .pre
             .instantiate(&mut store)
-            .and_then(|instance| invoke(&mut store, &instance, hook, index, target, input));
+            .and_then(|instance| invoke(&mut store, &instance, hook, exported, target, input));
         let elapsed = started.elapsed();
         let outcome = result.map_err(|error| self.classify(&store, error))?;
         let state = store.data_mut();
@@ -475,9 +529,15 @@ trait Signature {
 
 type Answer<T> = (Result<T, Vec<types::FieldError>>,);
 
+struct ValidateAccountV0_1_0;
+impl Signature for ValidateAccountV0_1_0 {
+    type Params<'a> = (wire::Account<'a>,);
+    type Results = Answer<types_v0_1_0::Account>;
+}
+
 struct ValidateAccount;
 impl Signature for ValidateAccount {
-    type Params<'a> = (wire::Account<'a>,);
+    type Params<'a> = (account_v0_2_0::Account<'a>,);
     type Results = Answer<types::Account>;
 }
 
@@ -510,7 +570,7 @@ fn check_signature(
     store: &mut Store<PluginState>,
     instance: &Instance,
     hook: Hook,
-    index: &ComponentExportIndex,
+    exported: &ExportedHook,
 ) -> wasmtime::Result<()> {
     fn check<S: Signature>(
         store: &mut Store<PluginState>,
@@ -519,8 +579,12 @@ fn check_signature(
     ) -> wasmtime::Result<()> {
         hook_func::<S>(store, instance, index).map(drop)
     }
+    let index = &exported.index;
     match hook {
-        Hook::ValidateAccount => check::<ValidateAccount>(store, instance, index),
+        Hook::ValidateAccount => match exported.version {
+            WitVersion::V0_1_0 => check::<ValidateAccountV0_1_0>(store, instance, index),
+            WitVersion::V0_2_0 => check::<ValidateAccount>(store, instance, index),
+        },
         Hook::MapNotes => check::<MapNotes>(store, instance, index),
         Hook::MapTransactions => check::<MapTransactions>(store, instance, index),
         Hook::MapStatements => check::<MapStatements>(store, instance, index),
@@ -542,16 +606,25 @@ fn invoke(
     store: &mut Store<PluginState>,
     instance: &Instance,
     hook: Hook,
-    index: &ComponentExportIndex,
+    exported: ExportedHook,
     target: Option<&AccountTarget>,
     mut input: Value,
 ) -> wasmtime::Result<Result<Value, FieldErrors>> {
     let target = convert::account_ref(target);
+    let index = &exported.index;
     let answer = match hook {
+        Hook::ValidateAccount if exported.version == WitVersion::V0_1_0 => {
+            let function = hook_func::<ValidateAccountV0_1_0>(store, instance, index)?;
+            let start = account_v0_1_0::open_period_start(&input);
+            let account = account_v0_1_0::account_to_wit(&input, start.as_deref());
+            let (result,) = function.call(&mut *store, (account,))?;
+            result.map(|account| account_v0_1_0::write_account(&mut input, account))
+        }
         Hook::ValidateAccount => {
             let function = hook_func::<ValidateAccount>(store, instance, index)?;
-            let (result,) = function.call(&mut *store, (convert::account_to_wit(&input),))?;
-            result.map(|account| convert::write_account(&mut input, account))
+            let account = account_v0_2_0::account_to_wit(&input);
+            let (result,) = function.call(&mut *store, (account,))?;
+            result.map(|account| account_v0_2_0::write_account(&mut input, account))
         }
         Hook::MapNotes => {
             let function = hook_func::<MapNotes>(store, instance, index)?;

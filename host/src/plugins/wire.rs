@@ -1,10 +1,11 @@
-//! The WIT records of `ferry:supplier-rules@0.1.0` as Ferry hands them to a hook: borrowed
+//! The WIT records of `ferry:supplier-rules` as Ferry hands them to a hook: borrowed
 //! from the request's JSON, so that each string is copied once, straight into the guest's
 //! memory. What a hook returns is lifted into the owned records `bindgen!` generates
 //! ([`super::bindings`]).
 //!
-//! These mirror `wit/supplier-rules.wit` field for field. Wasmtime checks them against the
-//! component's own types when a plugin is loaded (`Runtime::load` types every hook it
+//! These mirror `wit/since_v0.2.0/supplier-rules.wit` field for field, and the account records
+//! `wit/since_v0.1.0/` (`0.2.0`'s are in [`super::account_v0_2_0`]). Wasmtime checks them
+//! against the component's own types when a plugin is loaded (`Runtime::load` types every hook it
 //! exports), so a mismatch refuses the plugin and never reaches a call; the end-to-end tests
 //! load the example plugin, which exports every hook.
 

@@ -1,18 +1,19 @@
 //! Ferry's example supplier plugin. Copy this crate to start your own (see PLUGINS.md).
 //!
-//! It implements every hook of `ferry:supplier-rules@0.1.0`:
+//! It implements every hook of `ferry:supplier-rules@0.2.0` (its account record mirrors the
+//! real platform's account document):
 //! - accounts: phone numbers become E.164 (`07700 900123` → `+447700900123`, with the
 //!   country code from the `default_country_code` setting, default `44`), and external
 //!   account numbers must start with the `account_number_prefix` setting (when set) followed
 //!   by digits;
-//! - transactions and supply points: the supplier's own product codes are mapped to the
-//!   platform's through settings `product_code.<THEIRS>` = `<OURS>`;
+//! - transactions and the tariffs of meter points' agreements: the supplier's own product
+//!   codes are mapped to the platform's through settings `product_code.<THEIRS>` = `<OURS>`;
 //! - notes, statements and payment instructions pass through unchanged.
 //!
 //! Settings are the supplier's plugin configuration, set by the operator.
 
 wit_bindgen::generate!({
-    path: "../../wit",
+    path: "../../wit/since_v0.2.0",
     world: "plugin",
 });
 
@@ -96,9 +97,14 @@ impl account_rules::Guest for Plugin {
                 }
             }
         }
-        for point in &mut account.supply_points {
-            if let Some(mapped) = point.product_code.as_deref().and_then(|code| settings.product_code(code)) {
-                point.product_code = Some(mapped);
+        let agreements = account
+            .supply_addresses
+            .iter_mut()
+            .flat_map(|address| address.meter_points.iter_mut())
+            .flat_map(|point| point.agreements.iter_mut());
+        for agreement in agreements {
+            if let Some(mapped) = settings.product_code(&agreement.tariff_code) {
+                agreement.tariff_code = mapped;
             }
         }
         host::log(

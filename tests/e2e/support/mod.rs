@@ -186,6 +186,17 @@ impl Server {
         (status, value)
     }
 
+    /// A POST with a token, answered as it came (for its headers).
+    pub async fn post_response(&self, path: &str, token: &str, body: &Value) -> reqwest::Response {
+        self.http
+            .post(self.url(path))
+            .header("Authorization", format!("Token {token}"))
+            .json(body)
+            .send()
+            .await
+            .expect("request")
+    }
+
     pub async fn post(&self, path: &str, token: &str, body: &Value) -> (StatusCode, Value) {
         self.call(Method::POST, path, Some(token), Some(body)).await
     }
@@ -324,7 +335,7 @@ impl Server {
     ) -> (String, String) {
         let token = self.supplier_with_token(code).await;
         let mut body = account(code, external);
-        body["open_statement_period_start"] = json!(period_start);
+        open_period_from(&mut body, period_start);
         self.stage(&token, &body).await;
         let number = self.migrate(&token, code, external).await;
         (token, number)
@@ -400,28 +411,45 @@ pub const VALIDATE: &str = "/v1/data-import/validate-account/";
 pub const STAGE: &str = "/v1/data-import/account-import-process/create-or-update/";
 pub const PROCESS: &str = "/v1/data-import/account-import-process/process/";
 
-/// A valid account payload for `supplier`.
+/// A valid account payload for `supplier`: the real platform's account document, with one
+/// customer and one electricity meter point.
 pub fn account(supplier: &str, external: &str) -> Value {
     json!({
         "import_supplier": supplier,
         "external_account_number": external,
+        "account_type": "DOMESTIC",
         "billing_name": "Ada Lovelace",
-        "billing_address": {
-            "address_line_1": "1 Analytical Street",
-            "town": "London",
-            "postcode": "N1 1AA",
-            "country": "GB"
-        },
+        "billing_address1": "1 Analytical Street",
+        "billing_address4": "London",
+        "billing_postcode": "N1 1AA",
         "customers": [{
             "given_name": "Ada",
             "family_name": "Lovelace",
             "email": "ada@example.com",
-            "mobile": "07700 900123",
-            "is_primary": true
+            "mobile": "07700 900123"
         }],
-        "supply_points": [{"market": "ELECTRICITY", "identifier": "1200023305967", "product_code": "VAR-22"}],
+        "supply_addresses": [{
+            "supply_address1": "1 Analytical Street",
+            "supply_postcode": "N1 1AA",
+            "customer_at_supply_address_from_date": "2024-01-01",
+            "meter_points": [{
+                "supply_type": "ELECTRICITY",
+                "identifier": "1200023305967",
+                "mpid": "TENT",
+                "supply_start_date": "2024-01-01",
+                "agreements": [{"tariff_code": "VAR-22", "effective_from": "2024-01-01"}]
+            }]
+        }],
         "transfer_balance": "-12.5"
     })
+}
+
+/// Sets the account's open statement period to start on `period_start` (`YYYY-MM-DD`): the
+/// real document says so by the day before it, `last_billed_to_date`.
+pub fn open_period_from(body: &mut Value, period_start: &str) {
+    let start = chrono::NaiveDate::parse_from_str(period_start, "%Y-%m-%d").expect("a date");
+    let billed_to = start.pred_opt().expect("a day before");
+    body["last_billed_to_date"] = json!(billed_to.to_string());
 }
 
 /// The (attr, code) pairs of an error body as JSON, in order: a request-level error has a

@@ -155,7 +155,7 @@ pub fn account() -> AccountDetail {
         "created_at": "2025-03-03T10:02:00.482113Z",
         "account": {
             "billing_name": "Ada Lovelace",
-            "billing_address": {"address_line_1": "1 Analytical St", "town": "London", "postcode": "N1 1AA", "country": "GB"},
+            "billing_address": {"street_address": "1 Analytical St", "locality": "London", "postal_code": "N1 1AA", "country": "GB"},
             "customers": [{"given_name": "Ada", "family_name": "Lovelace", "email": "ada@example.com"}]
         },
         "open_statement_period_start": "2025-03-01",

@@ -280,24 +280,40 @@ fn note_lines(notes: &[Note]) -> Vec<Line<'static>> {
         .collect()
 }
 
-/// The staged billing address on one line.
+/// The staged billing address on one line: the real document's structured `billing_address`,
+/// else its flat `billing_address1..5` and `billing_postcode`.
 fn address(account: &Value) -> String {
-    let Some(address) = account.get("billing_address").and_then(Value::as_object) else {
-        return "-".to_owned();
+    let (fields, keys): (&Value, &[&str]) = match account.get("billing_address") {
+        Some(address) if address.is_object() => (
+            address,
+            &[
+                "street_address",
+                "dependent_locality",
+                "locality",
+                "administrative_area",
+                "postal_code",
+                "country",
+            ],
+        ),
+        _ => (
+            account,
+            &[
+                "billing_address1",
+                "billing_address2",
+                "billing_address3",
+                "billing_address4",
+                "billing_address5",
+                "billing_postcode",
+            ],
+        ),
     };
-    let parts: Vec<&str> = [
-        "address_line_1",
-        "address_line_2",
-        "address_line_3",
-        "town",
-        "county",
-        "postcode",
-        "country",
-    ]
-    .iter()
-    .filter_map(|key| address.get(*key).and_then(Value::as_str))
-    .filter(|part| !part.is_empty())
-    .collect();
+    let parts: Vec<&str> = keys
+        .iter()
+        .filter_map(|key| fields.get(*key).and_then(Value::as_str))
+        .flat_map(|part| part.split('\n'))
+        .map(str::trim)
+        .filter(|part| !part.is_empty())
+        .collect();
     if parts.is_empty() {
         "-".to_owned()
     } else {

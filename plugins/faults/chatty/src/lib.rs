@@ -2,7 +2,7 @@
 //! the 64 KiB Ferry keeps of a call's output), and accepts the account. The request must
 //! succeed, with the start of the output kept.
 
-wit_bindgen::generate!({ path: "../../../wit", world: "account-plugin" });
+wit_bindgen::generate!({ path: "../../../wit/since_v0.1.0", world: "account-plugin" });
 
 use ferry::supplier_rules::types::{Account, FieldError};
 

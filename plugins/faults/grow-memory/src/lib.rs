@@ -2,7 +2,7 @@
 //! its memory cap. It reserves large blocks without writing to them, so it reaches the cap in
 //! well under a millisecond whatever the machine's load (the deadline must not fire first).
 
-wit_bindgen::generate!({ path: "../../../wit", world: "account-plugin" });
+wit_bindgen::generate!({ path: "../../../wit/since_v0.1.0", world: "account-plugin" });
 
 use ferry::supplier_rules::types::{Account, FieldError};
 

@@ -1,6 +1,6 @@
 //! Test fixture: `validate-account` never returns. Ferry must stop it at its deadline.
 
-wit_bindgen::generate!({ path: "../../../wit", world: "account-plugin" });
+wit_bindgen::generate!({ path: "../../../wit/since_v0.1.0", world: "account-plugin" });
 
 use ferry::supplier_rules::types::{Account, FieldError};
 

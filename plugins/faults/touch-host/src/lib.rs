@@ -2,7 +2,7 @@
 //! and the network, and reports what it saw as field errors (code `observed`, one per attr
 //! `file`, `env`, `clock`, `network`). Ferry grants none of them.
 
-wit_bindgen::generate!({ path: "../../../wit", world: "account-plugin" });
+wit_bindgen::generate!({ path: "../../../wit/since_v0.1.0", world: "account-plugin" });
 
 use ferry::supplier_rules::types::{Account, FieldError};
 use std::time::{SystemTime, UNIX_EPOCH};

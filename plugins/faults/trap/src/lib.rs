@@ -1,6 +1,6 @@
 //! Test fixture: `validate-account` panics (a trap). Ferry must fail only that request.
 
-wit_bindgen::generate!({ path: "../../../wit", world: "account-plugin" });
+wit_bindgen::generate!({ path: "../../../wit/since_v0.1.0", world: "account-plugin" });
 
 use ferry::supplier_rules::types::{Account, FieldError};
 

@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""Extracts the real platform's account document as a JSON Schema Ferry validates against.
+
+The real document (../shared/reference/real-platform-data-import-openapi.yml) defines the
+account that `validate-account/`, `account-import-process/create-or-update/` and the v2
+account operations take: `EnergyAccount` and the hundred or so component schemas it reaches.
+This writes them, once, to host/src/domain/account_schema.json (JSON Schema 2020-12), which is
+committed; run it again when the reference document changes:
+
+    python3 tools/extract-account-schema.py [PATH-TO-THE-YAML]
+
+How OpenAPI 3.0 becomes JSON Schema here:
+- `nullable: true` admits `null` (in `type`, in `enum`, or around a `$ref`);
+- `oneOf` with a `discriminator` becomes one `if`/`then` per mapped value, so that a request
+  is checked against the one variant it names and its errors say which field is wrong (a
+  discriminator that is a setting, not a field, checks the union of the variants);
+- an object that lists its properties refuses others (`additionalProperties: false`): Ferry
+  turns those errors into the ignored-field report, or refuses them for a strict supplier;
+- a `decimal` string may also be sent as a JSON number, as the real REST framework accepts;
+- `date-time` and `time` become Ferry's `drf-datetime` and `drf-time`: the REST framework
+  reads ISO 8601 (a date alone is a datetime at midnight; a time needs no offset), not
+  RFC 3339;
+- descriptions, examples and `x-` extensions are dropped.
+
+Where Ferry departs from the document (the spec speaks there):
+- `import_supplier` has no enumeration: the operator creates suppliers, and any existing
+  supplier code is valid (checked by Ferry, not by the schema); campaign slugs likewise;
+- `external_account_number` is required: the spec identifies every account by the pair
+  (import supplier code, external account number).
+
+Needs PyYAML (pip install pyyaml).
+"""
+
+import json
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT = ROOT.parent / "shared/reference/real-platform-data-import-openapi.yml"
+OUT = ROOT / "host/src/domain/account_schema.json"
+ROOT_SCHEMA = "EnergyAccount"
+
+# The formats the real REST framework reads its own way, checked by Ferry under these names
+# (host/src/domain/account_document.rs); `date` and `email` are JSON Schema's own.
+FORMATS = {"date-time": "drf-datetime", "time": "drf-time"}
+
+DROPPED = {"description", "example", "examples", "deprecated", "readOnly", "writeOnly",
+           "title", "default", "discriminator", "nullable"}
+
+
+def ref_name(ref):
+    return ref.split("/")[-1]
+
+
+def reachable(schemas, name, seen):
+    if name in seen:
+        return
+    seen.add(name)
+
+    def walk(node):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "$ref":
+                    reachable(schemas, ref_name(value), seen)
+                else:
+                    walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(schemas[name])
+
+
+def convert(node, schemas):
+    """One OpenAPI schema object as JSON Schema."""
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        return {"$ref": "#/$defs/" + ref_name(node["$ref"])}
+    out = {}
+    for key, value in node.items():
+        if key in DROPPED or key.startswith("x-"):
+            continue
+        if key == "properties":
+            out[key] = {name: convert(prop, schemas) for name, prop in value.items()}
+        elif key in ("items", "additionalProperties") and isinstance(value, dict):
+            out[key] = convert(value, schemas)
+        elif key in ("allOf", "anyOf"):
+            out[key] = [convert(part, schemas) for part in value]
+        elif key == "oneOf":
+            continue  # below, with its discriminator
+        else:
+            out[key] = value
+    if "oneOf" in node:
+        out.update(discriminated(node, schemas))
+    if "format" in out:
+        out["format"] = FORMATS.get(out["format"], out["format"])
+    if out.get("format") == "decimal":
+        out["type"] = ["string", "number"]
+    if out.get("type") == "object" and "properties" in out and "allOf" not in out:
+        out["additionalProperties"] = False
+    if node.get("nullable"):
+        out = admit_null(out)
+    return out
+
+
+def discriminated(node, schemas):
+    discriminator = node.get("discriminator")
+    if not discriminator:
+        raise SystemExit(f"oneOf without a discriminator: {node}")
+    prop = discriminator["propertyName"]
+    mapping = discriminator["mapping"]
+    variants = [schemas[ref_name(ref)] for ref in mapping.values()]
+    if not all(prop in variant.get("properties", {}) for variant in variants):
+        # Chosen by a setting, not by the request (`Business`: the supplier's
+        # `enforce_business_contracts_exist`): a request may be any variant, so it is checked
+        # against their union (every property of any, those all require), which reports
+        # each error at its own field where an `anyOf` would report one for the whole.
+        merged = [convert(variant, schemas) for variant in variants]
+        properties = {}
+        for variant in merged:
+            for name, prop in variant.get("properties", {}).items():
+                properties.setdefault(name, prop)
+        required = set.intersection(*(set(variant.get("required", [])) for variant in merged))
+        union = {"type": "object", "properties": properties, "additionalProperties": False}
+        if required:
+            union["required"] = sorted(required)
+        return union
+    return {
+        "type": "object",
+        "required": [prop],
+        "properties": {prop: {"enum": list(mapping)}},
+        "allOf": [
+            {
+                "if": {"required": [prop], "properties": {prop: {"const": value}}},
+                "then": {"$ref": "#/$defs/" + ref_name(ref)},
+            }
+            for value, ref in mapping.items()
+        ],
+    }
+
+
+def admit_null(schema):
+    if "type" in schema and "allOf" not in schema:
+        types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+        schema["type"] = types + ["null"]
+        if "enum" in schema and None not in schema["enum"]:
+            schema["enum"] = schema["enum"] + [None]
+        return schema
+    # A `$ref` (wrapped in `allOf`) or an untyped schema: anything but null must match it.
+    return {"if": {"type": "null"}, "else": schema}
+
+
+def main():
+    source = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT
+    schemas = yaml.safe_load(source.read_text())["components"]["schemas"]
+    names = set()
+    reachable(schemas, ROOT_SCHEMA, names)
+    defs = {name: convert(schemas[name], schemas) for name in sorted(names)}
+
+    account = defs[ROOT_SCHEMA]
+    account["properties"]["import_supplier"].pop("enum", None)
+    # Campaign names and slugs are the tenancy's own lists (the document's own example sends
+    # a slug that is not in its list), as suppliers are.
+    for name in ("slug", "campaign_name"):
+        defs["AccountCampaign"]["properties"][name].pop("enum", None)
+    account["required"] = sorted(set(account.get("required", [])) | {"external_account_number"})
+
+    document = {
+        "$comment": "extracted by tools/extract-account-schema.py from the real platform's "
+        "OpenAPI document; do not edit by hand",
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$ref": "#/$defs/" + ROOT_SCHEMA,
+        "$defs": defs,
+    }
+    OUT.write_text(json.dumps(document, indent=1, sort_keys=False) + "\n")
+    print(f"{OUT.relative_to(ROOT)}: {len(defs)} schemas, {OUT.stat().st_size} bytes")
+
+
+if __name__ == "__main__":
+    main()
