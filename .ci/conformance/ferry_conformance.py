@@ -12,6 +12,7 @@ reports.
 """
 
 import schemathesis
+import hypothesis_lambdas  # noqa: F401  (see that file)
 
 SHAPE_CODES = {
     "required",

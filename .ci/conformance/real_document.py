@@ -3,10 +3,11 @@
 Reads ../shared/reference/real-platform-data-import-openapi.yml and writes it as JSON with:
 - `servers` set to Ferry's base URL;
 - every `import_supplier` / `import_supplier_code` enumeration (one tenancy's suppliers)
-  replaced by the demo supplier, and payment `vendor` by the demo vendor: in Ferry the
-  operators create suppliers and configure vendors;
-- only the operations Ferry already takes the real document's shapes for (the account
-  staging payloads are left out until the account document is the real one).
+  replaced by the demo supplier, and the `vendor` of `payment-instruction/create/` by the
+  demo vendor: in Ferry the operators create suppliers and configure vendors;
+- `external_account_number` required in the account document, as the spec has it (every
+  account is named by its supplier code and external account number; the real document
+  leaves it optional and does not say what it does without one).
 
     python3 real_document.py SOURCE.yml BASE_URL OUT.json
 """
@@ -18,6 +19,10 @@ import yaml
 
 # The operations the conformance run covers, by path.
 COVERED = [
+    "/v1/data-import/validate-account/",
+    "/v1/data-import/account-import-process/create-or-update/",
+    "/v2/data-import/accounts/",
+    "/v2/data-import/accounts/validate/",
     "/v1/data-import/account-import-process/process/",
     "/v1/data-import/account-transfer-status/{import_supplier_code}/{external_account_number}/",
     "/v1/data-import/all-account-import-processes/{import_supplier_code}/",
@@ -40,10 +45,6 @@ def walk(node):
                 if "enum" in value:
                     value["enum"] = ["DEMO"]
                     value.pop("x-enum-descriptions", None)
-            if key == "vendor_name" or key == "vendor":
-                if isinstance(value, dict) and "enum" in value:
-                    value["enum"] = ["SANDBOX"]
-                    value.pop("x-enum-descriptions", None)
             walk(value)
     elif isinstance(node, list):
         for item in node:
@@ -56,6 +57,13 @@ def main():
     document["servers"] = [{"url": base}]
     document["paths"] = {path: document["paths"][path] for path in COVERED}
     walk(document)
+    # The vendor `payment-instruction/create/` asks (the account document's vendor names are
+    # data Ferry keeps, and stay the real ones).
+    vendor = document["components"]["schemas"]["LegacyPaymentInstruction"]["properties"]["vendor"]
+    vendor["enum"] = ["SANDBOX"]
+    vendor.pop("x-enum-descriptions", None)
+    account = document["components"]["schemas"]["EnergyAccount"]
+    account["required"] = sorted(set(account.get("required", [])) | {"external_account_number"})
     with open(out, "w") as file:
         json.dump(document, file)
 
