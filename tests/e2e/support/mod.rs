@@ -15,6 +15,8 @@ pub const OPERATOR_KEY: &str = "test-operator-key";
 
 /// No request of the tests may take longer: a hang fails the test instead of the run.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+/// The longest the demo may take to print its staging request after the server listens.
+const DEMO_TIMEOUT: Duration = Duration::from_secs(600);
 
 pub fn ferry_binary() -> &'static str {
     env!("CARGO_BIN_EXE_ferry")
@@ -104,15 +106,21 @@ impl Server {
                 break address.trim().to_owned();
             }
         };
-        // Collect what follows the announcement for a moment (the demo prints after it).
+        // Collect what the demo prints after the announcement, up to its staging request. It
+        // may build the example plugin first (a cargo run, however slow the machine is): no
+        // idle gap ends the wait, only the request's lines or the server's end.
         if options.args.iter().any(|arg| arg == "--demo") {
-            while let Ok(line) = lines_rx.recv_timeout(Duration::from_secs(5)) {
+            while let Ok(line) = lines_rx.recv_timeout(DEMO_TIMEOUT) {
                 let done = line.starts_with("  curl") && line.contains("create-or-update");
                 printed.push(line);
                 if done {
                     // The data line follows the curl line.
-                    while let Ok(line) = lines_rx.recv_timeout(Duration::from_millis(500)) {
+                    while let Ok(line) = lines_rx.recv_timeout(DEMO_TIMEOUT) {
+                        let data = line.trim().starts_with("-d '");
                         printed.push(line);
+                        if data {
+                            break;
+                        }
                     }
                     break;
                 }
