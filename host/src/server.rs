@@ -53,7 +53,7 @@ pub async fn run(
     })?;
     let store = Arc::new(SledStore::open(&data_dir.join("db"))?);
     // Compile the account document's schema before the first request, not during it.
-    crate::domain::account::prepare();
+    crate::domain::request_document::prepare();
     let operator_key = resolve_operator_key(&settings)?;
     let auth = Authenticator::new(store.clone(), &operator_key)?;
     let bucket =

@@ -22,9 +22,9 @@ use proptest::prelude::*;
 use proptest::sample::Index;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use serde_json::{Map, Number, Value, json};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 use tower::ServiceExt;
 
@@ -445,77 +445,26 @@ fn reference(body: Value) -> Value {
 // ---------------------------------------------------------------------------------------------
 // Generators of bad input.
 
-/// Field names of every body, so that arbitrary objects often hit real fields.
-const FIELDS: &[&str] = &[
-    "import_supplier",
-    "import_supplier_code",
-    "external_account_number",
-    "billing_name",
-    "billing_address",
-    "street_address",
-    "locality",
-    "postal_code",
-    "country",
-    "customers",
-    "given_name",
-    "family_name",
-    "email",
-    "mobile",
-    "landline",
-    "date_of_birth",
-    "supply_addresses",
-    "meter_points",
-    "supply_type",
-    "identifier",
-    "agreements",
-    "tariff_code",
-    "transfer_balance",
-    "last_billed_to_date",
-    "dry_run",
-    "notes",
-    "body",
-    "document_paths",
-    "document_path",
-    "created_at",
-    "is_pinned",
-    "unpin_at",
-    "transactions",
-    "transaction_id",
-    "transaction_date",
-    "amount",
-    "type",
-    "reason",
-    "reference",
-    "payment_type",
-    "line_items",
-    "tax_items",
-    "statements",
-    "statement_id",
-    "bill_period_from_date",
-    "bill_period_to_date",
-    "issued_date",
-    "number",
-    "gross_amount",
-    "statement_path",
-    "vendor",
-    "query",
-    "variables",
-    "input",
-    "APIKey",
-    "refreshToken",
-    "operationName",
-    "code",
-    "name",
-    "document_root",
-    "status",
-    "send_migration_emails",
-    "expiry_window_days",
-    "organisation",
-    "suppliers",
-    "version",
-    "data",
-    "subject",
-];
+/// Field names of every body, so that arbitrary objects often hit real fields: every property
+/// the OpenAPI document names (the real platform's request documents, the checks run against,
+/// and Ferry's own bodies), so that a field added to a body is fuzzed without a list to keep.
+static FIELDS: LazyLock<Vec<String>> = LazyLock::new(|| {
+    fn collect(value: &Value, names: &mut BTreeSet<String>) {
+        match value {
+            Value::Object(map) => {
+                if let Some(Value::Object(properties)) = map.get("properties") {
+                    names.extend(properties.keys().cloned());
+                }
+                map.values().for_each(|item| collect(item, names));
+            }
+            Value::Array(items) => items.iter().for_each(|item| collect(item, names)),
+            _ => {}
+        }
+    }
+    let mut names = BTreeSet::new();
+    collect(&api::openapi::document()["components"], &mut names);
+    names.into_iter().collect()
+});
 
 /// Strings the readers treat specially: codes, choices, dates, numbers, paths.
 const STRINGS: &[&str] = &[
@@ -658,7 +607,7 @@ fn nest(value: Value, depth: usize) -> Value {
 
 fn arbitrary_json() -> BoxedStrategy<Value> {
     let key = prop_oneof![
-        3 => prop::sample::select(FIELDS).prop_map(str::to_owned),
+        3 => prop::sample::select(FIELDS.clone()),
         1 => any::<String>(),
     ];
     let leaf = prop_oneof![
@@ -705,7 +654,7 @@ fn mutation() -> BoxedStrategy<Mutation> {
         1 => Just(Mutation::Replace(json!({}))),
         2 => arbitrary_json().prop_map(Mutation::Replace),
         2 => (1usize..200).prop_map(Mutation::Nest),
-        2 => (prop_oneof![prop::sample::select(FIELDS).prop_map(str::to_owned), any::<String>()], arbitrary_json())
+        2 => (prop_oneof![prop::sample::select(FIELDS.clone()), any::<String>()], arbitrary_json())
             .prop_map(|(name, value)| Mutation::AddField(name, value)),
         1 => (0usize..2 * MAX_ITEMS).prop_map(Mutation::Repeat),
         4 => (any::<Index>(), number()).prop_map(|(at, value)| Mutation::Renumber(at, value)),

@@ -4,7 +4,7 @@ use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{JsonBody, SupplierCaller};
 use super::ignored::IgnoredFields;
-use super::schemas::NotesRequest;
+use super::schemas::AccountNote;
 use crate::domain::import_process::format_datetime;
 use crate::domain::notes::NoteStatus;
 use axum::extract::State;
@@ -33,7 +33,7 @@ pub struct NoteResultBody {
 
 /// Adds notes; each is created unless the account already has it.
 #[utoipa::path(post, path = "/v1/data-import/notes/create/", tag = "data",
-    request_body = NotesRequest,
+    request_body = AccountNote,
     responses((status = 201, body = [NoteResultBody]), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
     security(("token" = [])))]
 pub async fn create_notes(

@@ -12,6 +12,7 @@ use super::{
     accounts_v2, admin, graphql, health, imports, meter_points, notes, payment_instructions,
     schemas, staging, statements, transactions,
 };
+use crate::domain::request_document::{RequestDocument, request_schemas};
 use crate::domain::validation::FieldError;
 use utoipa::openapi::header::HeaderBuilder;
 use utoipa::openapi::path::Operation;
@@ -311,36 +312,33 @@ impl Modify for ErrorResponses {
     }
 }
 
-/// The prefix of the account document's definitions among the components (`account.Address`,
-/// beside Ferry's own schemas); its root keeps its name, `EnergyAccount`.
-const ACCOUNT_PREFIX: &str = "account.";
+/// The prefix of the request documents' definitions among the components (`real.Address`,
+/// beside Ferry's own schemas); the roots keep their names (`EnergyAccount`, `AccountNote`,
+/// ...).
+const DEFINITION_PREFIX: &str = "real.";
 
-/// The whole document: [`ApiDoc`] with the account document's JSON Schema
-/// ([`crate::domain::account::account_schema`], what the reader checks) among its components.
-/// OpenAPI 3.1 schemas are JSON Schema 2020-12, so its definitions go in as they are, their
-/// `$ref`s pointed at the components.
+/// The whole document: [`ApiDoc`] with the request documents' JSON Schema
+/// ([`crate::domain::request_document::request_schemas`], what the use cases check) among its
+/// components. OpenAPI 3.1 schemas are JSON Schema 2020-12, so the definitions go in as they
+/// are, their `$ref`s pointed at the components.
 pub fn document() -> serde_json::Value {
     let mut document = serde_json::to_value(ApiDoc::openapi()).unwrap_or_default();
-    let account = crate::domain::account::account_schema();
-    let root = account["$ref"]
-        .as_str()
-        .and_then(|reference| reference.rsplit('/').next())
-        .unwrap_or("EnergyAccount")
-        .to_owned();
+    let roots: Vec<&str> = RequestDocument::ALL.iter().map(|d| d.root()).collect();
     let component = |name: &str| {
-        if name == root {
+        if roots.contains(&name) {
             name.to_owned()
         } else {
-            format!("{ACCOUNT_PREFIX}{name}")
+            format!("{DEFINITION_PREFIX}{name}")
         }
     };
     if let (Some(definitions), Some(schemas)) = (
-        account["$defs"].as_object(),
+        request_schemas()["$defs"].as_object(),
         document["components"]["schemas"].as_object_mut(),
     ) {
         for (name, definition) in definitions {
             let mut definition = definition.clone();
             point_refs_at_components(&mut definition, &component);
+            // (A root replaces the reference its marker in `schemas` registered.)
             schemas.insert(component(name), definition);
         }
     }
@@ -375,8 +373,41 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_account_operations_take_the_account_schema_the_reader_checks() {
+    fn the_real_documents_bodies_are_the_schema_the_use_cases_check() {
         let document = document();
+        for (path, root) in [
+            (
+                "/v1/data-import/account-import-process/create-or-update/",
+                "EnergyAccount",
+            ),
+            ("/v1/data-import/notes/create/", "AccountNote"),
+            (
+                "/v1/data-import/historical-statements/create/",
+                "HistoricalStatements",
+            ),
+            (
+                "/v1/data-import/payment-instruction/create/",
+                "LegacyPaymentInstruction",
+            ),
+        ] {
+            let body = &document["paths"][path]["post"]["requestBody"];
+            assert_eq!(
+                body["content"]["application/json"]["schema"]["$ref"],
+                format!("#/components/schemas/{root}"),
+                "{path}"
+            );
+            let properties = |schema: &serde_json::Value| -> Vec<String> {
+                schema["properties"]
+                    .as_object()
+                    .map(|map| map.keys().cloned().collect())
+                    .unwrap_or_default()
+            };
+            assert_eq!(
+                properties(&document["components"]["schemas"][root]),
+                properties(&request_schemas()["$defs"][root]),
+                "{root}"
+            );
+        }
         let body = &document["paths"]["/v1/data-import/validate-account/"]["post"]["requestBody"];
         assert_eq!(
             body["content"]["application/json"]["schema"]["$ref"],
@@ -390,9 +421,9 @@ mod tests {
         );
         assert_eq!(
             account["properties"]["billing_address"]["allOf"][0]["$ref"],
-            "#/components/schemas/account.Address"
+            "#/components/schemas/real.Address"
         );
-        assert!(schemas["account.ElectricityMeterPoint"]["properties"]["mpid"].is_object());
+        assert!(schemas["real.ElectricityMeterPoint"]["properties"]["mpid"].is_object());
         let text = document.to_string();
         assert!(!text.contains("#/$defs/"), "every reference resolved");
     }

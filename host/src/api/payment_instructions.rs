@@ -5,7 +5,7 @@ use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{JsonBody, SupplierCaller};
 use super::ignored::IgnoredFields;
-use super::schemas::PaymentInstructionRequest;
+use super::schemas::LegacyPaymentInstruction;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::post;
@@ -30,7 +30,7 @@ pub struct PaymentInstructionCreated {
 /// 400 when the vendor does not confirm the instruction (do not retry as is); 500 when the
 /// vendor cannot be reached in time (retry as is).
 #[utoipa::path(post, path = "/v1/data-import/payment-instruction/create/", tag = "data",
-    request_body = PaymentInstructionRequest,
+    request_body = LegacyPaymentInstruction,
     responses((status = 201, body = PaymentInstructionCreated), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 500, body = ErrorBody)),
     security(("token" = [])))]
 pub async fn create_payment_instruction(

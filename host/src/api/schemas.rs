@@ -1,15 +1,16 @@
 //! The request bodies as the OpenAPI document describes them.
 //!
-//! The readers of the domain parse and validate every request (reporting every error at once,
-//! each with its path); these types only describe the bodies for the document and are never
-//! built. They state no more than the readers enforce, so a body that breaks one of these
-//! schemas is always refused (400), while one that follows them can still be refused by a rule
-//! a schema cannot state (a supplier that does not exist, a phone number that is not one, a
-//! blank string). The `#[serde]` attributes are read by `utoipa` only: optional fields are
-//! marked `default` (absent, never null). Unknown fields are allowed, as on the real
-//! platform: they are ignored and named in the answer's `Ferry-Ignored-Fields` header (a
-//! supplier set strict refuses them). The enumerations of transactions are the real
-//! platform's, from the same list the readers check (`domain/reference_enums.json`).
+//! The bodies the real platform's document defines (the account, notes, historical
+//! statements, payment instructions) are described by the very schema the domain checks them
+//! against (see [`real_documents!`]). The others are described here by types that are never
+//! built: they state no more than the domain's readers enforce, so a body that breaks one of
+//! these schemas is always refused (400), while one that follows them can still be refused by
+//! a rule a schema cannot state (a supplier that does not exist, a blank string). The
+//! `#[serde]` attributes are read by `utoipa` only: optional fields are marked `default`
+//! (absent, never null). Unknown fields are allowed, as on the real platform: they are
+//! ignored and named in the answer's `Ferry-Ignored-Fields` header (a supplier set strict
+//! refuses them). The enumerations of transactions are the real platform's, from the same
+//! list the readers check (`domain/reference_enums.json`).
 
 use crate::domain::ledger::TransactionType;
 use utoipa::openapi::RefOr;
@@ -50,24 +51,41 @@ impl PartialSchema for ComponentBytes {
 
 impl ToSchema for ComponentBytes {}
 
-/// The real platform's account document (`EnergyAccount`), described by the JSON Schema the
-/// domain validates against (`domain/account_schema.json`, extracted from the real
+/// A request body the real platform's document defines, described by the JSON Schema the
+/// domain validates against (`domain/request_schemas.json`, extracted from the real
 /// platform's document): [`super::openapi::document`] puts its definitions into the
-/// document's components, so the document states exactly what the reader checks.
-#[derive(Debug)]
-pub struct EnergyAccount;
+/// document's components under their own names, so the document states exactly what the
+/// use cases check. Each marker only names its root.
+macro_rules! real_documents {
+    ($($(#[$doc:meta])* $marker:ident),* $(,)?) => {$(
+        $(#[$doc])*
+        #[derive(Debug)]
+        pub struct $marker;
 
-impl PartialSchema for EnergyAccount {
-    fn schema() -> RefOr<Schema> {
-        RefOr::Ref(utoipa::openapi::Ref::from_schema_name(Self::name()))
-    }
+        impl PartialSchema for $marker {
+            fn schema() -> RefOr<Schema> {
+                RefOr::Ref(utoipa::openapi::Ref::from_schema_name(Self::name()))
+            }
+        }
+
+        impl ToSchema for $marker {
+            fn name() -> std::borrow::Cow<'static, str> {
+                stringify!($marker).into()
+            }
+        }
+    )*};
 }
 
-impl ToSchema for EnergyAccount {
-    fn name() -> std::borrow::Cow<'static, str> {
-        "EnergyAccount".into()
-    }
-}
+real_documents!(
+    /// The account (`validate-account/`, `create-or-update/`, the v2 accounts' `payload`).
+    EnergyAccount,
+    /// Body of `notes/create/`.
+    AccountNote,
+    /// Body of `historical-statements/create/`.
+    HistoricalStatements,
+    /// Body of `payment-instruction/create/`.
+    LegacyPaymentInstruction,
+);
 
 /// Body of `process/`.
 #[derive(Debug, ToSchema)]
@@ -84,59 +102,6 @@ pub struct ProcessRequest {
     #[serde(default)]
     #[schema(min_length = 1, max_length = 255)]
     pub operations_team_name: String,
-}
-
-/// Body of `notes/create/`.
-#[derive(Debug, ToSchema)]
-pub struct NotesRequest {
-    #[schema(min_length = 1, max_length = 64)]
-    pub import_supplier: String,
-    /// Required unless the deprecated `account_number` is given.
-    #[serde(default)]
-    #[schema(min_length = 1, max_length = 128)]
-    pub external_account_number: String,
-    /// Deprecated: the real platform's old name of `external_account_number`.
-    #[serde(default)]
-    #[schema(min_length = 1, max_length = 128, deprecated)]
-    pub account_number: String,
-    #[schema(min_items = 1)]
-    pub notes: Vec<NoteRequest>,
-}
-
-/// A note: a body, document paths, or both.
-#[derive(Debug, ToSchema)]
-pub struct NoteRequest {
-    #[serde(default)]
-    #[schema(min_length = 1, max_length = 10000)]
-    pub body: String,
-    #[serde(default)]
-    pub document_paths: Vec<DocumentPathRequest>,
-    /// Default: now. A note with the same body (and this `created_at`) is not added twice.
-    #[serde(default)]
-    #[schema(format = DateTime)]
-    pub created_at: String,
-    #[serde(default)]
-    pub is_pinned: bool,
-    /// Not earlier than `created_at`, when both are given.
-    #[serde(default)]
-    #[schema(format = DateTime)]
-    pub unpin_at: String,
-    /// Identifies the note: one with an `external_id` the account already has is not added
-    /// again (`NOTE_ALREADY_EXISTS`).
-    #[serde(default)]
-    #[schema(min_length = 1, max_length = 255)]
-    pub external_id: String,
-    /// Archives the note on the account's support page.
-    #[serde(default)]
-    pub is_archived: bool,
-}
-
-#[derive(Debug, ToSchema)]
-pub struct DocumentPathRequest {
-    /// Relative to the supplier's document root (a leading `/` is accepted); no `..`, `.`,
-    /// empty segments or scheme. The document must exist.
-    #[schema(min_length = 1, max_length = 1024)]
-    pub document_path: String,
 }
 
 /// Body of `transactions/create/`.
@@ -294,53 +259,6 @@ pub struct TaxItemRequest {
     pub params: Option<serde_json::Value>,
 }
 
-/// Body of `historical-statements/create/`.
-#[derive(Debug, ToSchema)]
-pub struct StatementsRequest {
-    #[schema(min_length = 1, max_length = 64)]
-    pub import_supplier: String,
-    #[schema(min_length = 1, max_length = 128)]
-    pub external_account_number: String,
-    #[schema(min_items = 1)]
-    pub statements: Vec<StatementRequest>,
-}
-
-#[derive(Debug, ToSchema)]
-pub struct StatementRequest {
-    #[schema(format = Date)]
-    pub bill_period_from_date: String,
-    /// Not earlier than `bill_period_from_date`.
-    #[schema(format = Date)]
-    pub bill_period_to_date: String,
-    /// An id the account already has refuses the request (`historical_statement_already_exists`).
-    #[schema(min_length = 1, max_length = 128)]
-    pub statement_id: String,
-    #[serde(default)]
-    #[schema(format = Date, nullable = true)]
-    pub issued_date: Option<String>,
-    #[serde(default)]
-    #[schema(min_length = 1, max_length = 255)]
-    pub number: String,
-    /// In the currency's lowest denomination (pence): `12050` is £120.50.
-    #[serde(default)]
-    #[schema(nullable = true, minimum = -100000000000000_i64, maximum = 100000000000000_i64)]
-    pub gross_amount: Option<i64>,
-    /// Document path of the PDF (see `document_path`); it must exist.
-    #[serde(default)]
-    #[schema(min_length = 1, max_length = 1024)]
-    pub statement_path: String,
-}
-
-/// `type` of a payment instruction.
-fn instruction_type() -> RefOr<Schema> {
-    one_of(
-        crate::domain::reference::enums()
-            .payment_instruction_types
-            .clone(),
-        "The kind of instruction (the real platform's list).",
-    )
-}
-
 /// Body of `POST /v2/data-import/accounts/validate/`: the account in `payload` (a bare account
 /// is taken too, as the real document's own examples send it).
 #[derive(Debug, ToSchema)]
@@ -371,40 +289,6 @@ pub struct ScheduleAccountRequest {
     pub payload: EnergyAccount,
     #[serde(default)]
     pub task_params: Option<TaskParametersRequest>,
-}
-
-/// Body of `payment-instruction/create/`.
-#[derive(Debug, ToSchema)]
-pub struct PaymentInstructionRequest {
-    #[schema(min_length = 1, max_length = 64)]
-    pub import_supplier: String,
-    #[schema(min_length = 1, max_length = 128)]
-    pub external_account_number: String,
-    /// A configured payment vendor (any case).
-    #[schema(min_length = 1, max_length = 64)]
-    pub vendor: String,
-    /// The vendor's reference; exactly one of `reference` and `instruction_reference`
-    /// (`mutually_exclusive_field_required`).
-    #[serde(default)]
-    #[schema(min_length = 1, max_length = 512)]
-    pub reference: String,
-    /// Deprecated: the real platform's old name of `reference`.
-    #[serde(default)]
-    #[schema(min_length = 1, max_length = 128, deprecated)]
-    pub instruction_reference: String,
-    #[serde(rename = "type")]
-    #[schema(schema_with = instruction_type)]
-    pub kind: String,
-    /// The ledger the instruction pays.
-    #[serde(default)]
-    #[schema(min_length = 1, max_length = 64)]
-    pub ledger_code: String,
-    #[serde(default)]
-    #[schema(format = Date, nullable = true)]
-    pub valid_from: Option<String>,
-    #[serde(default)]
-    #[schema(nullable = true)]
-    pub use_for_scheduled_payments: Option<bool>,
 }
 
 /// A GraphQL request.

@@ -4,7 +4,7 @@ use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{JsonBody, SupplierCaller};
 use super::ignored::IgnoredFields;
-use super::schemas::StatementsRequest;
+use super::schemas::HistoricalStatements;
 use crate::domain::additions::AddedStatements;
 use crate::domain::statements::Statement;
 use axum::extract::State;
@@ -75,7 +75,7 @@ pub fn router() -> Router<AppState> {
 /// has refuses the request (400 `historical_statement_already_exists`), as on the real
 /// platform.
 #[utoipa::path(post, path = "/v1/data-import/historical-statements/create/", tag = "data",
-    request_body = StatementsRequest,
+    request_body = HistoricalStatements,
     responses((status = 201, body = StatementsBody), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
     security(("token" = [])))]
 pub async fn create_statements(

@@ -1,9 +1,8 @@
 //! The account document suppliers stage: the real platform's `EnergyAccount`, every field of
 //! it.
 //!
-//! A document is checked against the JSON Schema extracted once from the real platform's own
-//! OpenAPI document (`tools/extract-account-schema.py` writes `account_schema.json`: types,
-//! nullability, enumerations, lengths, required fields, the per-type meter points and
+//! A document is checked against the real document's schema ([`RequestDocument::Account`]:
+//! types, nullability, enumerations, lengths, required fields, the per-type meter points and
 //! transactions), then against the few rules no schema states that Ferry keeps (phone
 //! numbers, meter points listed twice, one style of billing address). Every problem is
 //! reported at once, in the real platform's codes, each at its dot path. Fields the document
@@ -13,44 +12,13 @@
 //! (which account it is, its customers' e-mails, its meter points, where its open statement
 //! period starts) are read from it where they are used.
 
-use super::validation::{FieldError, FieldErrors, ignore_unknown, join};
-use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
-use jsonschema::error::ValidationErrorKind;
-use jsonschema::{ValidationError, Validator};
+use super::request_document::RequestDocument;
+use super::validation::{FieldError, FieldErrors};
+use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use std::sync::LazyLock;
 
 pub const MAX_EXTERNAL_ACCOUNT_NUMBER: usize = 128;
-
-/// The real platform's account document as JSON Schema 2020-12 (`$defs`, rooted at
-/// `EnergyAccount`), parsed once: the reader checks against it and the OpenAPI document
-/// describes the account with it.
-pub fn account_schema() -> &'static Value {
-    static SCHEMA: LazyLock<Value> = LazyLock::new(|| {
-        serde_json::from_str(include_str!("account_schema.json"))
-            .expect("account_schema.json is valid JSON")
-    });
-    &SCHEMA
-}
-
-static VALIDATOR: LazyLock<Validator> = LazyLock::new(|| {
-    jsonschema::options()
-        .with_draft(jsonschema::Draft::Draft202012)
-        .should_validate_formats(true)
-        .with_format("drf-datetime", is_drf_datetime)
-        .with_format("drf-time", is_drf_time)
-        .with_format("decimal", |text: &str| {
-            text.chars().any(|c| c.is_ascii_digit())
-        })
-        .build(account_schema())
-        .expect("account_schema.json compiles")
-});
-
-/// Compiles the account schema now (it is otherwise compiled by the first account read).
-pub fn prepare() {
-    LazyLock::force(&VALIDATOR);
-}
 
 /// An accepted account document. It serializes as the document itself.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -195,230 +163,9 @@ pub struct AccountLimits {
 /// are left out of the document (and named) inside a [`super::validation::reading`] that
 /// ignores them, and refused otherwise.
 pub fn read_account(body: &Value, limits: AccountLimits) -> Result<AccountPayload, FieldErrors> {
-    let not_an_object = || {
-        FieldErrors::single(FieldError::new(
-            None,
-            "invalid",
-            format!(
-                "Expected a JSON object, but got {}.",
-                super::validation::json_kind(body)
-            ),
-        ))
-    };
-    let Value::Object(map) = body else {
-        return Err(not_an_object());
-    };
-    let mut errors = FieldErrors::default();
-    let mut unknown: Vec<(String, String)> = Vec::new();
-    for error in VALIDATOR.iter_errors(body) {
-        match error.kind() {
-            ValidationErrorKind::AdditionalProperties { unexpected } => {
-                let at = error.instance_path().as_str().to_owned();
-                unknown.extend(unexpected.iter().map(|key| (at.clone(), key.clone())));
-            }
-            _ => errors.push(field_error(&error)),
-        }
-    }
-    unknown.sort_by_cached_key(|(at, key)| position(body, at, key));
-    let attrs: Vec<String> = unknown
-        .iter()
-        .map(|(at, key)| join(&dot_path(at), key))
-        .collect();
-    if !attrs.is_empty() && !ignore_unknown(&attrs) {
-        for attr in attrs {
-            errors.push(FieldError::new(
-                attr,
-                "unknown_field",
-                "This field is not allowed.",
-            ));
-        }
-    }
-    check_sizes(body, "", limits.max_items, &mut errors);
-    check_rules(map, &mut errors);
-    if !errors.is_empty() {
-        return Err(errors);
-    }
-    let mut document = body.clone();
-    for (at, key) in &unknown {
-        if let Some(Value::Object(object)) = document.pointer_mut(at) {
-            object.remove(key);
-        }
-    }
-    let Value::Object(document) = document else {
-        return Err(not_an_object());
-    };
+    let document = RequestDocument::Account.check(body, limits.max_items, check_rules)?;
     AccountPayload::try_from(document)
         .map_err(|detail| FieldErrors::single(FieldError::new(None, "invalid", detail)))
-}
-
-/// Where the field `key` of the object at the JSON pointer `at` stands in the document, for
-/// naming unknown fields in the order they are met: the index of each step in its object or
-/// array.
-fn position(document: &Value, at: &str, key: &str) -> Vec<usize> {
-    let mut steps = Vec::new();
-    let mut here = document;
-    for segment in segments(at).chain(std::iter::once(key.to_owned())) {
-        let (index, next) = match here {
-            Value::Object(map) => match map.iter().position(|(name, _)| *name == segment) {
-                Some(index) => (index, &map[&segment]),
-                None => break,
-            },
-            Value::Array(list) => match segment
-                .parse::<usize>()
-                .ok()
-                .and_then(|index| Some((index, list.get(index)?)))
-            {
-                Some(found) => found,
-                None => break,
-            },
-            _ => break,
-        };
-        steps.push(index);
-        here = next;
-    }
-    steps
-}
-
-/// The steps of a JSON pointer, unescaped (an empty key is a step too).
-fn segments(pointer: &str) -> impl Iterator<Item = String> + '_ {
-    pointer
-        .split('/')
-        .skip(1)
-        .map(|part| part.replace("~1", "/").replace("~0", "~"))
-}
-
-/// The dot path of a JSON pointer (`/customers/0/email` is `customers.0.email`).
-fn dot_path(pointer: &str) -> String {
-    segments(pointer).collect::<Vec<_>>().join(".")
-}
-
-/// One schema error in the real platform's codes and wording.
-fn field_error(error: &ValidationError<'_>) -> FieldError {
-    use ValidationErrorKind as Kind;
-    let at = dot_path(error.instance_path().as_str());
-    let here = (!at.is_empty()).then(|| at.clone());
-    let instance = error.instance().as_ref();
-    match error.kind() {
-        Kind::Required { property } => FieldError::new(
-            join(&at, property.as_str().unwrap_or_default()),
-            "required",
-            "This field is required.",
-        ),
-        Kind::Type { .. } if instance.is_null() => {
-            FieldError::new(here, "null", "This field may not be null.")
-        }
-        Kind::Type { .. } => FieldError::new(here, "invalid", error.to_string()),
-        Kind::Enum { .. } => FieldError::new(
-            here,
-            "invalid_choice",
-            format!("{instance} is not a valid choice."),
-        ),
-        Kind::MaxLength { limit } => FieldError::new(
-            here,
-            "max_length",
-            format!("Ensure this field has no more than {limit} characters."),
-        ),
-        Kind::MinLength { limit } => FieldError::new(
-            here,
-            "min_length",
-            format!("Ensure this field has at least {limit} characters."),
-        ),
-        Kind::MaxItems { limit } => FieldError::new(
-            here,
-            "max_length",
-            format!("Ensure this field has no more than {limit} elements."),
-        ),
-        Kind::MinItems { limit } => FieldError::new(
-            here,
-            "min_length",
-            format!("Ensure this field has at least {limit} elements."),
-        ),
-        Kind::Maximum { limit } | Kind::ExclusiveMaximum { limit } => FieldError::new(
-            here,
-            "max_value",
-            format!("Ensure this value is less than or equal to {limit}."),
-        ),
-        Kind::Minimum { limit } | Kind::ExclusiveMinimum { limit } => FieldError::new(
-            here,
-            "min_value",
-            format!("Ensure this value is greater than or equal to {limit}."),
-        ),
-        Kind::Format { format } => FieldError::new(here, "invalid", format_detail(format)),
-        Kind::Pattern { pattern } => decimal_error(here, instance, pattern),
-        _ => FieldError::new(here, "invalid", error.to_string()),
-    }
-}
-
-fn format_detail(format: &str) -> String {
-    match format {
-        "date" => "Date has wrong format. Use one of these formats instead: YYYY-MM-DD.".into(),
-        "drf-datetime" => "Datetime has wrong format. Use one of these formats instead: \
-                           YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z]."
-            .into(),
-        "drf-time" => "Time has wrong format. Use one of these formats instead: \
-                       hh:mm[:ss[.uuuuuu]]."
-            .into(),
-        "email" => "Enter a valid email address.".into(),
-        "decimal" => "A valid number is required.".into(),
-        other => format!("Not a valid {other}."),
-    }
-}
-
-/// Every `pattern` in the document bounds a decimal string (`^-?\d{0,W}(?:\.\d{0,P})?$`):
-/// the error says which bound it broke, as the real REST framework's decimal field does.
-fn decimal_error(attr: Option<String>, instance: &Value, pattern: &str) -> FieldError {
-    let bounds: Vec<usize> = pattern
-        .split("{0,")
-        .skip(1)
-        .filter_map(|rest| rest.split('}').next()?.parse().ok())
-        .collect();
-    let text = instance.as_str().unwrap_or_default();
-    let unsigned = text.strip_prefix('-').unwrap_or(text);
-    let (whole, fraction) = unsigned.split_once('.').unwrap_or((unsigned, ""));
-    let digits = |part: &str| !part.is_empty() && part.chars().all(|c| c.is_ascii_digit());
-    let number = (digits(whole) || digits(fraction))
-        && (whole.is_empty() || digits(whole))
-        && (fraction.is_empty() || digits(fraction));
-    match bounds.as_slice() {
-        [max_whole, max_places] if number && fraction.len() > *max_places => FieldError::new(
-            attr,
-            "max_decimal_places",
-            format!("Ensure that there are no more than {max_places} decimal places."),
-        ),
-        [max_whole, _] if number && whole.len() > *max_whole => FieldError::new(
-            attr,
-            "max_whole_digits",
-            format!(
-                "Ensure that there are no more than {max_whole} digits before the decimal point."
-            ),
-        ),
-        _ => FieldError::new(attr, "invalid", "A valid number is required."),
-    }
-}
-
-/// Every list in the document holds at most `max` elements.
-fn check_sizes(value: &Value, at: &str, max: usize, errors: &mut FieldErrors) {
-    match value {
-        Value::Array(list) => {
-            if list.len() > max {
-                errors.push(FieldError::new(
-                    at.to_owned(),
-                    "max_length",
-                    format!("Ensure this field has no more than {max} elements."),
-                ));
-                return;
-            }
-            for (index, item) in list.iter().enumerate() {
-                check_sizes(item, &join(at, &index.to_string()), max, errors);
-            }
-        }
-        Value::Object(map) => {
-            for (key, item) in map {
-                check_sizes(item, &join(at, key), max, errors);
-            }
-        }
-        _ => {}
-    }
 }
 
 /// The flat ("legacy") billing address fields, the alternative to `billing_address`.
@@ -506,50 +253,6 @@ fn check_meter_points(document: &Map<String, Value>, errors: &mut FieldErrors) {
     }
 }
 
-/// ISO 8601 as the real REST framework reads a datetime: a date alone, or a date and a time
-/// (`T` or a space between), seconds and fractions optional, an offset or `Z` optional.
-fn is_drf_datetime(text: &str) -> bool {
-    if NaiveDate::parse_from_str(text, "%Y-%m-%d").is_ok() {
-        return true;
-    }
-    let local = without_offset(text, 10).replacen('t', "T", 1);
-    [
-        "%Y-%m-%dT%H:%M:%S%.f",
-        "%Y-%m-%dT%H:%M",
-        "%Y-%m-%d %H:%M:%S%.f",
-        "%Y-%m-%d %H:%M",
-    ]
-    .iter()
-    .any(|format| NaiveDateTime::parse_from_str(&local, format).is_ok())
-}
-
-/// `text` without a trailing `Z` or `±HH[:MM]` offset (a sign past `after` bytes).
-fn without_offset(text: &str, after: usize) -> &str {
-    if let Some(local) = text.strip_suffix(['Z', 'z']) {
-        return local;
-    }
-    match text.rfind(['+', '-']) {
-        Some(sign) if sign > after => {
-            let offset = &text[sign + 1..];
-            let digits = offset.replace(':', "");
-            if matches!(digits.len(), 2 | 4) && digits.chars().all(|c| c.is_ascii_digit()) {
-                &text[..sign]
-            } else {
-                text
-            }
-        }
-        _ => text,
-    }
-}
-
-/// `hh:mm[:ss[.uuuuuu]]`, an offset or `Z` optional.
-fn is_drf_time(text: &str) -> bool {
-    let local = without_offset(text, 4);
-    ["%H:%M:%S%.f", "%H:%M"]
-        .iter()
-        .any(|format| NaiveTime::parse_from_str(local, format).is_ok())
-}
-
 /// A phone number with spaces, dashes, dots and brackets removed: an optional `+` and 7 to 15
 /// digits (E.164's bound). `None` when it is not one.
 pub fn normalise_phone(text: &str) -> Option<String> {
@@ -567,6 +270,7 @@ pub fn normalise_phone(text: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::validation::codes;
     use crate::domain::validation::{UnknownFields, reading};
     use serde_json::json;
 
@@ -592,14 +296,6 @@ mod tests {
             "last_billed_to_date": "2025-02-28",
             "transfer_balance": 12.3
         })
-    }
-
-    fn codes(errors: &FieldErrors) -> Vec<(String, String)> {
-        errors
-            .0
-            .iter()
-            .map(|e| (e.attr.clone().unwrap_or_default(), e.code.clone()))
-            .collect()
     }
 
     #[test]
@@ -732,11 +428,8 @@ mod tests {
         let found = codes(&read_account(&body, LIMITS).expect_err("invalid"));
         assert_eq!(
             found,
+            // In the order of the document (`billing_address` was added last).
             [
-                (
-                    "billing_address".to_owned(),
-                    "billing_address_new_style_and_legacy".to_owned()
-                ),
                 (
                     "customers.0.landline".to_owned(),
                     "invalid_phone_number".to_owned()
@@ -748,6 +441,10 @@ mod tests {
                 (
                     "supply_addresses.1.meter_points.0.identifier".to_owned(),
                     "duplicate_meter_points_on_different_supply_addresses_provided".to_owned()
+                ),
+                (
+                    "billing_address".to_owned(),
+                    "billing_address_new_style_and_legacy".to_owned()
                 ),
             ]
         );
@@ -779,7 +476,7 @@ mod tests {
     /// value of its enumeration and none other, as the reader answers them.
     #[test]
     fn nullable_fields_and_every_enumeration_of_the_top_level() {
-        let properties = account_schema()["$defs"]["EnergyAccount"]["properties"]
+        let properties = crate::domain::request_document::request_schemas()["$defs"]["EnergyAccount"]["properties"]
             .as_object()
             .expect("properties");
         let (mut nullable, mut choices) = (0, 0);
@@ -849,32 +546,6 @@ mod tests {
         assert_eq!(
             codes(&errors),
             [("notes".to_owned(), "max_length".to_owned())]
-        );
-    }
-
-    #[test]
-    fn formats_as_the_real_rest_framework_reads_them() {
-        for ok in [
-            "2012-01-01",
-            "2012-01-01T10:00",
-            "2012-01-01T10:00:00.5Z",
-            "2012-01-01 10:00:00+01:00",
-            "2012-01-01t10:00:00z",
-        ] {
-            assert!(is_drf_datetime(ok), "{ok}");
-        }
-        for bad in ["2012-13-01", "yesterday", "2012-01-01T25:00"] {
-            assert!(!is_drf_datetime(bad), "{bad}");
-        }
-        assert!(is_drf_time("10:30") && is_drf_time("10:30:15.25") && is_drf_time("10:30:00Z"));
-        assert!(!is_drf_time("10h30"));
-        assert_eq!(
-            decimal_error(None, &json!("123.4"), r"^-?\d{0,2}(?:\.\d{0,2})?$").code,
-            "max_whole_digits"
-        );
-        assert_eq!(
-            decimal_error(None, &json!("1.2.3"), r"^-?\d{0,2}(?:\.\d{0,2})?$").code,
-            "invalid"
         );
     }
 

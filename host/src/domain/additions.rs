@@ -15,18 +15,18 @@ use super::import_process::{ImportState, PlatformAccount};
 use super::ledger::{
     AccountSummary, LedgerEntry, Placement, Transaction, open_period_start, place, read_transaction,
 };
-use super::notes::{Note, NoteInput, NoteSource, NoteStatus, duplicate_of, note_key, read_note};
+use super::notes::{Note, NoteInput, NoteSource, NoteStatus, duplicate_of, note_key, read_notes};
 use super::payment_instruction::{
-    InstructionTerms, PaymentInstruction, PaymentInstructionInput, instruction_key,
+    PaymentInstruction, PaymentInstructionInput, instruction_key, read_payment_instruction,
 };
 use super::ports::{
     AccountTarget, Documents, Hook, NoRules, PaymentVendors, SupplierRules, VendorError,
 };
-use super::statements::{Statement, read_statement};
+use super::statements::{Statement, read_statements};
 use super::supplier::Supplier;
 use super::supplier::unknown_fields_of;
 use super::validation::{
-    FieldError, FieldErrors, Items, Nullable, ObjectReader, Optional, Reported, Required, StrRule,
+    FieldError, FieldErrors, Items, ObjectReader, Optional, Reported, Required, StrRule,
     UnknownFields, reading,
 };
 use crate::store::{AccountTable, AccountTx, ChangeAccount, Store, StoreError};
@@ -160,20 +160,8 @@ fn summary(tx: &dyn AccountTx) -> Result<AccountSummary, DomainError> {
         .map(Option::unwrap_or_default)
 }
 
-/// Reads `import_supplier` and `external_account_number`.
-fn read_reference(r: &mut ObjectReader<'_>) -> (Option<String>, Option<String>) {
-    (
-        r.string("import_supplier", Required, StrRule::max(64)),
-        r.string(
-            "external_account_number",
-            Required,
-            StrRule::max(super::account::MAX_EXTERNAL_ACCOUNT_NUMBER),
-        ),
-    )
-}
-
-/// As [`read_reference`], where the real platform also takes the deprecated `account_number`
-/// in place of `external_account_number` (notes and transactions); when both are given,
+/// The account a transactions body names (see [`super::request_document::AccountReference`]):
+/// `external_account_number` or its deprecated name `account_number`; when both are given,
 /// `external_account_number` wins.
 fn read_reference_or_deprecated(r: &mut ObjectReader<'_>) -> (Option<String>, Option<String>) {
     let supplier = r.string("import_supplier", Required, StrRule::max(64));
@@ -436,12 +424,9 @@ impl Additions {
     }
 
     fn parse_notes(&self, body: &Value) -> Result<(String, String, Vec<NoteInput>), DomainError> {
-        let max_items = self.limits.max_items;
-        let mut r = ObjectReader::root(body).map_err(DomainError::invalid)?;
-        let (supplier, external) = read_reference_or_deprecated(&mut r);
-        let notes = r.object_array("notes", Required, self.items(), |o| read_note(o, max_items));
-        r.finish(|| Some((supplier?, external?, notes?)))
-            .map_err(DomainError::invalid)
+        let posted = read_notes(body, self.limits.max_items).map_err(DomainError::invalid)?;
+        let external = posted.account.external_account_number().to_owned();
+        Ok((posted.account.import_supplier, external, posted.notes))
     }
 
     pub async fn add_notes(
@@ -672,11 +657,10 @@ impl Additions {
         &self,
         body: &Value,
     ) -> Result<(String, String, Vec<Statement>), DomainError> {
-        let mut r = ObjectReader::root(body).map_err(DomainError::invalid)?;
-        let (supplier, external) = read_reference(&mut r);
-        let statements = r.object_array("statements", Required, self.items(), read_statement);
-        r.finish(|| Some((supplier?, external?, statements?)))
-            .map_err(DomainError::invalid)
+        let posted = read_statements(body, self.limits.max_items).map_err(DomainError::invalid)?;
+        let external = posted.account.external_account_number().to_owned();
+        let statements = posted.statements.into_iter().map(Statement::from).collect();
+        Ok((posted.account.import_supplier, external, statements))
     }
 
     pub async fn add_statements(
@@ -760,63 +744,15 @@ impl Additions {
         &self,
         body: &Value,
     ) -> Result<(String, String, PaymentInstructionInput), DomainError> {
-        let mut r = ObjectReader::root(body).map_err(DomainError::invalid)?;
-        let (supplier, external) = read_reference(&mut r);
-        let vendor = r
-            .string("vendor", Required, StrRule::max(64))
-            .map(|v| v.to_uppercase());
-        if let Some(code) = &vendor
-            && !self.vendors.knows(code)
-        {
-            r.error(
-                r.attr("vendor"),
-                "invalid_choice",
-                format!("\"{code}\" is not a configured payment vendor."),
-            );
-        }
-        // Exactly one of `reference` and the deprecated `instruction_reference`.
-        let reference = r.string("reference", Optional, StrRule::max(512));
-        let deprecated = r.string("instruction_reference", Optional, StrRule::max(128));
-        if r.has("reference") == r.has("instruction_reference") {
-            r.error(
-                r.attr("reference"),
-                "mutually_exclusive_field_required",
-                "Give exactly one of reference and instruction_reference.",
-            );
-        }
-        let reference = reference.or(deprecated);
-        let types = &super::reference::enums().payment_instruction_types;
-        let kind = r.string("type", Required, StrRule::max(32));
-        if let Some(kind) = &kind
-            && !types.contains(kind)
-        {
-            r.error(
-                r.attr("type"),
-                "invalid_choice",
-                format!(
-                    "\"{kind}\" is not a valid choice: use {}.",
-                    types.join(", ")
-                ),
-            );
-        }
-        let terms = InstructionTerms {
-            ledger_code: r.string("ledger_code", Optional, StrRule::max(64)),
-            valid_from: r.date("valid_from", Nullable),
-            use_for_scheduled_payments: r.boolean("use_for_scheduled_payments", Nullable),
-        };
-        r.finish(|| {
-            Some((
-                supplier?,
-                external?,
-                PaymentInstructionInput {
-                    vendor: vendor?,
-                    reference: reference?,
-                    kind: kind?,
-                    terms,
-                },
-            ))
-        })
-        .map_err(DomainError::invalid)
+        let posted =
+            read_payment_instruction(body, self.limits.max_items, |code| self.vendors.knows(code))
+                .map_err(DomainError::invalid)?;
+        let external = posted.account.external_account_number().to_owned();
+        Ok((
+            posted.account.import_supplier.clone(),
+            external,
+            posted.instruction(),
+        ))
     }
 
     /// Confirms the instruction with its vendor and keeps it; returns the platform account

@@ -24,6 +24,7 @@ pub mod payment_instruction;
 pub mod plugin;
 pub mod ports;
 pub mod reference;
+pub mod request_document;
 pub mod rules;
 pub mod schedules;
 pub mod statements;

@@ -7,24 +7,50 @@
 //! entries") is a duplicate exactly when the account has a note with that id.
 
 use super::documents::{INVALID_PATH_CODE, INVALID_PATH_DETAIL, check_payload_path};
-use super::validation::{Items, ObjectReader, Optional, Required, StrRule};
+use super::request_document::{
+    AccountReference, RequestDocument, elements, formats, parse_drf_datetime,
+};
+use super::validation::{FieldError, FieldErrors};
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-pub const MAX_NOTE_BODY: usize = 10_000;
-pub const MAX_EXTERNAL_ID: usize = 255;
+/// A `notes/create/` body as accepted (the real `AccountNote`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct PostedNotes {
+    #[serde(flatten)]
+    pub account: AccountReference,
+    pub notes: Vec<NoteInput>,
+}
 
-/// A note as posted.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A note as posted (the real `Note`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct NoteInput {
+    #[serde(default)]
     pub body: Option<String>,
+    #[serde(default, deserialize_with = "document_paths")]
     pub document_paths: Vec<String>,
+    #[serde(default, deserialize_with = "formats::datetime")]
     pub created_at: Option<DateTime<Utc>>,
+    #[serde(default)]
     pub is_pinned: bool,
+    #[serde(default, deserialize_with = "formats::datetime")]
     pub unpin_at: Option<DateTime<Utc>>,
+    #[serde(default)]
     pub external_id: Option<String>,
+    #[serde(default)]
     pub is_archived: bool,
+}
+
+/// `document_paths` as sent (`[{"document_path": ...}]`), as the paths.
+fn document_paths<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    struct NoteDocument {
+        document_path: String,
+    }
+    let documents = Vec::<NoteDocument>::deserialize(deserializer)?;
+    Ok(documents.into_iter().map(|d| d.document_path).collect())
 }
 
 /// Who wrote a note.
@@ -64,64 +90,55 @@ pub enum NoteStatus {
     NoteAlreadyExists,
 }
 
-/// Reads one element of `notes` (`r` is at `notes.<i>`).
-pub fn read_note(r: &mut ObjectReader<'_>, max_items: usize) -> Option<NoteInput> {
-    let body = r.string("body", Optional, StrRule::text(MAX_NOTE_BODY));
-    let body_given = r.has("body");
-    let paths = r.object_array(
-        "document_paths",
-        Optional,
-        Items {
-            min: 0,
-            max: max_items,
-        },
-        |o| {
-            let path = o.string("document_path", Required, StrRule::max(1024))?;
-            if check_payload_path(&path).is_err() {
-                o.error(
-                    o.attr("document_path"),
-                    INVALID_PATH_CODE,
-                    INVALID_PATH_DETAIL,
-                );
-                return None;
+/// Reads and checks a `notes/create/` body, reporting every problem at once.
+pub fn read_notes(body: &Value, max_items: usize) -> Result<PostedNotes, FieldErrors> {
+    RequestDocument::Notes.read(body, max_items, |document, errors| {
+        AccountReference::check(document, errors);
+        for (index, note) in elements(document, "notes").iter().enumerate() {
+            if let Value::Object(note) = note {
+                check_note(note, &format!("notes.{index}"), errors);
             }
-            Some(path)
-        },
-    );
-    // An invalid `body` or `document_paths` has its own error; only a note with neither is this one.
-    let has_content =
-        body_given || (r.has("document_paths") && paths.as_ref().is_none_or(|p| !p.is_empty()));
-    let created_at = r.datetime("created_at", Optional);
-    let is_pinned = r.boolean("is_pinned", Optional);
-    let unpin_at = r.datetime("unpin_at", Optional);
-    let external_id = r.string("external_id", Optional, StrRule::max(MAX_EXTERNAL_ID));
-    let is_archived = r.boolean("is_archived", Optional);
+        }
+    })
+}
+
+/// The rules of a note the schema does not state.
+fn check_note(note: &Map<String, Value>, at: &str, errors: &mut FieldErrors) {
+    for (index, document) in elements(note, "document_paths").iter().enumerate() {
+        if let Some(Value::String(path)) = document.get("document_path")
+            && check_payload_path(path).is_err()
+        {
+            errors.push(FieldError::new(
+                format!("{at}.document_paths.{index}.document_path"),
+                INVALID_PATH_CODE,
+                INVALID_PATH_DETAIL,
+            ));
+        }
+    }
+    // A `body` or `document_paths` given but invalid has its own error; only a note with
+    // neither is this one.
+    let has_content = note.contains_key("body")
+        || note
+            .get("document_paths")
+            .is_some_and(|paths| paths.as_array().is_none_or(|paths| !paths.is_empty()));
     if !has_content {
-        r.error(
-            r.path().to_owned(),
+        errors.push(FieldError::new(
+            at.to_owned(),
             "note_body_or_document_path_not_found",
             "A note needs a body or at least one document path.",
-        );
+        ));
     }
     // As on the real platform: only when both are given.
-    if let (Some(unpin), Some(created)) = (unpin_at, created_at)
+    let moment = |name: &str| parse_drf_datetime(note.get(name)?.as_str()?);
+    if let (Some(unpin), Some(created)) = (moment("unpin_at"), moment("created_at"))
         && unpin < created
     {
-        r.error(
-            r.attr("unpin_at"),
+        errors.push(FieldError::new(
+            format!("{at}.unpin_at"),
             "note_unpin_at_earlier_than_creation_date",
             "unpin_at must not be earlier than the note's creation date.",
-        );
+        ));
     }
-    Some(NoteInput {
-        body,
-        document_paths: paths.unwrap_or_default(),
-        created_at,
-        is_pinned: is_pinned.unwrap_or(false),
-        unpin_at,
-        external_id,
-        is_archived: is_archived.unwrap_or(false),
-    })
 }
 
 /// The key under which notes are indexed on an account: by `external_id` when the note has
@@ -165,6 +182,69 @@ pub fn duplicate_of(existing: &[DateTime<Utc>], posted: &NoteInput) -> Option<Da
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::validation::{codes, pairs};
+    use serde_json::json;
+
+    #[test]
+    fn reads_the_real_note_document() {
+        let body = json!({"import_supplier": "OLD_CO", "account_number": "A-1", "notes": [{
+            "body": "Called.", "created_at": "2024-01-01", "unpin_at": "2024-01-02 10:00+01:00",
+            "is_pinned": true, "external_id": "CRM-1", "is_archived": true,
+            "document_paths": [{"document_path": "letters/a.pdf"}],
+        }]});
+        let posted = read_notes(&body, 10).expect("valid");
+        assert_eq!(posted.account.import_supplier, "OLD_CO");
+        assert_eq!(posted.account.external_account_number(), "A-1");
+        let at = |text: &str| Some(text.parse::<DateTime<Utc>>().expect("time"));
+        assert_eq!(
+            posted.notes,
+            [NoteInput {
+                body: Some("Called.".into()),
+                document_paths: vec!["letters/a.pdf".into()],
+                created_at: at("2024-01-01T00:00:00Z"),
+                is_pinned: true,
+                unpin_at: at("2024-01-02T09:00:00Z"),
+                external_id: Some("CRM-1".into()),
+                is_archived: true,
+            }]
+        );
+    }
+
+    #[test]
+    fn reports_every_problem_at_once_in_the_order_of_the_document() {
+        let body = json!({"import_supplier": "OLD_CO", "notes": [
+            {"body": "  "},
+            {},
+            {"body": "x", "created_at": "2024-01-02T00:00Z", "unpin_at": "2024-01-01"},
+            {"document_paths": [{"document_path": "../x"}], "is_pinned": "yes"},
+            {"body": "x".repeat(10_001), "created_at": "tomorrow", "external_id": null},
+        ]});
+        let errors = read_notes(&body, 10).expect_err("invalid");
+        let expected = [
+            ("", "account_number_or_external_account_number_required"),
+            ("notes.0.body", "blank"),
+            ("notes.1", "note_body_or_document_path_not_found"),
+            (
+                "notes.2.unpin_at",
+                "note_unpin_at_earlier_than_creation_date",
+            ),
+            (
+                "notes.3.document_paths.0.document_path",
+                "invalid_document_path",
+            ),
+            ("notes.3.is_pinned", "invalid"),
+            ("notes.4.body", "max_length"),
+            ("notes.4.created_at", "invalid"),
+            ("notes.4.external_id", "null"),
+        ];
+        assert_eq!(codes(&errors), pairs(&expected));
+        let many = json!({"import_supplier": "OLD_CO", "external_account_number": "A-1",
+            "notes": vec![json!({"body": "x"}); 3]});
+        assert_eq!(
+            codes(&read_notes(&many, 2).expect_err("too many")),
+            pairs(&[("notes", "max_length")])
+        );
+    }
 
     #[test]
     fn dedupe_rule() {

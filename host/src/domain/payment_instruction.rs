@@ -1,9 +1,71 @@
 //! Payment instructions: a vendor's reference to a customer's payment method, confirmed with
 //! the vendor before it is kept.
 
+use super::request_document::{AccountReference, RequestDocument};
+use super::validation::{FieldError, FieldErrors};
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+/// A `payment-instruction/create/` body as accepted (the real `LegacyPaymentInstruction`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct PostedPaymentInstruction {
+    #[serde(flatten)]
+    pub account: AccountReference,
+    vendor: String,
+    #[serde(default)]
+    reference: Option<String>,
+    #[serde(default)]
+    instruction_reference: Option<String>,
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(flatten)]
+    terms: InstructionTerms,
+}
+
+impl PostedPaymentInstruction {
+    /// The instruction: the vendor's code in upper case, the reference under either name.
+    pub fn instruction(self) -> PaymentInstructionInput {
+        PaymentInstructionInput {
+            vendor: self.vendor.to_uppercase(),
+            reference: self
+                .reference
+                .or(self.instruction_reference)
+                .unwrap_or_default(),
+            kind: self.kind,
+            terms: self.terms,
+        }
+    }
+}
+
+/// Reads and checks a `payment-instruction/create/` body, reporting every problem at once;
+/// `knows_vendor` says whether an (upper-case) vendor code is one the operator configured.
+pub fn read_payment_instruction(
+    body: &Value,
+    max_items: usize,
+    knows_vendor: impl Fn(&str) -> bool,
+) -> Result<PostedPaymentInstruction, FieldErrors> {
+    RequestDocument::PaymentInstruction.read(body, max_items, |document, errors| {
+        if let Some(Value::String(vendor)) = document.get("vendor") {
+            let code = vendor.to_uppercase();
+            if !code.trim().is_empty() && !knows_vendor(&code) {
+                errors.push(FieldError::new(
+                    "vendor".to_owned(),
+                    "invalid_choice",
+                    format!("\"{code}\" is not a configured payment vendor."),
+                ));
+            }
+        }
+        // Exactly one of `reference` and the deprecated `instruction_reference`.
+        if document.contains_key("reference") == document.contains_key("instruction_reference") {
+            errors.push(FieldError::new(
+                "reference".to_owned(),
+                "mutually_exclusive_field_required",
+                "Give exactly one of reference and instruction_reference.",
+            ));
+        }
+    })
+}
 
 /// An instruction as posted.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,4 +107,59 @@ pub struct PaymentInstruction {
 /// The key of an instruction on its account.
 pub fn instruction_key(vendor: &str, reference: &str) -> String {
     format!("{vendor}\u{1}{reference}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::validation::{codes, pairs};
+    use serde_json::json;
+
+    #[test]
+    fn reads_the_real_instruction_with_either_reference() {
+        let body = json!({"import_supplier": "OLD_CO", "external_account_number": "A-1",
+            "vendor": "sandbox", "instruction_reference": "MANDATE-1", "type": "DIRECT_DEBIT",
+            "ledger_code": "ENERGY", "valid_from": "2024-01-01",
+            "use_for_scheduled_payments": null});
+        let posted = read_payment_instruction(&body, 10, |code| code == "SANDBOX").expect("valid");
+        assert_eq!(posted.account.external_account_number(), "A-1");
+        let instruction = posted.instruction();
+        assert_eq!(
+            (instruction.vendor.as_str(), instruction.reference.as_str()),
+            ("SANDBOX", "MANDATE-1")
+        );
+        assert_eq!(instruction.kind, "DIRECT_DEBIT");
+        assert_eq!(
+            instruction.terms,
+            InstructionTerms {
+                ledger_code: Some("ENERGY".into()),
+                valid_from: NaiveDate::from_ymd_opt(2024, 1, 1),
+                use_for_scheduled_payments: None,
+            }
+        );
+    }
+
+    #[test]
+    fn reports_every_problem_at_once() {
+        let body = json!({"import_supplier": "OLD_CO", "external_account_number": "A-1",
+            "vendor": "ACME", "reference": "R", "instruction_reference": "R", "type": "CHEQUE",
+            "valid_from": "01/01/2024"});
+        let errors =
+            read_payment_instruction(&body, 10, |code| code == "SANDBOX").expect_err("invalid");
+        assert_eq!(
+            codes(&errors),
+            pairs(&[
+                ("vendor", "invalid_choice"),
+                ("reference", "mutually_exclusive_field_required"),
+                ("type", "invalid_choice"),
+                ("valid_from", "invalid"),
+            ])
+        );
+        let neither = json!({"import_supplier": "OLD_CO", "external_account_number": "A-1",
+            "vendor": "SANDBOX", "type": "CARD"});
+        assert_eq!(
+            codes(&read_payment_instruction(&neither, 10, |_| true).expect_err("no reference")),
+            pairs(&[("reference", "mutually_exclusive_field_required")])
+        );
+    }
 }

@@ -662,6 +662,25 @@ pub fn json_kind(value: &Value) -> &'static str {
     }
 }
 
+/// `(attr, code)` of each error, `""` for the request's own (for tests).
+#[cfg(test)]
+pub fn codes(errors: &FieldErrors) -> Vec<(String, String)> {
+    errors
+        .0
+        .iter()
+        .map(|e| (e.attr.clone().unwrap_or_default(), e.code.clone()))
+        .collect()
+}
+
+/// `expected` as [`codes`] gives it (for tests).
+#[cfg(test)]
+pub fn pairs(expected: &[(&str, &str)]) -> Vec<(String, String)> {
+    expected
+        .iter()
+        .map(|(attr, code)| ((*attr).to_owned(), (*code).to_owned()))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

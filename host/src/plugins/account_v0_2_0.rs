@@ -491,7 +491,7 @@ mod tests {
     /// Every field 0.2.0's account record carries is a field of the real account document.
     #[test]
     fn the_account_record_names_fields_of_the_document() {
-        let definitions = &crate::domain::account::account_schema()["$defs"];
+        let definitions = &crate::domain::request_document::request_schemas()["$defs"];
         for (definition, fields) in [
             ("EnergyAccount", &ACCOUNT[..]),
             ("Address", &ADDRESS[..]),

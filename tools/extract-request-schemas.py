@@ -1,13 +1,18 @@
 #!/usr/bin/env python3
-"""Extracts the real platform's account document as a JSON Schema Ferry validates against.
+"""Extracts the real platform's request documents as JSON Schema Ferry validates against.
 
 The real document (../shared/reference/real-platform-data-import-openapi.yml) defines the
-account that `validate-account/`, `account-import-process/create-or-update/` and the v2
-account operations take: `EnergyAccount` and the hundred or so component schemas it reaches.
-This writes them, once, to host/src/domain/account_schema.json (JSON Schema 2020-12), which is
-committed; run it again when the reference document changes:
+bodies Ferry's data-import operations take: the account (`EnergyAccount`: `validate-account/`,
+`account-import-process/create-or-update/` and the v2 account operations), notes
+(`AccountNote`), transactions (`Transactions`), historical statements
+(`HistoricalStatements`) and payment instructions (`LegacyPaymentInstruction`), and the
+component schemas they reach. This writes them, once, to host/src/domain/request_schemas.json
+(JSON Schema 2020-12, one `$defs` for all), which is committed and is the one place these
+shapes are written down: Ferry validates each body against its root, and its OpenAPI
+document describes each body with the same definitions. Run it again when the reference
+document changes:
 
-    python3 tools/extract-account-schema.py [PATH-TO-THE-YAML]
+    python3 tools/extract-request-schemas.py [PATH-TO-THE-YAML]
 
 How OpenAPI 3.0 becomes JSON Schema here:
 - `nullable: true` admits `null` (in `type`, in `enum`, or around a `$ref`);
@@ -22,11 +27,14 @@ How OpenAPI 3.0 becomes JSON Schema here:
   RFC 3339;
 - descriptions, examples and `x-` extensions are dropped.
 
-Where Ferry departs from the document (the spec speaks there):
+Where Ferry departs from the document (the spec speaks there, or Ferry bounds what it keeps):
 - `import_supplier` has no enumeration: the operator creates suppliers, and any existing
-  supplier code is valid (checked by Ferry, not by the schema); campaign slugs likewise;
-- `external_account_number` is required: the spec identifies every account by the pair
-  (import supplier code, external account number).
+  supplier code is valid (checked by Ferry, not by the schema); campaign slugs and payment
+  vendors likewise (the vendors are the ones the operator configured);
+- the account's `external_account_number` is required: the spec identifies every account by
+  the pair (import supplier code, external account number);
+- the strings and numbers Ferry keeps have bounds (BOUNDS below), which the document leaves
+  open.
 
 Needs PyYAML (pip install pyyaml).
 """
@@ -39,11 +47,30 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT = ROOT.parent / "shared/reference/real-platform-data-import-openapi.yml"
-OUT = ROOT / "host/src/domain/account_schema.json"
-ROOT_SCHEMA = "EnergyAccount"
+OUT = ROOT / "host/src/domain/request_schemas.json"
+ROOTS = ["EnergyAccount", "AccountNote", "HistoricalStatements", "LegacyPaymentInstruction",
+         "Transactions"]
+
+# Ferry's bounds on what it keeps: (schema, property) -> keywords added.
+BOUNDS = {
+    ("Note", "body"): {"maxLength": 10000},
+    ("Note", "external_id"): {"maxLength": 255},
+    ("NoteDocument", "document_path"): {"maxLength": 1024},
+    ("Statement", "statement_id"): {"maxLength": 128},
+    ("Statement", "number"): {"maxLength": 255},
+    ("Statement", "statement_path"): {"maxLength": 1024},
+    # A trillion pounds either way, in pence.
+    ("Statement", "gross_amount"): {"minimum": -100_000_000_000_000,
+                                    "maximum": 100_000_000_000_000},
+    ("LegacyPaymentInstruction", "vendor"): {"maxLength": 64},
+    ("LegacyPaymentInstruction", "ledger_code"): {"maxLength": 64},
+}
+# The account reference every body carries, bounded alike in each root that has it
+# (`account_number` is the deprecated name of `external_account_number`).
+REFERENCE_BOUNDS = {"import_supplier": 64, "external_account_number": 128, "account_number": 128}
 
 # The formats the real REST framework reads its own way, checked by Ferry under these names
-# (host/src/domain/account_document.rs); `date` and `email` are JSON Schema's own.
+# (host/src/domain/request_document.rs); `date` and `email` are JSON Schema's own.
 FORMATS = {"date-time": "drf-datetime", "time": "drf-time"}
 
 DROPPED = {"description", "example", "examples", "deprecated", "readOnly", "writeOnly",
@@ -157,22 +184,31 @@ def main():
     source = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT
     schemas = yaml.safe_load(source.read_text())["components"]["schemas"]
     names = set()
-    reachable(schemas, ROOT_SCHEMA, names)
+    for root in ROOTS:
+        reachable(schemas, root, names)
     defs = {name: convert(schemas[name], schemas) for name in sorted(names)}
 
-    account = defs[ROOT_SCHEMA]
-    account["properties"]["import_supplier"].pop("enum", None)
+    for root in ROOTS:
+        defs[root]["properties"]["import_supplier"].pop("enum", None)
+    account = defs["EnergyAccount"]
     # Campaign names and slugs are the tenancy's own lists (the document's own example sends
     # a slug that is not in its list), as suppliers are.
     for name in ("slug", "campaign_name"):
         defs["AccountCampaign"]["properties"][name].pop("enum", None)
     account["required"] = sorted(set(account.get("required", [])) | {"external_account_number"})
+    defs["LegacyPaymentInstruction"]["properties"]["vendor"].pop("enum", None)
+    for (name, prop), keywords in BOUNDS.items():
+        defs[name]["properties"][prop].update(keywords)
+    for root in ROOTS:
+        properties = defs[root]["properties"]
+        for prop, limit in REFERENCE_BOUNDS.items():
+            if prop in properties:
+                properties[prop].setdefault("maxLength", limit)
 
     document = {
-        "$comment": "extracted by tools/extract-account-schema.py from the real platform's "
+        "$comment": "extracted by tools/extract-request-schemas.py from the real platform's "
         "OpenAPI document; do not edit by hand",
         "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$ref": "#/$defs/" + ROOT_SCHEMA,
         "$defs": defs,
     }
     OUT.write_text(json.dumps(document, indent=1, sort_keys=False) + "\n")
