@@ -31,7 +31,11 @@ pub struct NoteResultBody {
     pub status: NoteStatus,
 }
 
-/// Adds notes; each is created unless the account already has it.
+/// Adds notes; each is created unless the account already has it (`NOTE_ALREADY_EXISTS`): one
+/// with the same `external_id`, or, without one, the same body (and the same `created_at`, when
+/// given). A note needs a `body` or at least one document path; each path is relative to the
+/// supplier's document root (no `..`, `.`, empty segments or scheme) and must exist there.
+/// `unpin_at` is not earlier than `created_at`. Strings may not be blank.
 #[utoipa::path(post, path = "/v1/data-import/notes/create/", tag = "data",
     request_body = AccountNote,
     responses((status = 201, body = [NoteResultBody]), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),

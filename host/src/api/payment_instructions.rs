@@ -27,8 +27,11 @@ pub struct PaymentInstructionCreated {
     pub reference: String,
 }
 
-/// 400 when the vendor does not confirm the instruction (do not retry as is); 500 when the
-/// vendor cannot be reached in time (retry as is).
+/// Confirms a payment instruction with its vendor and keeps it. `vendor` is one the operator
+/// configured (any case); exactly one of `reference` and the deprecated
+/// `instruction_reference` (`mutually_exclusive_field_required`). 400 when the vendor does not
+/// confirm the instruction (do not retry as is); 500 when the vendor cannot be reached in time
+/// (retry as is).
 #[utoipa::path(post, path = "/v1/data-import/payment-instruction/create/", tag = "data",
     request_body = LegacyPaymentInstruction,
     responses((status = 201, body = PaymentInstructionCreated), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 500, body = ErrorBody)),

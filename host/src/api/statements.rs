@@ -73,7 +73,9 @@ pub fn router() -> Router<AppState> {
 
 /// Keeps historical statements and answers them as sent. A `statement_id` the account already
 /// has refuses the request (400 `historical_statement_already_exists`), as on the real
-/// platform.
+/// platform. `gross_amount` is in the currency's lowest denomination (pence: `12050` is
+/// £120.50); `bill_period_to_date` is not earlier than `bill_period_from_date`; a
+/// `statement_path` must exist in the supplier's document root. Strings may not be blank.
 #[utoipa::path(post, path = "/v1/data-import/historical-statements/create/", tag = "data",
     request_body = HistoricalStatements,
     responses((status = 201, body = StatementsBody), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
