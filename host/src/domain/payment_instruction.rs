@@ -140,6 +140,28 @@ mod tests {
     }
 
     #[test]
+    fn every_instruction_type_of_the_real_document_is_taken_and_no_other() {
+        let schema = &crate::domain::request_document::request_schemas()["$defs"]["LegacyPaymentInstruction"]
+            ["properties"]["type"]["enum"];
+        let types = schema.as_array().expect("an enumeration");
+        assert_eq!(types.len(), 6, "{types:?}");
+        let body = |kind: &Value| {
+            json!({"import_supplier": "OLD_CO", "external_account_number": "A-1",
+                "vendor": "SANDBOX", "reference": "R-1", "type": kind, "valid_from": null})
+        };
+        for kind in types {
+            let posted = read_payment_instruction(&body(kind), 10, |_| true).expect("valid");
+            assert_eq!(Some(posted.instruction().kind.as_str()), kind.as_str());
+        }
+        assert_eq!(
+            codes(
+                &read_payment_instruction(&body(&json!("CHEQUE")), 10, |_| true).expect_err("no")
+            ),
+            pairs(&[("type", "invalid_choice")])
+        );
+    }
+
+    #[test]
     fn reports_every_problem_at_once() {
         let body = json!({"import_supplier": "OLD_CO", "external_account_number": "A-1",
             "vendor": "ACME", "reference": "R", "instruction_reference": "R", "type": "CHEQUE",
