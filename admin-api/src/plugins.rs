@@ -21,6 +21,10 @@ pub struct PluginRecord {
     pub hooks: Vec<String>,
     /// Settings the plugin reads through `host.config`.
     pub config: BTreeMap<String, String>,
+    /// The version of the WIT world `ferry:supplier-rules` the component was built against
+    /// (`0.1.0`, `0.2.0`; see PLUGINS.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wit_version: Option<String>,
 }
 
 /// A plugin as operators see it: the record and how it has been doing.

@@ -59,6 +59,8 @@ async fn committed_example_plugin_at_work(version: &str) {
     let installed = server
         .install_component("OLD_CO", &name, bytes, example_config())
         .await;
+    // The operator sees which version of the world it was built against.
+    assert_eq!(installed["wit_version"], version, "{installed}");
     example_plugin_at_work(&server, &token, &installed).await;
 }
 

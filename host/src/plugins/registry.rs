@@ -124,6 +124,10 @@ impl Plugins {
             match plugins.runtime.load(&bytes) {
                 Ok(component) => {
                     let supplier = record.supplier.clone();
+                    let record = PluginRecord {
+                        wit_version: Some(component.version().as_str().to_owned()),
+                        ..record
+                    };
                     plugins.swap(
                         &supplier,
                         Some(Installed {
@@ -239,6 +243,7 @@ impl Plugins {
             installed_at: Utc::now(),
             hooks: component.hooks(),
             config,
+            wit_version: Some(component.version().as_str().to_owned()),
         };
         self.store.put_plugin(&record, &bytes)?;
         self.store.flush().await?;

@@ -103,6 +103,7 @@ pub fn plugin_of(supplier: &Supplier) -> Option<Plugin> {
             installed_at: summary.installed_at.clone(),
             config: BTreeMap::new(),
             hooks: vec!["validate-account".to_owned(), "map-transactions".to_owned()],
+            wit_version: Some("0.1.0".to_owned()),
         },
         recent_failures: Vec::new(),
         low_priority: false,
@@ -209,6 +210,7 @@ pub fn plugin() -> Plugin {
         "installed_at": "2025-02-27T16:40:00Z",
         "config": {"strict_postcodes": "true", "tariff_map": "legacy-v2"},
         "hooks": ["validate-account", "map-notes", "map-transactions"],
+        "wit_version": "0.2.0",
         "low_priority": false,
         "recent_failures": [
             {"at": "2025-03-05T09:16:00Z", "hook": "validate-account", "error": "wasm trap: wasm `unreachable` instruction executed"},

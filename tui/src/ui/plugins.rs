@@ -118,6 +118,10 @@ fn detail_lines(plugin: &Plugin) -> Vec<Line<'static>> {
         field("Size", size(record.size_bytes)),
         field("Installed", time(&record.installed_at)),
         field("Hooks", hooks),
+        field(
+            "WIT",
+            record.wit_version.clone().unwrap_or_else(|| "-".to_owned()),
+        ),
         field("Config", config),
         Line::raw(""),
     ];

@@ -75,6 +75,7 @@ fn record_answer(record: PluginRecord) -> ferry_admin_api::PluginRecord {
             .map(|hook| hook.as_str().to_owned())
             .collect(),
         config: record.config,
+        wit_version: record.wit_version,
     }
 }
 
