@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""Extracts the enumerations Ferry takes from the real platform's OpenAPI document.
+"""Extracts the enumerations of the real platform's answers that Ferry uses.
 
 The real document (../shared/reference/real-platform-data-import-openapi.yml) is the reference
-for the values the data-import API accepts where the spec only shows "values that occur". This
-writes the lists Ferry validates against to host/src/domain/reference_enums.json, which is
-committed; run it again when the reference document changes:
+for the values the data-import API uses where the spec only shows "values that occur". The
+enumerations of the request bodies are part of their schemas (tools/extract-request-schemas.py);
+this writes those of the answers (the registration statuses of a meter point) to
+host/src/domain/reference_enums.json, which is committed; run it again when the reference
+document changes:
 
     python3 tools/extract-reference-enums.py [PATH-TO-THE-YAML]
 
@@ -35,24 +37,9 @@ def enum_of(schemas, schema, field):
 def main():
     source = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT
     schemas = yaml.safe_load(source.read_text())["components"]["schemas"]
-    types = {
-        "CHARGE": "EnergyCharge",
-        "CREDIT": "EnergyCredit",
-        "PAYMENT": "EnergyPayment",
-        "REPAYMENT": "EnergyRepayment",
-    }
     document = {
         "_source": "extracted by tools/extract-reference-enums.py from the real platform's "
         "OpenAPI document; do not edit by hand",
-        "transaction_reasons": {
-            kind: enum_of(schemas, schema, "reason") for kind, schema in types.items()
-        },
-        "payment_types": {
-            kind: enum_of(schemas, types[kind], "payment_type")
-            for kind in ("PAYMENT", "REPAYMENT")
-        },
-        "tax_unit_types": enum_of(schemas, "TaxItem", "unit_type"),
-        "payment_instruction_types": enum_of(schemas, "LegacyPaymentInstruction", "type"),
         "meter_point_statuses": enum_of(schemas, "GbrMeterPointStatus", "status"),
     }
     OUT.write_text(json.dumps(document, indent=1) + "\n")

@@ -64,6 +64,24 @@ BOUNDS = {
                                     "maximum": 100_000_000_000_000},
     ("LegacyPaymentInstruction", "vendor"): {"maxLength": 64},
     ("LegacyPaymentInstruction", "ledger_code"): {"maxLength": 64},
+    ("LineItem", "rate_band"): {"maxLength": 255},
+    ("LineItem", "external_rate_identifier"): {"maxLength": 255},
+    ("LineItem", "rate_specification_code"): {"maxLength": 255},
+    ("LineItem", "time_series_specification_code"): {"maxLength": 255},
+    ("TaxItem", "tax_type"): {"maxLength": 64},
+}
+# The fields of the transaction types, bounded alike in each type that has them.
+TRANSACTION_TYPES = ["EnergyCharge", "EnergyCredit", "EnergyPayment", "EnergyRepayment",
+                     "EnergySupplyCharge"]
+TRANSACTION_BOUNDS = {
+    "transaction_id": 128,
+    "note": 2000,
+    "display_note": 2000,
+    "billing_document_identifier": 255,
+    "to_prepay_meter_serial_number": 255,
+    "reference": 512,
+    "product_code": 255,
+    "supply_point_identifier": 255,
 }
 # The account reference every body carries, bounded alike in each root that has it
 # (`account_number` is the deprecated name of `external_account_number`).
@@ -199,6 +217,11 @@ def main():
     defs["LegacyPaymentInstruction"]["properties"]["vendor"].pop("enum", None)
     for (name, prop), keywords in BOUNDS.items():
         defs[name]["properties"][prop].update(keywords)
+    for name in TRANSACTION_TYPES:
+        properties = defs[name]["properties"]
+        for prop, limit in TRANSACTION_BOUNDS.items():
+            if prop in properties:
+                properties[prop]["maxLength"] = limit
     for root in ROOTS:
         properties = defs[root]["properties"]
         for prop, limit in REFERENCE_BOUNDS.items():

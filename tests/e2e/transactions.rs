@@ -366,7 +366,7 @@ async fn the_deprecated_account_number_names_the_account() {
 }
 
 /// Every reason and payment type the real platform lists for a type is accepted (the lists
-/// are the real document's, extracted into `reference_enums.json`), one outside is refused,
+/// are the real document's, in the schema the requests are checked against), one outside is refused,
 /// and `dry_run` answers as a real run without keeping anything.
 #[tokio::test]
 async fn every_real_reason_and_payment_type_is_accepted_and_a_dry_run_keeps_nothing() {
@@ -374,16 +374,28 @@ async fn every_real_reason_and_payment_type_is_accepted_and_a_dry_run_keeps_noth
     let (token, number) = server
         .imported_account("OLD_CO", "ACC-1", "2025-01-01")
         .await;
-    let enums = ferry_host::domain::reference::enums();
+    let schemas = &ferry_host::domain::request_document::request_schemas()["$defs"];
+    let list = |kind: &str, field: &str| {
+        let name = match kind {
+            "CHARGE" => "EnergyCharge",
+            "CREDIT" => "EnergyCredit",
+            "PAYMENT" => "EnergyPayment",
+            _ => "EnergyRepayment",
+        };
+        schemas[name]["properties"][field]["enum"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    };
     let mut posted = Vec::new();
     for kind in ["CHARGE", "CREDIT", "PAYMENT", "REPAYMENT"] {
-        for (index, reason) in enums.reasons(kind).iter().enumerate() {
+        for (index, reason) in list(kind, "reason").iter().enumerate() {
             posted.push(json!({"transaction_id": format!("{kind}-R{index}"), "transaction_date": "2025-01-05",
                                "amount": 1, "type": kind, "reason": reason}));
         }
     }
     for kind in ["PAYMENT", "REPAYMENT"] {
-        for (index, payment_type) in enums.payment_types(kind).iter().enumerate() {
+        for (index, payment_type) in list(kind, "payment_type").iter().enumerate() {
             posted.push(json!({"transaction_id": format!("{kind}-P{index}"), "transaction_date": "2025-01-05",
                                "amount": 1, "type": kind, "payment_type": payment_type}));
         }

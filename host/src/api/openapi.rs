@@ -10,7 +10,7 @@
 use super::error::{ErrorBody, TransactionImportErrorBody};
 use super::{
     accounts_v2, admin, graphql, health, imports, meter_points, notes, payment_instructions,
-    schemas, staging, statements, transactions,
+    staging, statements, transactions,
 };
 use crate::domain::request_document::{RequestDocument, request_schemas};
 use crate::domain::validation::FieldError;
@@ -80,7 +80,7 @@ use utoipa::{Modify, OpenApi};
         health::metrics,
         super::openapi_json,
     ),
-    components(schemas(ErrorBody, FieldError, TransactionImportErrorBody, schemas::Decimal)),
+    components(schemas(ErrorBody, FieldError, TransactionImportErrorBody)),
     modifiers(&Security, &ErrorResponses),
     tags(
         (name = "auth", description = "Platform tokens (GraphQL)"),

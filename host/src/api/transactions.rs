@@ -4,7 +4,7 @@ use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{JsonBody, QueryParams, SupplierCaller};
 use super::ignored::IgnoredFields;
-use super::schemas::{TransactionsBadRequest, TransactionsRequest};
+use super::schemas::{Transactions, TransactionsBadRequest};
 use crate::domain::additions::{TransactionOptions, TransactionResult};
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -67,7 +67,7 @@ fn options(query: &HashMap<String, String>) -> Result<TransactionOptions, ApiErr
         ("check_previously_added" = Option<bool>, Query, description = "skip (and report) transactions already added; default true"),
         ("force_add_to_current_statement" = Option<bool>, Query, description = "move transactions dated before the open statement period into it; default true"),
     ),
-    request_body = TransactionsRequest,
+    request_body = Transactions,
     responses((status = 201, body = TransactionResultsBody), (status = 400, description = "A failing transaction (nothing of the batch was added), or a request that could not be read", body = TransactionsBadRequest), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
     security(("token" = [])))]
 pub async fn create_transactions(

@@ -1,20 +1,21 @@
 //! Imported transactions and the account's ledger.
 //!
 //! Each transaction type has its own fields, required flags and enumerations, as the real
-//! platform's `oneOf` on `type` defines them (the enumerations in `reference_enums.json`). A
+//! platform's `oneOf` on `type` defines them (its `Transactions` document, checked by
+//! [`RequestDocument`]). A
 //! transaction dated before the open statement period is either moved to its first day
 //! (`force_add_to_current_statement`) or refused. The ledger keeps every entry and the running
 //! balance: charges, supply charges and repayments raise what the customer owes; credits and
 //! payments lower it (a negative amount reverses the direction).
 
 use super::money::Money;
-use super::validation::{
-    FieldError, FieldErrors, Items, ObjectReader, Optional, Required, StrRule,
-};
+use super::request_document::{AccountReference, RequestDocument, elements};
+use super::validation::{FieldError, FieldErrors, parse_date};
 use chrono::{DateTime, Days, NaiveDate, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
+use std::collections::HashSet;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -27,14 +28,6 @@ pub enum TransactionType {
 }
 
 impl TransactionType {
-    const ALL: [TransactionType; 5] = [
-        Self::Charge,
-        Self::Credit,
-        Self::Payment,
-        Self::Repayment,
-        Self::SupplyCharge,
-    ];
-
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Charge => "CHARGE",
@@ -67,14 +60,24 @@ pub struct LineItem {
     pub rate_band: Option<String>,
     pub start_date: NaiveDate,
     pub end_date: NaiveDate,
+    #[serde(deserialize_with = "decimals::decimal")]
     #[schema(value_type = String)]
     pub number_of_units: Decimal,
+    #[serde(deserialize_with = "decimals::amount")]
     #[schema(value_type = String)]
     pub net_amount: Money,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "decimals::optional",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[schema(value_type = Option<String>)]
     pub price_per_unit: Option<Decimal>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "decimals::list",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     #[schema(value_type = Vec<String>)]
     pub units: Vec<Decimal>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -90,11 +93,14 @@ pub struct LineItem {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct TaxItem {
+    #[serde(deserialize_with = "decimals::amount")]
     #[schema(value_type = String)]
     pub amount: Money,
     pub tax_type: String,
+    #[serde(deserialize_with = "decimals::decimal")]
     #[schema(value_type = String)]
     pub value_taxed: Decimal,
+    #[serde(deserialize_with = "decimals::decimal")]
     #[schema(value_type = String)]
     pub rate: Decimal,
     /// `PROPORTION` or `CURRENCY_PER_KWH`.
@@ -109,6 +115,7 @@ pub struct TaxItem {
 pub struct Transaction {
     pub transaction_id: String,
     pub transaction_date: NaiveDate,
+    #[serde(deserialize_with = "decimals::amount")]
     #[schema(value_type = String, example = "12.30")]
     pub amount: Money,
     #[serde(rename = "type")]
@@ -222,295 +229,277 @@ pub fn place(date: NaiveDate, start: NaiveDate, force: bool) -> Placement {
     }
 }
 
-/// Reads one element of `transactions` (at `transactions.<i>`), applying the per-type rules.
-pub fn read_transaction(
-    value: &Value,
-    path: &str,
+/// The query options of the transactions endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TransactionOptions {
+    /// Skip (and report) a transaction whose id is already on the account; else the batch
+    /// fails.
+    pub check_previously_added: bool,
+    /// Move a transaction dated before the open statement period to its first day; else the
+    /// batch fails.
+    pub force_add_to_current_statement: bool,
+}
+
+impl Default for TransactionOptions {
+    fn default() -> Self {
+        Self {
+            check_previously_added: true,
+            force_add_to_current_statement: true,
+        }
+    }
+}
+
+/// What posting did with one transaction of a batch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "most postings are additions, each consumed at once: boxing would only add an allocation"
+)]
+pub enum Posting<E> {
+    /// Its id is already on the account: skipped, with what the account has.
+    AlreadyAdded(E),
+    /// Posted: the transaction as kept (its date perhaps moved) and the balance after it.
+    Added {
+        kept: Transaction,
+        balance_after: Money,
+    },
+}
+
+/// A batch as posted: one posting per transaction in the batch's order, the ledger's state
+/// after it, and the ids of the transactions moved into the open period.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PostedBatch<E> {
+    pub postings: Vec<Posting<E>>,
+    pub summary: AccountSummary,
+    pub moved: Vec<String>,
+}
+
+/// Why a batch was not posted: the transaction at `index`, the field at fault, its code and
+/// why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PostingRefusal {
+    pub index: usize,
+    pub field: &'static str,
+    pub code: &'static str,
+    pub detail: String,
+}
+
+/// Posts `batch` to a ledger in the state `summary`, whose open statement period starts
+/// `start`; each transaction comes with what the account already has under its id, if
+/// anything. Decides everything and writes nothing: the caller keeps what it returns, or
+/// nothing of the batch when one transaction is refused.
+pub fn post_batch<'a, E>(
+    mut summary: AccountSummary,
+    start: NaiveDate,
+    options: TransactionOptions,
+    batch: impl IntoIterator<Item = (&'a Transaction, Option<E>)>,
+) -> Result<PostedBatch<E>, PostingRefusal> {
+    let mut postings = Vec::new();
+    let mut moved = Vec::new();
+    for (index, (transaction, existing)) in batch.into_iter().enumerate() {
+        let refuse = |field, code, detail: String| PostingRefusal {
+            index,
+            field,
+            code,
+            detail,
+        };
+        if let Some(existing) = existing {
+            if !options.check_previously_added {
+                return Err(refuse(
+                    "transaction_id",
+                    "duplicate_transaction_ids",
+                    "This transaction was already added to the account.".to_owned(),
+                ));
+            }
+            postings.push(Posting::AlreadyAdded(existing));
+            continue;
+        }
+        let mut kept = transaction.clone();
+        match place(
+            transaction.transaction_date,
+            start,
+            options.force_add_to_current_statement,
+        ) {
+            Placement::AsDated => {}
+            Placement::Moved { to, description } => {
+                kept.original_transaction_date = Some(kept.transaction_date);
+                kept.transaction_date = to;
+                kept.description = Some(description);
+                moved.push(kept.transaction_id.clone());
+            }
+            Placement::Refused => {
+                return Err(refuse(
+                    "transaction_date",
+                    "transaction_outside_open_statement_period",
+                    format!(
+                        "The transaction is dated before the open statement period, which starts {start}."
+                    ),
+                ));
+            }
+        }
+        let Some(balance_after) = summary.post(kept.kind, kept.amount) else {
+            return Err(refuse(
+                "amount",
+                "balance_out_of_range",
+                "Adding this amount would take the account's balance out of the range of amounts that can be held.".to_owned(),
+            ));
+        };
+        postings.push(Posting::Added {
+            kept,
+            balance_after,
+        });
+    }
+    Ok(PostedBatch {
+        postings,
+        summary,
+        moved,
+    })
+}
+
+/// A transactions body, checked against the real document's `Transactions`: the account it
+/// names, whether it is a dry run, and its transactions (none when left out, as on the real
+/// platform).
+#[derive(Debug, Deserialize)]
+pub struct PostedTransactions {
+    #[serde(flatten)]
+    pub account: AccountReference,
+    #[serde(default)]
+    pub dry_run: bool,
+    #[serde(default)]
+    pub transactions: Vec<Transaction>,
+}
+
+/// Checks a transactions body: the real document's schema (each type's own fields, required
+/// flags and enumerations, its `oneOf` on `type`), then the rules it does not state (the
+/// account named by either of its two names, no transaction in the future or twice in one
+/// request, no line item ending before it starts). Every problem is reported, in the order of
+/// the document; a transaction without its id has the real platform's own code.
+pub fn read_transactions(
+    body: &Value,
     max_items: usize,
     today: NaiveDate,
-) -> Result<Transaction, FieldErrors> {
-    let not_an_object = || {
-        FieldErrors::single(FieldError::new(
-            path.to_owned(),
-            "invalid",
-            "Expected a JSON object.",
-        ))
-    };
-    let mut r = ObjectReader::root_at(value, path).map_err(|_| not_an_object())?;
-    let items = Items {
-        min: 0,
-        max: max_items,
-    };
-    let id = r.string("transaction_id", Required, StrRule::max(128));
-    let date = r.date("transaction_date", Required);
-    if let Some(date) = date
-        && date > today
+) -> Result<PostedTransactions, FieldErrors> {
+    RequestDocument::Transactions
+        .read(body, max_items, |document, errors| {
+            AccountReference::check(document, errors);
+            let mut seen = HashSet::new();
+            for (index, transaction) in elements(document, "transactions").iter().enumerate() {
+                if let Value::Object(transaction) = transaction {
+                    let at = format!("transactions.{index}");
+                    check_transaction(transaction, &at, today, &mut seen, errors);
+                }
+            }
+        })
+        .map_err(|mut errors| {
+            for error in &mut errors.0 {
+                let attr = error.attr.as_deref().unwrap_or_default();
+                if attr.starts_with("transactions.")
+                    && attr.ends_with(".transaction_id")
+                    && attr.matches('.').count() == 2
+                    && matches!(error.code.as_str(), "required" | "blank" | "null")
+                {
+                    error.code = "missing_transaction_id".to_owned();
+                }
+            }
+            errors
+        })
+}
+
+/// The index of the transaction an error of [`read_transactions`] is about (`None` for an
+/// error of the request itself).
+pub fn transaction_index(error: &FieldError) -> Option<usize> {
+    let attr = error.attr.as_deref()?;
+    let rest = attr.strip_prefix("transactions.")?;
+    rest.split('.').next()?.parse().ok()
+}
+
+/// The rules of one transaction the schema does not state.
+fn check_transaction(
+    transaction: &Map<String, Value>,
+    at: &str,
+    today: NaiveDate,
+    seen: &mut HashSet<String>,
+    errors: &mut FieldErrors,
+) {
+    let date = |object: &Map<String, Value>, name: &str| parse_date(object.get(name)?.as_str()?);
+    if let Some(Value::String(id)) = transaction.get("transaction_id")
+        && !seen.insert(id.clone())
     {
-        r.error(
-            r.attr("transaction_date"),
+        errors.push(FieldError::new(
+            format!("{at}.transaction_id"),
+            "duplicate_transaction_ids",
+            format!("Transaction id {id} appears more than once in this request."),
+        ));
+    }
+    if date(transaction, "transaction_date").is_some_and(|date| date > today) {
+        errors.push(FieldError::new(
+            format!("{at}.transaction_date"),
             "transaction_in_future",
             "The transaction date is in the future.",
-        );
+        ));
     }
-    let amount = r.decimal("amount", Required, AMOUNT_PLACES);
-    let kind_text = r.string("type", Required, StrRule::max(32));
-    let kind = kind_text.as_deref().and_then(|text| {
-        TransactionType::ALL
-            .into_iter()
-            .find(|kind| kind.as_str() == text)
-    });
-    if let (Some(text), None) = (&kind_text, kind) {
-        r.error(
-            r.attr("type"),
-            "invalid_choice",
-            format!("\"{text}\" is not a valid choice: use CHARGE, CREDIT, PAYMENT, REPAYMENT or SUPPLY_CHARGE."),
-        );
-    }
-    // The fields every type has.
-    let note = r.string("note", Optional, StrRule::text(MAX_NOTE));
-    let display_note = r.string("display_note", Optional, StrRule::text(MAX_NOTE));
-    let billing_document_identifier =
-        r.string("billing_document_identifier", Optional, StrRule::max(255));
-    let to_prepay_meter_serial_number =
-        r.string("to_prepay_meter_serial_number", Optional, StrRule::max(255));
-    // Each type's own fields, as the real platform's `oneOf`; the fields another type has are
-    // unknown here (ignored and named, or refused for a strict supplier).
-    let specific = match kind {
-        Some(kind) => read_type_fields(&mut r, kind, items),
-        None => {
-            // Which fields belong is unknown: take them all unread, so that only the type is
-            // reported.
-            for field in TYPE_SPECIFIC {
-                let _ = r.take_unread(field);
-            }
-            TypeFields::default()
+    for (index, item) in elements(transaction, "line_items").iter().enumerate() {
+        if let Value::Object(item) = item
+            && let (Some(start), Some(end)) = (date(item, "start_date"), date(item, "end_date"))
+            && start > end
+        {
+            errors.push(FieldError::new(
+                format!("{at}.line_items.{index}.end_date"),
+                "start_date_later_than_end_date",
+                "end_date must not be earlier than start_date.",
+            ));
         }
-    };
-    // The real platform's code for a transaction without its id.
-    let id_attr = r.attr("transaction_id");
-    let result = r.finish(|| {
-        Some(Transaction {
-            transaction_id: id?,
-            transaction_date: date?,
-            amount: to_the_penny(amount?),
-            kind: kind?,
-            reason: specific.reason,
-            reference: specific.reference,
-            payment_type: specific.payment_type,
-            display_note,
-            note,
-            product_code: specific.product_code,
-            line_items: specific.line_items,
-            tax_items: specific.tax_items,
-            billing_document_identifier,
-            to_prepay_meter_serial_number,
-            supply_point_identifier: specific.supply_point_identifier,
-            description: None,
-            original_transaction_date: None,
-            status: None,
-            ledger_entry_id: None,
+    }
+}
+
+/// Serde readers for the decimals of a checked document (a JSON number, kept as its text, or
+/// a string; the schema has bounded their digits) and of Ferry's own records (strings).
+mod decimals {
+    use super::{AMOUNT_PLACES, to_the_penny};
+    use crate::domain::money::Money;
+    use crate::domain::validation::parse_decimal_value;
+    use rust_decimal::Decimal;
+    use serde::{Deserialize, Deserializer, de::Error};
+    use serde_json::Value;
+
+    /// The most places any decimal of the documents has.
+    const MAX_PLACES: u32 = 28;
+
+    fn exact<E: Error>(value: &Value, places: u32) -> Result<Decimal, E> {
+        parse_decimal_value(value, places).map_err(|_| {
+            E::custom(format!(
+                "{value} is not a decimal with at most {places} places"
+            ))
         })
-    });
-    result.map_err(|mut errors| {
-        for error in &mut errors.0 {
-            if error.attr.as_deref() == Some(id_attr.as_str())
-                && matches!(error.code.as_str(), "required" | "blank" | "null")
-            {
-                error.code = "missing_transaction_id".to_owned();
-            }
-        }
-        errors
-    })
-}
+    }
 
-/// The fields only some transaction types have.
-const TYPE_SPECIFIC: [&str; 7] = [
-    "reason",
-    "reference",
-    "payment_type",
-    "product_code",
-    "line_items",
-    "tax_items",
-    "supply_point_identifier",
-];
+    /// An amount, kept to the penny ([`to_the_penny`]).
+    pub fn amount<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Money, D::Error> {
+        Ok(to_the_penny(exact(
+            &Value::deserialize(deserializer)?,
+            AMOUNT_PLACES,
+        )?))
+    }
 
-/// Longest note or display note.
-const MAX_NOTE: usize = 2000;
+    pub fn decimal<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Decimal, D::Error> {
+        exact(&Value::deserialize(deserializer)?, MAX_PLACES)
+    }
 
-/// The type-specific fields of one transaction.
-#[derive(Debug, Default)]
-struct TypeFields {
-    reason: Option<String>,
-    reference: Option<String>,
-    payment_type: Option<String>,
-    product_code: Option<String>,
-    line_items: Option<Vec<LineItem>>,
-    tax_items: Option<Vec<TaxItem>>,
-    supply_point_identifier: Option<String>,
-}
-
-/// Reads the fields `kind` has on the real platform (`EnergyCharge`, `EnergyCredit`,
-/// `EnergyPayment`, `EnergyRepayment`, `EnergySupplyCharge`), with its enumerations.
-fn read_type_fields(r: &mut ObjectReader<'_>, kind: TransactionType, items: Items) -> TypeFields {
-    let enums = super::reference::enums();
-    let name = kind.as_str();
-    let mut fields = TypeFields::default();
-    match kind {
-        TransactionType::Charge | TransactionType::Credit => {
-            fields.reason = read_choice(r, "reason", Required, enums.reasons(name));
-        }
-        TransactionType::Payment | TransactionType::Repayment => {
-            fields.reason = read_choice(r, "reason", Optional, enums.reasons(name));
-            fields.reference = r.string("reference", Optional, StrRule::blank_ok(512));
-            fields.payment_type =
-                read_choice(r, "payment_type", Optional, enums.payment_types(name));
-        }
-        TransactionType::SupplyCharge => {
-            fields.product_code = r.string("product_code", Required, StrRule::max(255));
-            // Required, but may be empty: the real document sets no minimum.
-            fields.line_items = r.object_array("line_items", Required, items, read_line_item);
-            fields.supply_point_identifier =
-                r.string("supply_point_identifier", Optional, StrRule::max(255));
+    pub fn optional<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<Decimal>, D::Error> {
+        match Value::deserialize(deserializer)? {
+            Value::Null => Ok(None),
+            value => exact(&value, MAX_PLACES).map(Some),
         }
     }
-    if matches!(
-        kind,
-        TransactionType::Charge | TransactionType::SupplyCharge
-    ) {
-        fields.tax_items = r.object_array("tax_items", Optional, items, read_tax_item);
-    }
-    fields
-}
 
-/// A value of `choices` (which may include the empty string, as some real enumerations do).
-fn read_choice(
-    r: &mut ObjectReader<'_>,
-    name: &'static str,
-    presence: super::validation::Presence,
-    choices: &[String],
-) -> Option<String> {
-    let text = r.string(name, presence, StrRule::blank_ok(128))?;
-    if choices.contains(&text) {
-        Some(text)
-    } else {
-        let shown: Vec<&str> = choices.iter().take(8).map(String::as_str).collect();
-        r.error(
-            r.attr(name),
-            "invalid_choice",
-            format!(
-                "\"{text}\" is not a valid choice (valid: {}{}).",
-                shown.join(", "),
-                if choices.len() > shown.len() {
-                    format!(" and {} more", choices.len() - shown.len())
-                } else {
-                    String::new()
-                }
-            ),
-        );
-        None
+    pub fn list<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<Decimal>, D::Error> {
+        Vec::<Value>::deserialize(deserializer)?
+            .iter()
+            .map(|value| exact(value, MAX_PLACES))
+            .collect()
     }
-}
-
-/// Places the real platform accepts in `number_of_units` (its `dec(12.4)`), `price_per_unit`
-/// (`dec(8.7)`) and tax `rate` / `value_taxed` (`dec(15.5)`).
-const UNIT_PLACES: u32 = 4;
-const PRICE_PLACES: u32 = 7;
-const TAX_PLACES: u32 = 5;
-
-fn read_params(r: &mut ObjectReader<'_>) -> Option<Value> {
-    let params = r.take("params", Optional)?;
-    if params.is_object() {
-        Some(params.clone())
-    } else {
-        r.error(
-            r.attr("params"),
-            "invalid",
-            "Expected a JSON object of parameters.",
-        );
-        None
-    }
-}
-
-fn read_line_item(r: &mut ObjectReader<'_>) -> Option<LineItem> {
-    let rate_band = r.string("rate_band", Optional, StrRule::max(255));
-    let start = r.date("start_date", Required);
-    let end = r.date("end_date", Required);
-    if let (Some(start), Some(end)) = (start, end)
-        && start > end
-    {
-        r.error(
-            r.attr("end_date"),
-            "start_date_later_than_end_date",
-            "end_date must not be earlier than start_date.",
-        );
-    }
-    let units_count = r.decimal("number_of_units", Required, UNIT_PLACES);
-    let net = r.decimal("net_amount", Required, AMOUNT_PLACES);
-    let price = r.decimal("price_per_unit", Optional, PRICE_PLACES);
-    let mut units = Vec::new();
-    if let Some(values) = r.array(
-        "units",
-        Optional,
-        Items {
-            min: 0,
-            max: 10_000,
-        },
-    ) {
-        for (index, value) in values.iter().enumerate() {
-            match super::validation::parse_decimal_value(value, UNIT_PLACES) {
-                Ok(number) => units.push(number),
-                Err(error) => r.error(
-                    r.attr(&format!("units.{index}")),
-                    error.code(),
-                    error.detail(UNIT_PLACES),
-                ),
-            }
-        }
-    }
-    let external_rate_identifier =
-        r.string("external_rate_identifier", Optional, StrRule::max(255));
-    let rate_specification_code = r.string("rate_specification_code", Optional, StrRule::max(255));
-    let time_series_specification_code = r.string(
-        "time_series_specification_code",
-        Optional,
-        StrRule::max(255),
-    );
-    let params = read_params(r);
-    Some(LineItem {
-        rate_band,
-        start_date: start?,
-        end_date: end?,
-        number_of_units: units_count?,
-        net_amount: to_the_penny(net?),
-        price_per_unit: price,
-        units,
-        external_rate_identifier,
-        rate_specification_code,
-        time_series_specification_code,
-        params,
-    })
-}
-
-fn read_tax_item(r: &mut ObjectReader<'_>) -> Option<TaxItem> {
-    let amount = r.decimal("amount", Required, AMOUNT_PLACES);
-    let tax_type = r.string("tax_type", Required, StrRule::max(64));
-    let value_taxed = r.decimal("value_taxed", Required, TAX_PLACES);
-    let rate = r.decimal("rate", Required, TAX_PLACES);
-    let unit_type = read_choice(
-        r,
-        "unit_type",
-        Required,
-        &super::reference::enums().tax_unit_types,
-    );
-    let params = read_params(r);
-    Some(TaxItem {
-        amount: to_the_penny(amount?),
-        tax_type: tax_type?,
-        value_taxed: value_taxed?,
-        rate: rate?,
-        unit_type: unit_type?,
-        params,
-    })
 }
 
 #[cfg(test)]
@@ -523,31 +512,29 @@ mod tests {
         NaiveDate::from_ymd_opt(2025, 6, 1).expect("date")
     }
 
+    /// A body holding `transaction` alone.
+    fn body(transaction: &Value) -> Value {
+        json!({"import_supplier": "OLD_CO", "external_account_number": "A-1",
+               "transactions": [transaction]})
+    }
+
     fn codes(value: Value) -> Vec<(String, String)> {
-        read_transaction(&value, "transactions.0", 100, today())
-            .expect_err("invalid")
-            .0
-            .into_iter()
-            .map(|e| (e.attr.unwrap_or_default(), e.code))
-            .collect()
+        let errors = read_transactions(&body(&value), 100, today()).expect_err("invalid");
+        crate::domain::validation::codes(&errors)
     }
 
     /// Reads in a reading that refuses unknown fields (as for a strict supplier).
     fn strict(value: &Value) -> Result<Transaction, FieldErrors> {
         use crate::domain::validation::{UnknownFields, reading};
         reading(UnknownFields::Refuse, || {
-            read_transaction(value, "transactions.0", 100, today())
+            read_transactions(&body(value), 100, today())
         })
         .0
+        .map(|mut posted| posted.transactions.remove(0))
     }
 
     fn strict_codes(value: Value) -> Vec<(String, String)> {
-        strict(&value)
-            .expect_err("invalid")
-            .0
-            .into_iter()
-            .map(|e| (e.attr.unwrap_or_default(), e.code))
-            .collect()
+        crate::domain::validation::codes(&strict(&value).expect_err("invalid"))
     }
 
     #[test]
@@ -651,6 +638,170 @@ mod tests {
             codes(json!(5)),
             vec![("transactions.0".into(), "invalid".into())]
         );
+    }
+
+    #[test]
+    fn every_problem_of_a_body_is_reported_in_the_order_of_the_document() {
+        use crate::domain::validation::pairs;
+        let charge = |id: &str, amount: Value| {
+            json!({"transaction_id": id,
+            "transaction_date": "2025-05-01", "amount": amount, "type": "CHARGE",
+            "reason": "IMPORTED_CHARGE"})
+        };
+        let body = json!({"import_supplier": "OLD_CO", "transactions": [
+            charge("T1", json!("1.00000000001")),
+            charge("T1", json!(1.00000000001)),
+            {"transaction_id": " ", "transaction_date": "2025-05-01", "amount": 1,
+             "type": "PAYMENT", "reason": "", "payment_type": "", "note": "  "},
+            {"transaction_id": "T3", "transaction_date": "2025-05-01", "amount": 1,
+             "type": "CHARGE", "reason": ""},
+            {"transaction_id": "T4", "transaction_date": "2025-05-01", "amount": "12345678901",
+             "type": "SUPPLY_CHARGE", "product_code": "P", "line_items": [
+                {"start_date": "2025-04-02", "end_date": "2025-04-01", "number_of_units": 1.23456,
+                 "net_amount": "1", "units": ["1", "x"]}]},
+        ]});
+        let errors = read_transactions(&body, 100, today()).expect_err("invalid");
+        let expected = [
+            ("", "account_number_or_external_account_number_required"),
+            ("transactions.0.amount", "max_decimal_places"),
+            ("transactions.1.transaction_id", "duplicate_transaction_ids"),
+            ("transactions.1.amount", "max_decimal_places"),
+            ("transactions.2.transaction_id", "missing_transaction_id"),
+            ("transactions.2.note", "blank"),
+            ("transactions.3.reason", "invalid_choice"),
+            ("transactions.4.amount", "max_whole_digits"),
+            (
+                "transactions.4.line_items.0.end_date",
+                "start_date_later_than_end_date",
+            ),
+            (
+                "transactions.4.line_items.0.number_of_units",
+                "max_decimal_places",
+            ),
+            ("transactions.4.line_items.0.units.1", "invalid"),
+        ];
+        assert_eq!(crate::domain::validation::codes(&errors), pairs(&expected));
+        assert_eq!(
+            errors.0.iter().map(transaction_index).collect::<Vec<_>>(),
+            [
+                None,
+                Some(0),
+                Some(1),
+                Some(1),
+                Some(2),
+                Some(2),
+                Some(3),
+                Some(4),
+                Some(4),
+                Some(4),
+                Some(4)
+            ]
+        );
+    }
+
+    #[test]
+    fn posted_amounts_are_read_exactly_and_kept_to_the_penny() {
+        let body = json!({"import_supplier": "OLD_CO", "account_number": "A-1", "dry_run": true,
+            "transactions": [{"transaction_id": "T1", "transaction_date": "2025-05-01",
+                "amount": 0.125, "type": "SUPPLY_CHARGE", "product_code": "P", "line_items": [
+                {"start_date": "2025-04-01", "end_date": "2025-04-30", "number_of_units": "10.5",
+                 "net_amount": 1.005, "price_per_unit": 0.1234567, "units": [1, "2.25"]}],
+                "tax_items": [{"amount": "0.055", "tax_type": "VAT", "value_taxed": 1.1,
+                 "rate": "0.05", "unit_type": "PROPORTION"}]}]});
+        let posted = read_transactions(&body, 100, today()).expect("valid");
+        assert_eq!(posted.account.external_account_number(), "A-1");
+        assert!(posted.dry_run);
+        let read = &posted.transactions[0];
+        assert_eq!(read.amount.to_string(), "0.13");
+        let item = &read.line_items.as_ref().expect("items")[0];
+        assert_eq!(item.net_amount.to_string(), "1.01");
+        assert_eq!(
+            item.price_per_unit.map(|p| p.to_string()).as_deref(),
+            Some("0.1234567")
+        );
+        assert_eq!(
+            item.units
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>(),
+            ["1", "2.25"]
+        );
+        let tax = &read.tax_items.as_ref().expect("taxes")[0];
+        assert_eq!(
+            (tax.amount.to_string(), tax.value_taxed.to_string()),
+            ("0.06".into(), "1.1".into())
+        );
+        // What is kept reads back as it was written.
+        let kept: Transaction =
+            serde_json::from_value(serde_json::to_value(read).expect("json")).expect("record");
+        assert_eq!(&kept, read);
+    }
+
+    #[test]
+    fn a_batch_is_posted_in_order_moved_into_the_open_period_or_refused_whole() {
+        let transaction = |id: &str, date: &str, kind: &str, amount: &str| -> Transaction {
+            serde_json::from_value(json!({"transaction_id": id, "transaction_date": date,
+                "amount": amount, "type": kind}))
+            .expect("transaction")
+        };
+        let start = NaiveDate::from_ymd_opt(2025, 3, 1).expect("date");
+        let batch = [
+            transaction("C-1", "2025-03-05", "CHARGE", "10.00"),
+            transaction("P-1", "2025-02-01", "PAYMENT", "4.50"),
+            transaction("C-0", "2025-03-01", "CHARGE", "1.00"),
+        ];
+        let known = [None, None, Some("the record kept")];
+        let posted = post_batch(
+            AccountSummary::default(),
+            start,
+            TransactionOptions::default(),
+            batch.iter().zip(known),
+        )
+        .expect("posted");
+        assert_eq!(posted.summary.balance.to_string(), "5.50");
+        assert_eq!(posted.moved, ["P-1"]);
+        let Posting::Added {
+            kept,
+            balance_after,
+        } = &posted.postings[1]
+        else {
+            panic!("not added: {:?}", posted.postings[1]);
+        };
+        assert_eq!(
+            (kept.transaction_date, balance_after.to_string()),
+            (start, "5.50".into())
+        );
+        assert_eq!(
+            kept.original_transaction_date
+                .map(|d| d.to_string())
+                .as_deref(),
+            Some("2025-02-01")
+        );
+        assert_eq!(posted.postings[2], Posting::AlreadyAdded("the record kept"));
+
+        let strict = TransactionOptions {
+            check_previously_added: false,
+            force_add_to_current_statement: false,
+        };
+        let refusal = post_batch(
+            AccountSummary::default(),
+            start,
+            strict,
+            batch.iter().zip(known),
+        )
+        .expect_err("refused");
+        assert_eq!(
+            (refusal.index, refusal.code),
+            (1, "transaction_outside_open_statement_period")
+        );
+        let refusal = post_batch(
+            AccountSummary::default(),
+            start,
+            strict,
+            batch[2..].iter().zip([Some(())]),
+        )
+        .expect_err("refused");
+        assert_eq!((refusal.index, refusal.field), (0, "transaction_id"));
     }
 
     #[test]

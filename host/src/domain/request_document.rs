@@ -64,6 +64,33 @@ impl RequestDocument {
         self != RequestDocument::Account
     }
 
+    /// Its place in [`RequestDocument::ALL`].
+    fn index(self) -> usize {
+        RequestDocument::ALL
+            .iter()
+            .position(|document| *document == self)
+            .unwrap_or_default()
+    }
+
+    /// The names of its fields that take one of a list of values. The real REST framework's
+    /// choice fields answer an empty string with `invalid_choice` unless the list has it (as
+    /// some real lists do), never with `blank`: the list decides.
+    fn choice_fields(self) -> &'static [String] {
+        static CHOICES: LazyLock<Vec<Vec<String>>> = LazyLock::new(|| {
+            RequestDocument::ALL
+                .iter()
+                .map(|document| {
+                    let defs = &request_schemas()["$defs"];
+                    let mut names = std::collections::BTreeSet::new();
+                    let mut seen = std::collections::BTreeSet::new();
+                    collect_choice_fields(defs, document.root(), &mut seen, &mut names);
+                    names.into_iter().collect()
+                })
+                .collect()
+        });
+        &CHOICES[self.index()]
+    }
+
     fn validator(self) -> &'static Validator {
         static VALIDATORS: LazyLock<Vec<Validator>> = LazyLock::new(|| {
             RequestDocument::ALL
@@ -71,11 +98,7 @@ impl RequestDocument {
                 .map(|document| document.compile())
                 .collect()
         });
-        let index = RequestDocument::ALL
-            .iter()
-            .position(|document| *document == self)
-            .unwrap_or_default();
-        &VALIDATORS[index]
+        &VALIDATORS[self.index()]
     }
 
     fn compile(self) -> Validator {
@@ -92,6 +115,17 @@ impl RequestDocument {
             .with_format("drf-time", is_drf_time)
             .with_format("decimal", |text: &str| {
                 text.chars().any(|c| c.is_ascii_digit())
+            })
+            .with_keyword("pattern", |_, pattern, _| {
+                let bounds = pattern
+                    .as_str()
+                    .and_then(DecimalBounds::from_pattern)
+                    .ok_or_else(|| {
+                        ValidationError::custom(format!(
+                            "{pattern} is not a decimal's pattern, the only kind the documents have"
+                        ))
+                    })?;
+                Ok(Box::new(bounds))
             })
             .build(&root)
             .expect("request_schemas.json compiles")
@@ -141,7 +175,11 @@ impl RequestDocument {
         }
         check_sizes(body, "", max_items, &mut errors);
         if self.refuses_blank() {
-            check_strings(body, "", &unknown, &mut errors);
+            let context = StringCheck {
+                unknown: &unknown,
+                choices: self.choice_fields(),
+            };
+            check_strings(body, "", &context, &mut errors);
         }
         rules(map, &mut errors);
         if !errors.is_empty() {
@@ -152,6 +190,11 @@ impl RequestDocument {
                     .as_ref()
                     .map(|attr| position_of(body, attr.split('.').map(str::to_owned)))
             });
+            // One error per field and code, as the real REST framework gives it (a value
+            // can break a keyword of several of the schemas that apply to it).
+            errors
+                .0
+                .dedup_by(|one, other| one.attr == other.attr && one.code == other.code);
             return Err(errors);
         }
         let mut document = map.clone();
@@ -285,16 +328,72 @@ pub fn prepare() {
     }
 }
 
+/// What [`check_strings`] leaves alone: the unknown fields (as JSON pointers to their object
+/// and their names) and the choice fields.
+struct StringCheck<'a> {
+    unknown: &'a [(String, String)],
+    choices: &'a [String],
+}
+
+/// The fields with an `enum` in the definition `name` and those it refers to.
+fn collect_choice_fields(
+    defs: &Value,
+    name: &str,
+    seen: &mut std::collections::BTreeSet<String>,
+    names: &mut std::collections::BTreeSet<String>,
+) {
+    fn walk(
+        node: &Value,
+        defs: &Value,
+        seen: &mut std::collections::BTreeSet<String>,
+        names: &mut std::collections::BTreeSet<String>,
+    ) {
+        match node {
+            Value::Object(map) => {
+                if let Some(Value::Object(properties)) = map.get("properties") {
+                    for (field, schema) in properties {
+                        if schema.get("enum").is_some() {
+                            names.insert(field.clone());
+                        }
+                    }
+                }
+                if let Some(Value::String(reference)) = map.get("$ref")
+                    && let Some(name) = reference.strip_prefix("#/$defs/")
+                {
+                    collect_choice_fields(defs, name, seen, names);
+                }
+                for value in map.values() {
+                    walk(value, defs, seen, names);
+                }
+            }
+            Value::Array(list) => {
+                for value in list {
+                    walk(value, defs, seen, names);
+                }
+            }
+            _ => {}
+        }
+    }
+    if seen.insert(name.to_owned()) {
+        walk(&defs[name], defs, seen, names);
+    }
+}
+
 /// Every string of a document that refuses blank ones has a character other than white
-/// space and no NUL (the REST framework's `blank` and `null_characters_not_allowed`); the
-/// unknown fields, left out, are not looked at.
-fn check_strings(value: &Value, at: &str, unknown: &[(String, String)], errors: &mut FieldErrors) {
+/// space (the REST framework's `blank`; a choice field's list decides instead) and no NUL
+/// (`null_characters_not_allowed`); the unknown fields, left out, are not looked at.
+fn check_strings(value: &Value, at: &str, context: &StringCheck<'_>, errors: &mut FieldErrors) {
+    let field = at.rsplit('.').next().unwrap_or_default();
     match value {
-        Value::String(text) if text.trim().is_empty() => errors.push(FieldError::new(
-            at.to_owned(),
-            "blank",
-            "This field may not be blank.",
-        )),
+        Value::String(text)
+            if text.trim().is_empty() && !context.choices.iter().any(|name| name == field) =>
+        {
+            errors.push(FieldError::new(
+                at.to_owned(),
+                "blank",
+                "This field may not be blank.",
+            ))
+        }
         Value::String(text) if text.contains('\0') => errors.push(FieldError::new(
             at.to_owned(),
             "null_characters_not_allowed",
@@ -302,17 +401,18 @@ fn check_strings(value: &Value, at: &str, unknown: &[(String, String)], errors: 
         )),
         Value::Array(list) => {
             for (index, item) in list.iter().enumerate() {
-                check_strings(item, &join(at, &index.to_string()), unknown, errors);
+                check_strings(item, &join(at, &index.to_string()), context, errors);
             }
         }
         Value::Object(map) => {
             for (key, item) in map {
                 let attr = join(at, key);
-                if !unknown
+                if !context
+                    .unknown
                     .iter()
                     .any(|(object, name)| name == key && dot_path(object) == at)
                 {
-                    check_strings(item, &attr, unknown, errors);
+                    check_strings(item, &attr, context, errors);
                 }
             }
         }
@@ -421,7 +521,12 @@ fn field_error(error: &ValidationError<'_>) -> FieldError {
             format!("Ensure this value is greater than or equal to {limit}."),
         ),
         Kind::Format { format } => FieldError::new(here, "invalid", format_detail(format)),
-        Kind::Pattern { pattern } => decimal_error(here, instance, pattern),
+        Kind::Custom { keyword, message } if keyword == "pattern" => {
+            match DecimalBounds::from_pattern(message).and_then(|bounds| bounds.fault(instance)) {
+                Some((code, detail)) => FieldError::new(here, code, detail),
+                None => FieldError::new(here, "invalid", "A valid number is required."),
+            }
+        }
         _ => FieldError::new(here, "invalid", error.to_string()),
     }
 }
@@ -441,35 +546,93 @@ fn format_detail(format: &str) -> String {
     }
 }
 
-/// Every `pattern` in the document bounds a decimal string (`^-?\d{0,W}(?:\.\d{0,P})?$`):
-/// the error says which bound it broke, as the real REST framework's decimal field does.
-fn decimal_error(attr: Option<String>, instance: &Value, pattern: &str) -> FieldError {
-    let bounds: Vec<usize> = pattern
-        .split("{0,")
-        .skip(1)
-        .filter_map(|rest| rest.split('}').next()?.parse().ok())
-        .collect();
-    let text = instance.as_str().unwrap_or_default();
-    let unsigned = text.strip_prefix('-').unwrap_or(text);
-    let (whole, fraction) = unsigned.split_once('.').unwrap_or((unsigned, ""));
-    let digits = |part: &str| !part.is_empty() && part.chars().all(|c| c.is_ascii_digit());
-    let number = (digits(whole) || digits(fraction))
-        && (whole.is_empty() || digits(whole))
-        && (fraction.is_empty() || digits(fraction));
-    match bounds.as_slice() {
-        [max_whole, max_places] if number && fraction.len() > *max_places => FieldError::new(
-            attr,
-            "max_decimal_places",
-            format!("Ensure that there are no more than {max_places} decimal places."),
-        ),
-        [max_whole, _] if number && whole.len() > *max_whole => FieldError::new(
-            attr,
-            "max_whole_digits",
-            format!(
-                "Ensure that there are no more than {max_whole} digits before the decimal point."
-            ),
-        ),
-        _ => FieldError::new(attr, "invalid", "A valid number is required."),
+/// Every `pattern` in the documents bounds a decimal, `^-?\d{0,W}(?:\.\d{0,P})?$`: at most
+/// `W` digits before the point and `P` after it. Ferry checks it in place of JSON Schema's own
+/// `pattern` keyword (which looks at strings only), for strings and JSON numbers alike, and
+/// names the bound that was broken as the real REST framework's decimal field does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct DecimalBounds {
+    whole: usize,
+    places: usize,
+}
+
+impl DecimalBounds {
+    fn from_pattern(pattern: &str) -> Option<Self> {
+        let bounds: Vec<usize> = pattern
+            .split("{0,")
+            .skip(1)
+            .filter_map(|rest| rest.split('}').next()?.parse().ok())
+            .collect();
+        let [whole, places] = bounds[..] else {
+            return None;
+        };
+        (pattern == format!(r"^-?\d{{0,{whole}}}(?:\.\d{{0,{places}}})?$"))
+            .then_some(Self { whole, places })
+    }
+
+    /// What is wrong with `value` (a string or a number; other types are the schema's to
+    /// refuse): its error code and detail.
+    fn fault(self, value: &Value) -> Option<(&'static str, String)> {
+        let (whole, places) = match value {
+            Value::String(text) => {
+                let unsigned = text.strip_prefix('-').unwrap_or(text);
+                let (whole, fraction) = unsigned.split_once('.').unwrap_or((unsigned, ""));
+                let digits = |part: &str| part.bytes().all(|b| b.is_ascii_digit());
+                if !digits(whole) || !digits(fraction) {
+                    return Some(("invalid", "A valid number is required.".to_owned()));
+                }
+                (whole.len(), fraction.len())
+            }
+            Value::Number(number) => {
+                let Ok(exact) = super::validation::parse_decimal_text(&number.to_string(), 28)
+                else {
+                    return Some(("invalid", "A valid number is required.".to_owned()));
+                };
+                let integral = exact.trunc().abs();
+                let whole = if integral.is_zero() {
+                    0
+                } else {
+                    integral.to_string().len()
+                };
+                (whole, exact.scale() as usize)
+            }
+            _ => return None,
+        };
+        if places > self.places {
+            Some((
+                "max_decimal_places",
+                format!(
+                    "Ensure that there are no more than {} decimal places.",
+                    self.places
+                ),
+            ))
+        } else if whole > self.whole {
+            Some((
+                "max_whole_digits",
+                format!(
+                    "Ensure that there are no more than {} digits before the decimal point.",
+                    self.whole
+                ),
+            ))
+        } else {
+            None
+        }
+    }
+}
+
+impl<'i> jsonschema::Keyword<'i> for DecimalBounds {
+    fn validate(&self, instance: &'i Value) -> Result<(), ValidationError<'i>> {
+        match self.fault(instance) {
+            None => Ok(()),
+            Some(_) => Err(ValidationError::custom(format!(
+                r"^-?\d{{0,{}}}(?:\.\d{{0,{}}})?$",
+                self.whole, self.places
+            ))),
+        }
+    }
+
+    fn is_valid(&self, instance: &'i Value) -> bool {
+        self.fault(instance).is_none()
     }
 }
 
@@ -604,13 +767,24 @@ mod tests {
         );
         assert!(is_drf_time("10:30") && is_drf_time("10:30:15.25") && is_drf_time("10:30:00Z"));
         assert!(!is_drf_time("10h30"));
-        assert_eq!(
-            decimal_error(None, &json!("123.4"), r"^-?\d{0,2}(?:\.\d{0,2})?$").code,
-            "max_whole_digits"
-        );
-        assert_eq!(
-            decimal_error(None, &json!("1.2.3"), r"^-?\d{0,2}(?:\.\d{0,2})?$").code,
-            "invalid"
-        );
+        let bounds = DecimalBounds::from_pattern(r"^-?\d{0,2}(?:\.\d{0,2})?$").expect("bounds");
+        let code = |value: Value| bounds.fault(&value).map(|(code, _)| code);
+        assert_eq!(code(json!("123.4")), Some("max_whole_digits"));
+        assert_eq!(code(json!("1.2.3")), Some("invalid"));
+        assert_eq!(code(json!("1.234")), Some("max_decimal_places"));
+        assert_eq!(code(json!(1.234)), Some("max_decimal_places"));
+        assert_eq!(code(json!(123)), Some("max_whole_digits"));
+        assert_eq!(code(json!(1e40)), Some("invalid"));
+        for fine in [
+            json!("-12.34"),
+            json!("."),
+            json!(12.3),
+            json!(0.5),
+            json!(1.50),
+            json!(true),
+        ] {
+            assert_eq!(code(fine.clone()), None, "{fine}");
+        }
+        assert_eq!(DecimalBounds::from_pattern("^[a-z]+$"), None);
     }
 }

@@ -5,7 +5,10 @@
 //! JSON object, takes the fields a payload knows, records an error for each one that is
 //! missing, null, of the wrong type or out of bounds, and finally reports every field it was
 //! not asked for as `unknown_field`. Readers for nested objects and arrays of objects add
-//! their errors to their parent's, so one pass yields the complete list.
+//! their errors to their parent's, so one pass yields the complete list. It reads Ferry's
+//! own bodies (the admin API's, API keys, operations teams); the real platform's request
+//! documents are checked against their schema instead ([`super::request_document`]), and
+//! report their errors in the same [`FieldError`]s.
 //!
 //! The real platform ignores fields it does not know. A read run through [`reading`] with
 //! [`UnknownFields::Ignore`] does too, but never silently: every field it was not asked for
@@ -254,11 +257,6 @@ impl<'a> ObjectReader<'a> {
         &self.path
     }
 
-    /// Whether the object has the key `name` (whatever its value).
-    pub fn has(&self, name: &str) -> bool {
-        self.map.contains_key(name)
-    }
-
     /// The dot path of a field of this object.
     pub fn attr(&self, name: &str) -> String {
         join(&self.path, name)
@@ -266,12 +264,6 @@ impl<'a> ObjectReader<'a> {
 
     /// Records an error found by a rule the caller applies itself.
     pub fn error(&mut self, attr: String, code: &str, detail: impl Into<String>) {
-        self.errors.push(FieldError::new(attr, code, detail));
-    }
-
-    /// An error of this object as a whole (`attr` null at the top, else the object's path).
-    pub fn object_error(&mut self, code: &str, detail: impl Into<String>) {
-        let attr = (!self.path.is_empty()).then(|| self.path.clone());
         self.errors.push(FieldError::new(attr, code, detail));
     }
 
@@ -296,13 +288,6 @@ impl<'a> ObjectReader<'a> {
             }
             Some(value) => Some(value),
         }
-    }
-
-    /// Marks `name` as known without reading it (a field whose rules depend on another field
-    /// that could not be read).
-    pub fn take_unread(&mut self, name: &'static str) -> Option<&'a Value> {
-        self.known.push(name);
-        self.map.get(name)
     }
 
     fn wrong_type(&mut self, name: &str, expected: &str, got: &Value) {
@@ -436,29 +421,6 @@ impl<'a> ObjectReader<'a> {
         }
     }
 
-    /// An exact decimal, from a JSON number or a decimal string, with at most `max_places`
-    /// decimal places. Never passes through a float.
-    pub fn decimal(
-        &mut self,
-        name: &'static str,
-        presence: Presence,
-        max_places: u32,
-    ) -> Option<Decimal> {
-        let value = self.take(name, presence)?;
-        let attr = self.attr(name);
-        match parse_decimal_value(value, max_places) {
-            Ok(amount) => Some(amount),
-            Err(error) => {
-                self.errors.push(FieldError::new(
-                    attr,
-                    error.code(),
-                    error.detail(max_places),
-                ));
-                None
-            }
-        }
-    }
-
     /// A nested object; its errors carry its path.
     pub fn object<T>(
         &mut self,
@@ -587,23 +549,6 @@ impl<'a> ObjectReader<'a> {
 pub enum DecimalError {
     NotANumber,
     TooManyPlaces,
-}
-
-impl DecimalError {
-    pub fn code(self) -> &'static str {
-        match self {
-            Self::NotANumber => "invalid",
-            Self::TooManyPlaces => "max_decimal_places",
-        }
-    }
-    pub fn detail(self, max_places: u32) -> String {
-        match self {
-            Self::NotANumber => "A valid number is required.".to_owned(),
-            Self::TooManyPlaces => {
-                format!("Ensure that there are no more than {max_places} decimal places.")
-            }
-        }
-    }
 }
 
 /// Parses a JSON number (kept as its literal text) or a decimal string exactly.

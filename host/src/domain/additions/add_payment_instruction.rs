@@ -1,0 +1,127 @@
+//! `payment-instruction/create/`: an instruction confirmed with its vendor, then kept.
+
+use super::{Additions, to_record};
+use crate::domain::api_key::ApiKeyRecord;
+use crate::domain::error::DomainError;
+use crate::domain::events;
+use crate::domain::payment_instruction::{
+    PaymentInstruction, PaymentInstructionInput, instruction_key, read_payment_instruction,
+};
+use crate::domain::ports::{Hook, VendorError};
+use crate::domain::validation::{Reported, reading};
+use crate::store::AccountTable;
+use chrono::Utc;
+use serde_json::Value;
+
+impl Additions {
+    fn parse_payment_instruction(
+        &self,
+        body: &Value,
+    ) -> Result<(String, String, PaymentInstructionInput), DomainError> {
+        let posted =
+            read_payment_instruction(body, self.limits.max_items, |code| self.vendors.knows(code))
+                .map_err(DomainError::invalid)?;
+        let external = posted.account.external_account_number().to_owned();
+        Ok((
+            posted.account.import_supplier.clone(),
+            external,
+            posted.instruction(),
+        ))
+    }
+
+    /// Confirms the instruction with its vendor and keeps it; returns the platform account
+    /// number and the reference kept. Sending the same instruction again is harmless.
+    pub async fn add_payment_instruction(
+        &self,
+        key: &ApiKeyRecord,
+        body: &Value,
+    ) -> Result<Reported<(String, String)>, DomainError> {
+        let policy = self.policy(key, body)?;
+        let (parsed, ignored) = reading(policy, || self.parse_payment_instruction(body));
+        let (supplier, external, mut input) = parsed?;
+        let target = self.target(key, &supplier, &external)?;
+        // A plugin's record has `reference` only: it sees the deprecated `instruction_reference`
+        // under that name.
+        let mut for_rules = body.clone();
+        if let Some(object) = for_rules.as_object_mut()
+            && !object.contains_key("reference")
+            && let Some(reference) = object.remove("instruction_reference")
+        {
+            object.insert("reference".to_owned(), reference);
+        }
+        if let Some(mapped) = self
+            .apply_rules(&target, Hook::MapPaymentInstruction, &for_rules, None)
+            .await?
+        {
+            input = reading(policy, || self.parse_payment_instruction(&mapped))
+                .0?
+                .2;
+        }
+        let PaymentInstructionInput {
+            vendor,
+            reference,
+            kind,
+            terms,
+        } = input;
+        let number = target.account.number.clone();
+        let record_key = instruction_key(&vendor, &reference);
+
+        let mut known = false;
+        self.store.change_account_records(&number, &mut |tx| {
+            known = tx
+                .get(AccountTable::PaymentInstructions, &record_key)?
+                .is_some();
+            Ok(())
+        })?;
+        if known {
+            return Ok(Reported {
+                value: (number, reference),
+                ignored,
+            });
+        }
+        let details = self
+            .vendors
+            .fetch_instruction(&vendor, &reference)
+            .await
+            .map_err(|error| match error {
+                VendorError::NotFound => DomainError::VendorRejected {
+                    code: "payment_instruction_not_found",
+                    detail: format!(
+                        "{vendor} has no payment instruction with reference {reference}."
+                    ),
+                },
+                VendorError::Refused { status } => DomainError::VendorRejected {
+                    code: "payment_vendor_refused",
+                    detail: format!("{vendor} refused to confirm the instruction (HTTP {status})."),
+                },
+                VendorError::Unavailable(reason) => DomainError::VendorUnavailable(reason),
+            })?;
+        let instruction = PaymentInstruction {
+            vendor,
+            reference: reference.clone(),
+            kind,
+            details,
+            added_at: Utc::now(),
+            terms,
+        };
+        self.store.change_account_records(&number, &mut |tx| {
+            if tx
+                .get(AccountTable::PaymentInstructions, &record_key)?
+                .is_none()
+            {
+                tx.put(
+                    AccountTable::PaymentInstructions,
+                    &record_key,
+                    &to_record(&instruction),
+                )?;
+                tx.publish(&events::payment_method_new(&number, &instruction)?)?;
+            }
+            Ok(())
+        })?;
+        self.store.flush().await?;
+        Ok(Reported {
+            value: (number, reference),
+            ignored,
+        })
+    }
+}

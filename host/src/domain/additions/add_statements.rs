@@ -1,0 +1,110 @@
+//! `historical-statements/create/`: statements kept on an imported account, all or none.
+
+use super::{Additions, summary, to_record};
+use crate::domain::api_key::ApiKeyRecord;
+use crate::domain::error::DomainError;
+use crate::domain::ports::Hook;
+use crate::domain::statements::{Statement, read_statements};
+use crate::domain::validation::{FieldError, FieldErrors, Reported, reading};
+use crate::store::AccountTable;
+use serde_json::Value;
+
+/// The real platform's code for a statement the account already has.
+pub const STATEMENT_EXISTS: &str = "historical_statement_already_exists";
+
+/// Historical statements kept on an account.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AddedStatements {
+    pub import_supplier: String,
+    pub external_account_number: String,
+    pub statements: Vec<Statement>,
+}
+
+impl Additions {
+    fn parse_statements(
+        &self,
+        body: &Value,
+    ) -> Result<(String, String, Vec<Statement>), DomainError> {
+        let posted = read_statements(body, self.limits.max_items).map_err(DomainError::invalid)?;
+        let external = posted.account.external_account_number().to_owned();
+        let statements = posted.statements.into_iter().map(Statement::from).collect();
+        Ok((posted.account.import_supplier, external, statements))
+    }
+
+    pub async fn add_statements(
+        &self,
+        key: &ApiKeyRecord,
+        body: &Value,
+    ) -> Result<Reported<AddedStatements>, DomainError> {
+        let policy = self.policy(key, body)?;
+        let (parsed, ignored) = reading(policy, || self.parse_statements(body));
+        let (supplier, external, mut statements) = parsed?;
+        let target = self.target(key, &supplier, &external)?;
+        if let Some(mapped) = self
+            .apply_rules(&target, Hook::MapStatements, body, Some("statements"))
+            .await?
+        {
+            statements = reading(policy, || self.parse_statements(&mapped)).0?.2;
+        }
+        let mut errors = FieldErrors::default();
+        for (index, statement) in statements.iter().enumerate() {
+            if let Some(path) = &statement.statement_path {
+                let attr = format!("statements.{index}.statement_path");
+                self.check_document(&target.supplier, path, attr, &mut errors)
+                    .await?;
+            }
+        }
+        if !errors.is_empty() {
+            return Err(DomainError::invalid(errors));
+        }
+        self.store
+            .change_account_records(&target.account.number, &mut |tx| {
+                // As on the real platform, a statement the account already has (or one sent
+                // twice) refuses the whole request.
+                let mut errors = FieldErrors::default();
+                let mut seen = std::collections::HashSet::new();
+                for (index, statement) in statements.iter().enumerate() {
+                    let id = statement.statement_id.as_str();
+                    if !seen.insert(id) || tx.get(AccountTable::Statements, id)?.is_some() {
+                        errors.push(FieldError::new(
+                            format!("statements.{index}.statement_id"),
+                            STATEMENT_EXISTS,
+                            format!("The account already has a historical statement {id:?}."),
+                        ));
+                    }
+                }
+                if !errors.is_empty() {
+                    return Err(DomainError::Invalid {
+                        code: STATEMENT_EXISTS,
+                        detail: "Historical statements already exist on the account.",
+                        errors,
+                    });
+                }
+                let mut summary = summary(tx)?;
+                for statement in &statements {
+                    tx.put(
+                        AccountTable::Statements,
+                        &statement.statement_id,
+                        &to_record(statement),
+                    )?;
+                    let to = statement.bill_period_to_date;
+                    summary.latest_statement_to = Some(
+                        summary
+                            .latest_statement_to
+                            .map_or(to, |latest| latest.max(to)),
+                    );
+                }
+                tx.put(AccountTable::Summary, "", &to_record(&summary))?;
+                Ok(())
+            })?;
+        self.store.flush().await?;
+        Ok(Reported {
+            value: AddedStatements {
+                import_supplier: supplier,
+                external_account_number: external,
+                statements,
+            },
+            ignored,
+        })
+    }
+}

@@ -1,0 +1,219 @@
+//! `transactions/create/`: a batch of transactions posted to the account's ledger, all or
+//! none.
+
+use super::add_notes::add_note;
+use super::{Additions, record, summary, to_record};
+use crate::domain::api_key::ApiKeyRecord;
+use crate::domain::error::{DomainError, TransactionFailure};
+use crate::domain::events;
+pub use crate::domain::ledger::TransactionOptions;
+use crate::domain::ledger::{
+    LedgerEntry, Posting, PostingRefusal, Transaction, open_period_start, post_batch,
+    read_transactions, transaction_index,
+};
+use crate::domain::notes::{NoteInput, NoteSource};
+use crate::domain::ports::Hook;
+use crate::domain::validation::{FieldError, FieldErrors, Reported, reading};
+use crate::store::AccountTable;
+use chrono::{NaiveDate, Utc};
+use serde::Serialize;
+use serde_json::Value;
+
+pub const TRANSACTION_IMPORT_SUCCESS: &str = "TRANSACTION_IMPORT_SUCCESS";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum TransactionStatus {
+    TransactionAddedToAccount,
+    TransactionAlreadyExists,
+}
+
+/// The answer for one posted transaction.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct TransactionResult {
+    pub status: TransactionStatus,
+    pub transaction_data: Transaction,
+}
+
+/// Each transaction read, with the JSON it was read from (for the error body).
+type ReadBatch = Vec<(Transaction, Value)>;
+
+/// The answer of a batch refused at the transaction `posted`.
+fn transaction_failure(posted: &Value, refusal: PostingRefusal) -> DomainError {
+    let attr = format!("transactions.{}.{}", refusal.index, refusal.field);
+    DomainError::TransactionImport(Box::new(TransactionFailure {
+        code: refusal.code.to_owned(),
+        detail: format!("{attr}: {}", refusal.detail),
+        errors: FieldErrors::single(FieldError::new(attr, refusal.code, refusal.detail)),
+        transaction_data: posted.clone(),
+    }))
+}
+
+impl Additions {
+    /// Reads the body: every transaction, with the body's element it was read from (for the
+    /// answer of a failure). A problem of the request itself is answered in the error format;
+    /// else the first failing transaction fails all, with its own errors.
+    fn parse_transactions(
+        &self,
+        body: &Value,
+        today: NaiveDate,
+    ) -> Result<(String, String, ReadBatch, bool), DomainError> {
+        let posted = read_transactions(body, self.limits.max_items, today).map_err(|errors| {
+            let (request, transactions): (Vec<_>, Vec<_>) = errors
+                .0
+                .into_iter()
+                .partition(|error| transaction_index(error).is_none());
+            let Some(index) = transactions.first().and_then(transaction_index) else {
+                return DomainError::invalid(FieldErrors(request));
+            };
+            if !request.is_empty() {
+                return DomainError::invalid(FieldErrors(request));
+            }
+            let errors: Vec<FieldError> = transactions
+                .into_iter()
+                .filter(|error| transaction_index(error) == Some(index))
+                .collect();
+            let first = &errors[0];
+            DomainError::TransactionImport(Box::new(TransactionFailure {
+                code: first.code.clone(),
+                detail: format!(
+                    "{}: {}",
+                    first.attr.as_deref().unwrap_or_default(),
+                    first.detail
+                ),
+                transaction_data: body["transactions"][index].clone(),
+                errors: FieldErrors(errors),
+            }))
+        })?;
+        let values = body
+            .get("transactions")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let transactions = posted
+            .transactions
+            .into_iter()
+            .zip(values.iter().cloned())
+            .collect();
+        let external = posted.account.external_account_number().to_owned();
+        Ok((
+            posted.account.import_supplier,
+            external,
+            transactions,
+            posted.dry_run,
+        ))
+    }
+
+    pub async fn add_transactions(
+        &self,
+        key: &ApiKeyRecord,
+        body: &Value,
+        options: TransactionOptions,
+    ) -> Result<Reported<Vec<TransactionResult>>, DomainError> {
+        let now = Utc::now();
+        let policy = self.policy(key, body)?;
+        let (parsed, ignored) = reading(policy, || self.parse_transactions(body, now.date_naive()));
+        let (supplier, external, mut transactions, dry_run) = parsed?;
+        let target = self.target(key, &supplier, &external)?;
+        if let Some(mapped) = self
+            .apply_rules(&target, Hook::MapTransactions, body, Some("transactions"))
+            .await?
+        {
+            transactions = reading(policy, || {
+                self.parse_transactions(&mapped, now.date_naive())
+            })
+            .0?
+            .2;
+        }
+
+        let account_start = target
+            .account
+            .data
+            .open_statement_period_start()
+            .unwrap_or_else(|| target.account.created_at.date_naive());
+        let mut results = Vec::new();
+        let items = transactions.len();
+        let written = self.change_account_records(&target.account.number, items, &mut |tx| {
+            results.clear();
+            let summary = summary(tx)?;
+            let start = open_period_start(account_start, summary.latest_statement_to);
+            let mut existing = Vec::with_capacity(transactions.len());
+            for (transaction, _) in &transactions {
+                existing.push(tx.get(AccountTable::Transactions, &transaction.transaction_id)?);
+            }
+            let batch = transactions
+                .iter()
+                .map(|(transaction, _)| transaction)
+                .zip(existing);
+            let posted = post_batch(summary, start, options, batch).map_err(|refusal| {
+                transaction_failure(&transactions[refusal.index].1, refusal)
+            })?;
+            for posting in posted.postings {
+                let (mut kept, balance_after) = match posting {
+                    Posting::AlreadyAdded(existing) => {
+                        results.push(TransactionResult {
+                            status: TransactionStatus::TransactionAlreadyExists,
+                            transaction_data: record(existing)?,
+                        });
+                        continue;
+                    }
+                    Posting::Added {
+                        kept,
+                        balance_after,
+                    } => (kept, balance_after),
+                };
+                let entry = LedgerEntry {
+                    id: tx.next_id()?,
+                    transaction_id: kept.transaction_id.clone(),
+                    kind: kept.kind,
+                    amount: kept.amount,
+                    balance_after,
+                    transaction_date: kept.transaction_date,
+                    posted_at: now,
+                };
+                kept.status = Some(TRANSACTION_IMPORT_SUCCESS.to_owned());
+                kept.ledger_entry_id = Some(entry.id);
+                tx.publish(&events::ledger_entry_posted(&target.account.number, &entry)?)?;
+                tx.put(AccountTable::Transactions, &kept.transaction_id, &to_record(&kept))?;
+                tx.put(AccountTable::LedgerEntries, &format!("{:020}", entry.id), &to_record(&entry))?;
+                results.push(TransactionResult {
+                    status: TransactionStatus::TransactionAddedToAccount,
+                    transaction_data: kept,
+                });
+            }
+            let moved = posted.moved;
+            let summary = posted.summary;
+            if !moved.is_empty() {
+                let note = NoteInput {
+                    body: Some(format!(
+                        "Imported transactions dated before the open statement period (which starts {start}) were moved to its first day: {}.",
+                        moved.join(", ")
+                    )),
+                    document_paths: Vec::new(),
+                    created_at: None,
+                    is_pinned: true,
+                    unpin_at: None,
+                    external_id: None,
+                    is_archived: false,
+                };
+                add_note(tx, &note, NoteSource::System, now)?;
+            }
+            tx.put(AccountTable::Summary, "", &to_record(&summary))?;
+            // A dry run goes through everything and is rolled back here: the answer is the
+            // real one, and nothing is kept.
+            if dry_run {
+                return Err(DomainError::DryRunWouldSucceed);
+            }
+            Ok(())
+        });
+        match written {
+            Ok(()) => self.store.flush().await?,
+            Err(DomainError::DryRunWouldSucceed) if dry_run => {}
+            Err(error) => return Err(error),
+        }
+        Ok(Reported {
+            value: results,
+            ignored,
+        })
+    }
+}

@@ -1,0 +1,268 @@
+//! Adding data to imported accounts: notes, transactions, historical statements and payment
+//! instructions, and reading it all back for operators.
+//!
+//! Every request names its account by supplier code and external account number; only
+//! imported accounts visible to the caller's API key qualify (anything else is
+//! `account_not_found`), and the supplier's migration must be ongoing. Each request's records
+//! are written in one transaction and flushed before the call returns.
+//!
+//! One module per use case (`add_notes`, `add_transactions`, `add_statements`,
+//! `add_payment_instruction`) and the operators' read model (`account_view`); this one holds
+//! what they share: finding the account a request adds to, the supplier's rules, the
+//! documents check and the records' encoding.
+
+use super::account::AccountLimits;
+use super::api_key::ApiKeyRecord;
+use super::documents::{INVALID_PATH_CODE, INVALID_PATH_DETAIL, document_key};
+use super::error::DomainError;
+use super::import_process::{ImportState, PlatformAccount};
+use super::ledger::AccountSummary;
+use super::ports::{AccountTarget, Documents, Hook, NoRules, PaymentVendors, SupplierRules};
+use super::supplier::Supplier;
+use super::supplier::unknown_fields_of;
+use super::validation::{FieldError, FieldErrors, UnknownFields};
+use crate::store::{AccountTable, AccountTx, ChangeAccount, Store, StoreError};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::sync::Arc;
+
+/// Changes of this many records or more run off the async worker (see
+/// `Additions::change_account_records`).
+const LARGE_CHANGE_ITEMS: usize = 100;
+
+mod account_view;
+mod add_notes;
+mod add_payment_instruction;
+mod add_statements;
+mod add_transactions;
+
+pub use account_view::AccountView;
+pub use add_notes::NoteResult;
+pub use add_statements::{AddedStatements, STATEMENT_EXISTS};
+pub use add_transactions::{
+    TRANSACTION_IMPORT_SUCCESS, TransactionOptions, TransactionResult, TransactionStatus,
+};
+
+/// The account a request adds to.
+pub(crate) struct Target {
+    pub(crate) supplier: Supplier,
+    pub(crate) account: PlatformAccount,
+}
+
+#[derive(Clone)]
+pub struct Additions {
+    pub(crate) store: Arc<dyn Store>,
+    documents: Arc<dyn Documents>,
+    vendors: Arc<dyn PaymentVendors>,
+    rules: Arc<dyn SupplierRules>,
+    limits: AccountLimits,
+}
+
+impl std::fmt::Debug for Additions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Additions")
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+pub(crate) fn record<T: DeserializeOwned>(value: Value) -> Result<T, DomainError> {
+    serde_json::from_value(value).map_err(|source| {
+        DomainError::Store(StoreError::Corrupt {
+            key: "account record".into(),
+            source,
+        })
+    })
+}
+
+pub(crate) fn to_record<T: Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
+fn summary(tx: &dyn AccountTx) -> Result<AccountSummary, DomainError> {
+    tx.get(AccountTable::Summary, "")?
+        .map(record)
+        .transpose()
+        .map(Option::unwrap_or_default)
+}
+
+impl Additions {
+    pub fn new(
+        store: Arc<dyn Store>,
+        documents: Arc<dyn Documents>,
+        vendors: Arc<dyn PaymentVendors>,
+        limits: AccountLimits,
+    ) -> Self {
+        Self {
+            store,
+            documents,
+            vendors,
+            rules: Arc::new(NoRules),
+            limits,
+        }
+    }
+
+    /// The same, with the suppliers' rules (their plugins) applied to every request.
+    pub fn with_rules(mut self, rules: Arc<dyn SupplierRules>) -> Self {
+        self.rules = rules;
+        self
+    }
+
+    /// The store's atomic change of an account's records; for a change of `items` records
+    /// or more, off the async worker (see [`blocking`](super::blocking)): a large batch
+    /// holds sled's lock for milliseconds, while for a small one handing the worker's tasks
+    /// to another thread costs more than it saves.
+    fn change_account_records(
+        &self,
+        number: &str,
+        items: usize,
+        change: &mut ChangeAccount<'_>,
+    ) -> Result<(), DomainError> {
+        if items >= LARGE_CHANGE_ITEMS {
+            super::blocking::blocking(|| self.store.change_account_records(number, change))
+        } else {
+            self.store.change_account_records(number, change)
+        }
+    }
+
+    /// The imported account `(supplier, external)` if the key may see it and its supplier's
+    /// migration is ongoing.
+    pub(crate) fn target(
+        &self,
+        key: &ApiKeyRecord,
+        supplier: &str,
+        external: &str,
+    ) -> Result<Target, DomainError> {
+        let target = self.imported_account(key, supplier, external)?;
+        target.supplier.ensure_ongoing()?;
+        Ok(target)
+    }
+
+    /// The imported account `(supplier, external)` if the key may see it (reads work whatever
+    /// the supplier's status).
+    pub(crate) fn imported_account(
+        &self,
+        key: &ApiKeyRecord,
+        supplier: &str,
+        external: &str,
+    ) -> Result<Target, DomainError> {
+        if !key.can_see(supplier) {
+            return Err(DomainError::AccountNotFound);
+        }
+        let supplier = self
+            .store
+            .supplier(supplier)?
+            .ok_or(DomainError::AccountNotFound)?;
+        let process = self
+            .store
+            .import_process(&supplier.code, external)?
+            .ok_or(DomainError::AccountNotFound)?;
+        let number = process
+            .platform_account_number
+            .filter(|_| process.state == ImportState::Processed)
+            .ok_or(DomainError::AccountNotFound)?;
+        let account = self
+            .store
+            .account(&number)?
+            .ok_or(DomainError::AccountNotFound)?;
+        Ok(Target { supplier, account })
+    }
+
+    /// Checks that `path` exists under the supplier's root; records an error at `attr` if not.
+    async fn check_document(
+        &self,
+        supplier: &Supplier,
+        path: &str,
+        attr: String,
+        errors: &mut FieldErrors,
+    ) -> Result<(), DomainError> {
+        let Ok(key) = document_key(&supplier.document_root, path) else {
+            errors.push(FieldError::new(
+                attr,
+                INVALID_PATH_CODE,
+                INVALID_PATH_DETAIL,
+            ));
+            return Ok(());
+        };
+        let exists = self
+            .documents
+            .exists(&key)
+            .await
+            .map_err(|error| DomainError::DocumentStore(error.to_string()))?;
+        if !exists {
+            errors.push(FieldError::new(
+                attr,
+                "path_does_not_exist_in_file_store",
+                format!("No document at {path} in the supplier's document store."),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The supplier's `hook` rules applied to the `field` array of `body` (or, without a
+    /// field, to the payment instruction's own fields): the body to read again, or `None`
+    /// when the supplier has no such rules.
+    async fn apply_rules(
+        &self,
+        target: &Target,
+        hook: Hook,
+        body: &Value,
+        field: Option<&str>,
+    ) -> Result<Option<Value>, DomainError> {
+        let input = match field {
+            Some(field) => body.get(field).cloned().unwrap_or(Value::Null),
+            None => body.clone(),
+        };
+        let account = AccountTarget {
+            import_supplier: target.supplier.code.clone(),
+            external_account_number: target.account.external_account_number.clone(),
+            platform_account_number: target.account.number.clone(),
+        };
+        let mapped = super::rules::apply(
+            self.rules.as_ref(),
+            &target.supplier.code,
+            hook,
+            Some(&account),
+            input,
+            DomainError::invalid,
+        )
+        .await?;
+        Ok(mapped.map(|mapped| match field {
+            Some(field) => {
+                let mut body = body.clone();
+                body[field] = mapped;
+                body
+            }
+            None => {
+                let mut body = body.clone();
+                for key in ["vendor", "reference", "type"] {
+                    body[key] = mapped.get(key).cloned().unwrap_or(Value::Null);
+                }
+                body
+            }
+        }))
+    }
+
+    /// What `body`'s supplier does with unknown fields.
+    fn policy(&self, key: &ApiKeyRecord, body: &Value) -> Result<UnknownFields, DomainError> {
+        Ok(unknown_fields_of(
+            self.store.as_ref(),
+            key,
+            body,
+            "import_supplier",
+        )?)
+    }
+
+    pub(crate) fn records<T: DeserializeOwned>(
+        &self,
+        number: &str,
+        table: AccountTable,
+    ) -> Result<Vec<T>, DomainError> {
+        self.store
+            .account_records(number, table)?
+            .into_iter()
+            .map(record)
+            .collect()
+    }
+}
