@@ -25,6 +25,9 @@ pub struct ServeArgs {
     /// Where sled keeps its files (default ./ferry-data).
     #[arg(long, env = "FERRY_DATA_DIR")]
     pub data_dir: Option<PathBuf>,
+    /// Memory sled's page cache may use, in MiB (default 128).
+    #[arg(long, env = "FERRY_STORE_CACHE_MB")]
+    pub store_cache_mb: Option<u64>,
     /// Redis URL for the event relay (unset: events wait in the outbox).
     #[arg(long, env = "FERRY_REDIS_URL")]
     pub redis_url: Option<String>,
@@ -89,6 +92,7 @@ pub struct ServeArgs {
 struct FileSettings {
     listen: Option<String>,
     data_dir: Option<PathBuf>,
+    store_cache_mb: Option<u64>,
     redis_url: Option<String>,
     redis_stream: Option<String>,
     redis_maxlen: Option<usize>,
@@ -134,6 +138,8 @@ pub enum ConfigError {
 pub struct Settings {
     pub listen: String,
     pub data_dir: PathBuf,
+    /// The bound of sled's page cache.
+    pub store_cache_bytes: u64,
     pub redis_url: Option<String>,
     pub redis_stream: String,
     pub redis_maxlen: usize,
@@ -221,6 +227,16 @@ impl Settings {
                 detail: "must be positive".into(),
             });
         }
+        let store_cache_bytes = match args.store_cache_mb.or(file.store_cache_mb) {
+            None => crate::store::DEFAULT_CACHE_BYTES,
+            Some(0) => {
+                return Err(ConfigError::Invalid {
+                    name: "store_cache_mb",
+                    detail: "must be positive".into(),
+                });
+            }
+            Some(mib) => mib.saturating_mul(1024 * 1024),
+        };
         let sweep = args
             .expiry_sweep_seconds
             .or(file.expiry_sweep_seconds)
@@ -235,6 +251,7 @@ impl Settings {
                 .or(file.bucket)
                 .unwrap_or_else(|| format!("file://{}", data_dir.join("bucket").display())),
             data_dir,
+            store_cache_bytes,
             redis_url: args.redis_url.or(file.redis_url),
             redis_stream: args
                 .redis_stream
@@ -326,6 +343,25 @@ mod tests {
         assert_eq!(settings.limits.max_items, 5);
         assert_eq!(settings.bucket, "file:///tmp/x/bucket");
         assert_eq!(settings.redis_stream, DEFAULT_REDIS_STREAM);
+        assert_eq!(
+            settings.store_cache_bytes,
+            crate::store::DEFAULT_CACHE_BYTES
+        );
+        let bounded = Settings::resolve(ServeArgs {
+            config: Some(path.clone()),
+            store_cache_mb: Some(32),
+            ..ServeArgs::default()
+        })
+        .expect("settings");
+        assert_eq!(bounded.store_cache_bytes, 32 << 20);
+        assert!(
+            Settings::resolve(ServeArgs {
+                config: Some(path.clone()),
+                store_cache_mb: Some(0),
+                ..ServeArgs::default()
+            })
+            .is_err()
+        );
 
         let vendors = vendors_from_env(
             [

@@ -51,7 +51,10 @@ pub async fn run(
         path: data_dir.display().to_string(),
         source,
     })?;
-    let store = Arc::new(SledStore::open(&data_dir.join("db"))?);
+    let store = Arc::new(SledStore::open_with_cache(
+        &data_dir.join("db"),
+        settings.store_cache_bytes,
+    )?);
     // Compile the account document's schema before the first request, not during it.
     crate::domain::request_document::prepare();
     let operator_key = resolve_operator_key(&settings)?;

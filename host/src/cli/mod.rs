@@ -26,6 +26,10 @@ pub struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "parsed once per process; the serve settings are the largest by nature"
+)]
 pub enum Command {
     /// Run the service.
     Serve(ServeArgs),

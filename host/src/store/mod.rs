@@ -7,7 +7,7 @@
 
 mod sled_store;
 
-pub use sled_store::SledStore;
+pub use sled_store::{DEFAULT_CACHE_BYTES, SledStore};
 
 use crate::domain::api_key::ApiKeyRecord;
 use crate::domain::error::DomainError;

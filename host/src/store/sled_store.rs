@@ -69,9 +69,22 @@ enum Abort {
     NumberTaken,
 }
 
+/// How much memory sled's page cache may hold by default: a fraction of sled's own default
+/// (1 GiB), which a server staging a hundred thousand accounts filled (`--store-cache-mb`).
+pub const DEFAULT_CACHE_BYTES: u64 = 128 * 1024 * 1024;
+
 impl SledStore {
+    /// Opens (or creates) the store in `dir` with the default cache.
     pub fn open(dir: &Path) -> Result<Self, StoreError> {
-        let db = sled::Config::new().path(dir).open()?;
+        Self::open_with_cache(dir, DEFAULT_CACHE_BYTES)
+    }
+
+    /// Opens (or creates) the store in `dir`, its page cache bounded to `cache_bytes`.
+    pub fn open_with_cache(dir: &Path, cache_bytes: u64) -> Result<Self, StoreError> {
+        let db = sled::Config::new()
+            .path(dir)
+            .cache_capacity(cache_bytes)
+            .open()?;
         Ok(Self {
             suppliers: db.open_tree("suppliers")?,
             api_keys: db.open_tree("api_keys")?,
