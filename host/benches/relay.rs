@@ -35,7 +35,7 @@ fn main() {
         std::thread::sleep(Duration::from_millis(10));
     }
 
-    let store: Arc<dyn Store> = Arc::new(SledStore::open(&dir.path().join("db")).expect("store"));
+    let store = Arc::new(SledStore::open(&dir.path().join("db")).expect("store"));
     for chunk in (0..total).collect::<Vec<_>>().chunks(1000) {
         let events: Vec<Event> = chunk
             .iter()

@@ -2,7 +2,7 @@
 //! a payload valid for its catalogue entry; exactly once across Redis outages and crashes.
 
 use crate::support::*;
-use ferry_host::events::catalogue::Catalogue;
+use ferry_host::domain::catalogue::Catalogue;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};

@@ -5,7 +5,7 @@ use super::AppState;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{PathParams, SupplierCaller};
 use super::stream::json_array;
-use crate::domain::import_process::{ImportProcess, TransferStatus, format_datetime};
+use crate::domain::import_process::{ImportListing, TransferStatus, format_datetime};
 use crate::domain::imports::ListFilter;
 use axum::extract::State;
 use axum::response::Response;
@@ -52,8 +52,8 @@ pub struct ImportProcessItem {
     pub account_created_at: Option<String>,
 }
 
-impl From<ImportProcess> for ImportProcessItem {
-    fn from(process: ImportProcess) -> Self {
+impl From<ImportListing> for ImportProcessItem {
+    fn from(process: ImportListing) -> Self {
         Self {
             external_account_number: process.external_account_number,
             platform_account_number: process.platform_account_number,

@@ -2,7 +2,7 @@
 //! document.
 
 use super::output::print_line;
-use crate::events::catalogue::Catalogue;
+use crate::domain::catalogue::Catalogue;
 use anyhow::Context;
 use clap::Subcommand;
 use redis::streams::{StreamReadOptions, StreamReadReply};

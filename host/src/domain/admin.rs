@@ -6,7 +6,7 @@ use super::error::DomainError;
 use super::operations_team::{OperationsTeam, read_new_team};
 use super::supplier::{Supplier, read_new_supplier, read_supplier_change};
 use super::validation::{FieldError, FieldErrors};
-use crate::store::{ImportCounts, Store};
+use crate::domain::storage::{ImportCounts, Store};
 use chrono::Utc;
 use serde_json::Value;
 use std::sync::Arc;

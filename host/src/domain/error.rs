@@ -3,7 +3,7 @@
 //! The HTTP edge maps each variant to a status; nothing here knows about HTTP.
 
 use super::validation::FieldErrors;
-use crate::store::StoreError;
+use crate::domain::storage::StoreError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum DomainError {

@@ -8,7 +8,7 @@ use super::error::DomainError;
 use super::import_process::{ImportProcess, PlatformAccount, format_datetime};
 use super::ledger::{LedgerEntry, TransactionType};
 use super::payment_instruction::PaymentInstruction;
-use crate::events::catalogue::{Catalogue, CatalogueError};
+use crate::domain::catalogue::{Catalogue, CatalogueError};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};

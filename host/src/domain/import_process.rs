@@ -52,6 +52,17 @@ pub struct ProcessFailure {
     pub at: DateTime<Utc>,
 }
 
+/// What the lists show of an import process: read from the stored process without its
+/// account document (the bulk of the record), which a list of a hundred thousand processes
+/// would otherwise decode to emit three fields.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct ImportListing {
+    pub external_account_number: String,
+    pub state: ImportState,
+    pub platform_account_number: Option<String>,
+    pub account_created_at: Option<DateTime<Utc>>,
+}
+
 /// One account import process as stored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ImportProcess {

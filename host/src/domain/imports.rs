@@ -17,7 +17,7 @@ use super::validation::{
     FieldError, FieldErrors, ObjectReader, Optional, Reported, Required, StrRule, UnknownFields,
     reading,
 };
-use crate::store::{ImportChange, ImportIter, Store};
+use crate::domain::storage::{ImportChange, ListingIter, Store};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use std::sync::Arc;
@@ -603,7 +603,7 @@ impl Imports {
         let mut released = 0;
         for supplier in self.store.suppliers()? {
             let stuck: Vec<String> = filtered(
-                self.store.import_processes(&supplier.code, None),
+                self.store.import_listings(&supplier.code),
                 ListFilter::State(ImportState::InProgress),
             )
             .map(|process| process.map(|p| p.external_account_number))
@@ -669,12 +669,9 @@ impl Imports {
         key: &ApiKeyRecord,
         supplier_code: &str,
         filter: ListFilter,
-    ) -> Result<ImportIter, DomainError> {
+    ) -> Result<ListingIter, DomainError> {
         let supplier = self.visible_supplier(key, supplier_code)?;
-        Ok(filtered(
-            self.store.import_processes(&supplier.code, None),
-            filter,
-        ))
+        Ok(filtered(self.store.import_listings(&supplier.code), filter))
     }
 
     /// Cancels every staged process older than its supplier's expiry window.
@@ -720,10 +717,10 @@ impl Imports {
 }
 
 /// Keeps the processes that pass `filter`.
-pub fn filtered(processes: ImportIter, filter: ListFilter) -> ImportIter {
-    Box::new(processes.filter(move |item| {
+pub fn filtered(listings: ListingIter, filter: ListFilter) -> ListingIter {
+    Box::new(listings.filter(move |item| {
         item.as_ref()
-            .map_or(true, |process| filter.admits(process.state))
+            .map_or(true, |listing| filter.admits(listing.state))
     }))
 }
 
@@ -757,7 +754,7 @@ mod tests {
     use super::*;
     use crate::domain::account::AccountLimits;
     use crate::domain::admin::Admin;
-    use crate::domain::import_process::TransferStatus;
+    use crate::domain::import_process::{ImportListing, TransferStatus};
     use crate::store::SledStore;
     use serde_json::json;
 
@@ -874,6 +871,34 @@ mod tests {
         let migrate =
             json!({"import_supplier_code": "OLD_CO", "external_account_number": "MIGRATED"});
         imports.process(&key, &migrate).await.expect("process");
+
+        // The lists read what they show of each process, the account document left unread.
+        let listed: Vec<_> = imports
+            .list(&key, "OLD_CO", ListFilter::All)
+            .expect("list")
+            .collect::<Result<_, _>>()
+            .expect("readable");
+        let migrated = imports
+            .import_process(&key, "OLD_CO", "MIGRATED")
+            .expect("process");
+        assert_eq!(
+            listed,
+            [
+                ImportListing {
+                    external_account_number: "MIGRATED".into(),
+                    state: ImportState::Processed,
+                    platform_account_number: migrated.platform_account_number.clone(),
+                    account_created_at: migrated.account_created_at,
+                },
+                ImportListing {
+                    external_account_number: "OLD".into(),
+                    state: ImportState::Pending,
+                    platform_account_number: None,
+                    account_created_at: None,
+                },
+            ]
+        );
+        assert!(migrated.platform_account_number.is_some());
 
         let not_yet = imports
             .cancel_expired(Utc::now() + chrono::Duration::days(29))

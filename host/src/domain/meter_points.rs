@@ -11,7 +11,7 @@ use super::api_key::ApiKeyRecord;
 use super::error::DomainError;
 use super::events;
 use super::validation::{FieldError, FieldErrors};
-use crate::store::AccountTable;
+use crate::domain::storage::AccountTable;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 

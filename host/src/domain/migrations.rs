@@ -8,7 +8,7 @@ use super::error::DomainError;
 use super::import_process::ImportState;
 use super::imports::{Imports, ListFilter, filtered};
 use super::supplier::SupplierStatus;
-use crate::store::Store;
+use crate::domain::storage::Store;
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -160,18 +160,16 @@ impl Migrations {
     }
 
     fn claim_pending(&self, supplier: &str) -> Result<Vec<String>, DomainError> {
-        let pending: Vec<String> = filtered(
-            self.store.import_processes(supplier, None),
-            ListFilter::Pending,
-        )
-        .filter_map(|item| match item {
-            Ok(process) if process.state != ImportState::InProgress => {
-                Some(Ok(process.external_account_number))
-            }
-            Ok(_) => None,
-            Err(error) => Some(Err(error)),
-        })
-        .collect::<Result<_, _>>()?;
+        let pending: Vec<String> =
+            filtered(self.store.import_listings(supplier), ListFilter::Pending)
+                .filter_map(|item| match item {
+                    Ok(process) if process.state != ImportState::InProgress => {
+                        Some(Ok(process.external_account_number))
+                    }
+                    Ok(_) => None,
+                    Err(error) => Some(Err(error)),
+                })
+                .collect::<Result<_, _>>()?;
         let mut claimed = Vec::with_capacity(pending.len());
         for external in pending {
             if self.imports.claim(supplier, &external)? {

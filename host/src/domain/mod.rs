@@ -2,13 +2,15 @@
 //!
 //! Payload readers turn JSON into typed, validated values (reporting every field error at
 //! once); entities carry their own state rules; the use cases (`imports`, `admin`) combine
-//! them with the [`Store`](crate::store::Store) trait.
+//! them with the storage port ([`storage::Store`]), which a backend implements (`store`).
+//! Nothing here imports the backends, HTTP or the relay.
 
 pub mod account;
 pub mod additions;
 pub mod admin;
 pub mod api_key;
 pub mod blocking;
+pub mod catalogue;
 pub mod documents;
 pub mod error;
 pub mod events;
@@ -28,5 +30,6 @@ pub mod request_document;
 pub mod rules;
 pub mod schedules;
 pub mod statements;
+pub mod storage;
 pub mod supplier;
 pub mod validation;

@@ -5,7 +5,7 @@ use super::error::DomainError;
 use super::validation::{
     FieldErrors, ObjectReader, Optional, Presence, Required, StrRule, UnknownFields,
 };
-use crate::store::{Store, StoreError};
+use crate::domain::storage::{Store, StoreError};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -1,6 +1,7 @@
-//! Events: the machine-readable catalogue every payload is checked against, and the relay
-//! that carries the transactional outbox to the Redis stream.
+//! Events on their way out: the outbox as the relay reads it, the stream encoding of each
+//! event, and the relay that carries the transactional outbox to the Redis stream. (The
+//! catalogue every payload is checked against belongs to the domain: `domain::catalogue`.)
 
-pub mod catalogue;
+pub mod outbox;
 pub mod relay;
 pub mod stream_record;

@@ -7,7 +7,7 @@
 //! there, so an event written just before a crash or a dropped connection does not appear
 //! twice.
 
-use crate::store::{PendingEvent, Store};
+use super::outbox::{Outbox, PendingEvent};
 use chrono::{DateTime, Utc};
 use redis::aio::MultiplexedConnection;
 use serde::Serialize;
@@ -100,7 +100,7 @@ impl RelayStatus {
 /// previous batch out of the outbox and reads the next one from it, so the store's work and
 /// Redis's work run side by side instead of in turn.
 pub async fn run(
-    store: Arc<dyn Store>,
+    outbox: Arc<dyn Outbox>,
     config: RelayConfig,
     status: Arc<RelayStatus>,
     mut stop: watch::Receiver<bool>,
@@ -116,8 +116,8 @@ pub async fn run(
             return;
         }
     };
-    let mut outbox = Outbox {
-        store,
+    let mut outbox = OutboxReader {
+        outbox,
         status: status.clone(),
         acknowledged: Vec::new(),
     };
@@ -218,18 +218,18 @@ pub async fn run(
     }
 }
 
-/// The relay's side of the outbox: reading pending events, and taking out those Redis has
+/// The relay's hold on the outbox: reading pending events, and taking out those Redis has
 /// acknowledged.
-struct Outbox {
-    store: Arc<dyn Store>,
+struct OutboxReader {
+    outbox: Arc<dyn Outbox>,
     status: Arc<RelayStatus>,
     /// Appended by Redis, not yet taken out of the outbox.
     acknowledged: Vec<u64>,
 }
 
-impl Outbox {
+impl OutboxReader {
     fn read(&self, limit: usize, skip: &HashSet<u64>) -> Vec<PendingEvent> {
-        match self.store.pending_events(limit, skip) {
+        match self.outbox.pending_events(limit, skip) {
             Ok(batch) => batch,
             Err(error) => {
                 tracing::error!(%error, "cannot read the outbox");
@@ -246,7 +246,7 @@ impl Outbox {
         }
         let seqs = std::mem::take(&mut self.acknowledged);
         let now = Utc::now();
-        match self.store.mark_published(&seqs, now) {
+        match self.outbox.mark_published(&seqs, now) {
             Ok(()) => {
                 metrics::counter!("ferry_events_published_total").increment(seqs.len() as u64);
                 self.status.update(|s| {

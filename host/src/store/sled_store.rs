@@ -3,7 +3,7 @@
 
 use super::{
     AccountTable, AccountTx, ChangeAccount, DecideImport, ImportChange, ImportCounts, ImportIter,
-    PendingEvent, Store, StoreError,
+    ListingIter, Store, StoreError,
 };
 use crate::domain::api_key::ApiKeyRecord;
 use crate::domain::error::DomainError;
@@ -12,13 +12,16 @@ use crate::domain::import_process::{ImportProcess, ImportState, PlatformAccount}
 use crate::domain::operations_team::OperationsTeam;
 use crate::domain::plugin::PluginRecord;
 use crate::domain::supplier::Supplier;
+use crate::events::outbox::{Outbox, PendingEvent};
 use crate::events::stream_record::StreamRecord;
 use chrono::{DateTime, Utc};
 use futures_util::future::BoxFuture;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use sled::Transactional;
-use sled::transaction::{ConflictableTransactionError, TransactionError, TransactionalTree};
+use sled::transaction::{
+    ConflictableTransactionError, TransactionError, TransactionalTree, UnabortableTransactionError,
+};
 use std::cell::RefCell;
 use std::collections::HashSet;
 use std::path::Path;
@@ -178,8 +181,8 @@ fn write_event(
 /// The error of a transaction that never aborts: only storage can fail it.
 fn unaborted(error: TransactionError<()>) -> StoreError {
     match error {
-        TransactionError::Storage(error) => StoreError::Sled(error),
-        TransactionError::Abort(()) => StoreError::Sled(sled::Error::Unsupported("aborted".into())),
+        TransactionError::Storage(error) => error.into(),
+        TransactionError::Abort(()) => sled::Error::Unsupported("aborted".into()).into(),
     }
 }
 
@@ -212,12 +215,37 @@ fn table_index(table: AccountTable) -> usize {
 struct SledAccountTx<'a> {
     trees: &'a [TransactionalTree],
     number: &'a str,
+    /// What interrupted an operation of this transaction (a conflict, a storage error), for
+    /// sled: the domain's change sees it as a [`StoreError`] and returns it, and the
+    /// transaction hands sled this one (which retries on a conflict).
+    interrupted: RefCell<Option<UnabortableTransactionError>>,
+}
+
+impl SledAccountTx<'_> {
+    /// Records what interrupted an operation and answers it in the port's terms.
+    fn interrupted(&self, error: UnabortableTransactionError) -> StoreError {
+        let answer = match &error {
+            UnabortableTransactionError::Conflict => StoreError::Conflict,
+            UnabortableTransactionError::Storage(error) => error.clone().into(),
+        };
+        self.interrupted.replace(Some(error));
+        answer
+    }
+}
+
+impl From<sled::Error> for StoreError {
+    fn from(error: sled::Error) -> Self {
+        StoreError::Backend(Box::new(error))
+    }
 }
 
 impl AccountTx for SledAccountTx<'_> {
     fn get(&self, table: AccountTable, key: &str) -> Result<Option<serde_json::Value>, StoreError> {
         let key = pair_key(self.number, key);
-        match self.trees[table_index(table)].get(&key)? {
+        match self.trees[table_index(table)]
+            .get(&key)
+            .map_err(|error| self.interrupted(error))?
+        {
             Some(bytes) => decode(&key, &bytes).map(Some),
             None => Ok(None),
         }
@@ -229,7 +257,9 @@ impl AccountTx for SledAccountTx<'_> {
         key: &str,
         value: &serde_json::Value,
     ) -> Result<(), StoreError> {
-        self.trees[table_index(table)].insert(pair_key(self.number, key), encode(value))?;
+        self.trees[table_index(table)]
+            .insert(pair_key(self.number, key), encode(value))
+            .map_err(|error| self.interrupted(error))?;
         Ok(())
     }
 
@@ -244,8 +274,8 @@ impl AccountTx for SledAccountTx<'_> {
             &self.trees[events + 1],
             &self.trees[events + 2],
             event,
-        )?;
-        Ok(())
+        )
+        .map_err(|error| self.interrupted(error))
     }
 }
 
@@ -492,21 +522,11 @@ impl Store for SledStore {
     }
 
     fn import_processes(&self, supplier: &str, after: Option<&str>) -> ImportIter {
-        let start = match after {
-            // The first key greater than `supplier\0after` and every key beginning with it.
-            Some(after) => {
-                let mut key = pair_key(supplier, after);
-                key.push(SEPARATOR);
-                key
-            }
-            None => pair_key(supplier, ""),
-        };
-        let mut end = supplier.as_bytes().to_vec();
-        end.push(SEPARATOR + 1);
-        Box::new(self.imports.range(start..end).map(|entry| {
-            let (key, value) = entry?;
-            decode(&key, &value)
-        }))
+        self.import_range(supplier, after)
+    }
+
+    fn import_listings(&self, supplier: &str) -> ListingIter {
+        self.import_range(supplier, None)
     }
 
     fn account(&self, number: &str) -> Result<Option<PlatformAccount>, StoreError> {
@@ -527,14 +547,14 @@ impl Store for SledStore {
             let tx = SledAccountTx {
                 trees: views,
                 number,
+                interrupted: RefCell::new(None),
             };
-            match (change.borrow_mut())(&tx) {
-                Ok(()) => Ok(()),
-                Err(DomainError::Store(StoreError::Transaction(interrupted))) => {
-                    Err(interrupted.into())
-                }
-                Err(other) => Err(ConflictableTransactionError::Abort(Abort::Domain(other))),
+            let result = (change.borrow_mut())(&tx);
+            // An interrupted operation is sled's to handle, whatever the change made of it.
+            if let Some(interrupted) = tx.interrupted.take() {
+                return Err(interrupted.into());
             }
+            result.map_err(|error| ConflictableTransactionError::Abort(Abort::Domain(error)))
         });
         match result {
             Ok(()) => Ok(()),
@@ -613,51 +633,6 @@ impl Store for SledStore {
             .map_err(unaborted)
     }
 
-    fn pending_events(
-        &self,
-        limit: usize,
-        skip: &HashSet<u64>,
-    ) -> Result<Vec<PendingEvent>, StoreError> {
-        let mut pending = Vec::with_capacity(limit.min(4096));
-        for entry in self.outbox.iter() {
-            if pending.len() >= limit {
-                break;
-            }
-            let (key, value) = entry?;
-            let seq = seq_of(&key);
-            if skip.contains(&seq) {
-                continue;
-            }
-            let record = StreamRecord::from_stored(&value)
-                .map_err(|source| StoreError::Outbox { seq, source })?;
-            pending.push(PendingEvent { seq, record });
-        }
-        Ok(pending)
-    }
-
-    fn mark_published(&self, seqs: &[u64], at: DateTime<Utc>) -> Result<(), StoreError> {
-        let when = at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-        let mut sorted = seqs.to_vec();
-        sorted.sort_unstable();
-        sorted.dedup();
-        let mut runs = sled::Batch::default();
-        for (first, last) in consecutive_runs(&sorted) {
-            let mut value = Vec::with_capacity(8 + when.len());
-            value.extend_from_slice(&first.to_be_bytes());
-            value.extend_from_slice(when.as_bytes());
-            runs.insert(&last.to_be_bytes(), value);
-        }
-        let mut outbox = sled::Batch::default();
-        for seq in &sorted {
-            outbox.remove(&seq.to_be_bytes());
-        }
-        // Published first: a crash in between leaves the event in the outbox, and the relay's
-        // reconciliation with the stream keeps it from being sent twice.
-        self.published_runs.apply_batch(runs)?;
-        self.outbox.apply_batch(outbox)?;
-        Ok(())
-    }
-
     fn events_after(&self, after: Option<u64>, limit: usize) -> Result<Vec<Event>, StoreError> {
         let start = after.map_or(0, |seq| seq.saturating_add(1));
         self.events
@@ -705,10 +680,86 @@ impl Store for SledStore {
             tokio::task::spawn_blocking(move || db.flush())
                 .await
                 .map_err(|error| {
-                    StoreError::Sled(sled::Error::ReportableBug(error.to_string()))
+                    StoreError::from(sled::Error::ReportableBug(error.to_string()))
                 })??;
             Ok(())
         })
+    }
+}
+
+impl Outbox for SledStore {
+    fn pending_events(
+        &self,
+        limit: usize,
+        skip: &HashSet<u64>,
+    ) -> Result<Vec<PendingEvent>, StoreError> {
+        let mut pending = Vec::with_capacity(limit.min(4096));
+        for entry in self.outbox.iter() {
+            if pending.len() >= limit {
+                break;
+            }
+            let (key, value) = entry?;
+            let seq = seq_of(&key);
+            if skip.contains(&seq) {
+                continue;
+            }
+            let record =
+                StreamRecord::from_stored(&value).map_err(|source| StoreError::Outbox {
+                    seq,
+                    source: Box::new(source),
+                })?;
+            pending.push(PendingEvent { seq, record });
+        }
+        Ok(pending)
+    }
+
+    fn mark_published(&self, seqs: &[u64], at: DateTime<Utc>) -> Result<(), StoreError> {
+        let when = at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        let mut sorted = seqs.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let mut runs = sled::Batch::default();
+        for (first, last) in consecutive_runs(&sorted) {
+            let mut value = Vec::with_capacity(8 + when.len());
+            value.extend_from_slice(&first.to_be_bytes());
+            value.extend_from_slice(when.as_bytes());
+            runs.insert(&last.to_be_bytes(), value);
+        }
+        let mut outbox = sled::Batch::default();
+        for seq in &sorted {
+            outbox.remove(&seq.to_be_bytes());
+        }
+        // Published first: a crash in between leaves the event in the outbox, and the relay's
+        // reconciliation with the stream keeps it from being sent twice.
+        self.published_runs.apply_batch(runs)?;
+        self.outbox.apply_batch(outbox)?;
+        Ok(())
+    }
+}
+
+impl SledStore {
+    /// The supplier's import processes from after `after` on, each read as a `T` (the whole
+    /// process, or what a list shows of it).
+    fn import_range<T: DeserializeOwned + 'static>(
+        &self,
+        supplier: &str,
+        after: Option<&str>,
+    ) -> Box<dyn Iterator<Item = Result<T, StoreError>> + Send> {
+        let start = match after {
+            // The first key greater than `supplier\0after` and every key beginning with it.
+            Some(after) => {
+                let mut key = pair_key(supplier, after);
+                key.push(SEPARATOR);
+                key
+            }
+            None => pair_key(supplier, ""),
+        };
+        let mut end = supplier.as_bytes().to_vec();
+        end.push(SEPARATOR + 1);
+        Box::new(self.imports.range(start..end).map(|entry| {
+            let (key, value) = entry?;
+            decode(&key, &value)
+        }))
     }
 }
 

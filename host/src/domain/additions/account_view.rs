@@ -6,7 +6,7 @@ use crate::domain::ledger::{AccountSummary, LedgerEntry, Transaction, open_perio
 use crate::domain::notes::Note;
 use crate::domain::payment_instruction::PaymentInstruction;
 use crate::domain::statements::Statement;
-use crate::store::AccountTable;
+use crate::domain::storage::AccountTable;
 use chrono::{DateTime, NaiveDate, Utc};
 
 /// Everything kept on an imported account.

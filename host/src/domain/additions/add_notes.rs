@@ -7,8 +7,8 @@ use crate::domain::notes::{
     Note, NoteInput, NoteSource, NoteStatus, duplicate_of, note_key, read_notes,
 };
 use crate::domain::ports::Hook;
+use crate::domain::storage::{AccountTable, AccountTx};
 use crate::domain::validation::{FieldErrors, Reported, reading};
-use crate::store::{AccountTable, AccountTx};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 

@@ -8,8 +8,8 @@ use crate::domain::payment_instruction::{
     PaymentInstruction, PaymentInstructionInput, instruction_key, read_payment_instruction,
 };
 use crate::domain::ports::{Hook, VendorError};
+use crate::domain::storage::AccountTable;
 use crate::domain::validation::{Reported, reading};
-use crate::store::AccountTable;
 use chrono::Utc;
 use serde_json::Value;
 

@@ -5,8 +5,8 @@ use crate::domain::api_key::ApiKeyRecord;
 use crate::domain::error::DomainError;
 use crate::domain::ports::Hook;
 use crate::domain::statements::{Statement, read_statements};
+use crate::domain::storage::AccountTable;
 use crate::domain::validation::{FieldError, FieldErrors, Reported, reading};
-use crate::store::AccountTable;
 use serde_json::Value;
 
 /// The real platform's code for a statement the account already has.

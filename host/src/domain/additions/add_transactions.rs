@@ -13,8 +13,8 @@ use crate::domain::ledger::{
 };
 use crate::domain::notes::{NoteInput, NoteSource};
 use crate::domain::ports::Hook;
+use crate::domain::storage::AccountTable;
 use crate::domain::validation::{FieldError, FieldErrors, Reported, reading};
-use crate::store::AccountTable;
 use chrono::{NaiveDate, Utc};
 use serde::Serialize;
 use serde_json::Value;

@@ -21,7 +21,7 @@ use super::ports::{AccountTarget, Documents, Hook, NoRules, PaymentVendors, Supp
 use super::supplier::Supplier;
 use super::supplier::unknown_fields_of;
 use super::validation::{FieldError, FieldErrors, UnknownFields};
-use crate::store::{AccountTable, AccountTx, ChangeAccount, Store, StoreError};
+use crate::domain::storage::{AccountTable, AccountTx, ChangeAccount, Store, StoreError};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
