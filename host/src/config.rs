@@ -25,7 +25,7 @@ pub struct ServeArgs {
     /// Where sled keeps its files (default ./ferry-data).
     #[arg(long, env = "FERRY_DATA_DIR")]
     pub data_dir: Option<PathBuf>,
-    /// Memory sled's page cache may use, in MiB (default 128).
+    /// Memory sled's page cache may use, in MiB (default 1024, sled's own).
     #[arg(long, env = "FERRY_STORE_CACHE_MB")]
     pub store_cache_mb: Option<u64>,
     /// Redis URL for the event relay (unset: events wait in the outbox).

@@ -72,9 +72,11 @@ enum Abort {
     NumberTaken,
 }
 
-/// How much memory sled's page cache may hold by default: a fraction of sled's own default
-/// (1 GiB), which a server staging a hundred thousand accounts filled (`--store-cache-mb`).
-pub const DEFAULT_CACHE_BYTES: u64 = 128 * 1024 * 1024;
+/// How much memory sled's page cache may hold by default (`--store-cache-mb`): sled's own
+/// default, 1 GiB. A smaller bound did not make a server that staged 100 000 accounts smaller
+/// (its resident memory is mostly not the cache) and made listing them re-read and grow by
+/// hundreds of MiB (BENCHMARKS.md).
+pub const DEFAULT_CACHE_BYTES: u64 = 1024 * 1024 * 1024;
 
 impl SledStore {
     /// Opens (or creates) the store in `dir` with the default cache.
