@@ -3,6 +3,8 @@
 //! The port's types are re-exported here for the binary's edge (the server, tests, benches),
 //! which picks the backend.
 
+#[cfg(test)]
+pub mod contract;
 mod sled_store;
 
 pub use crate::domain::storage::*;

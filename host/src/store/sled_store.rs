@@ -770,6 +770,27 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// A temporary directory for one test.
+    struct SledBackend {
+        dir: tempfile::TempDir,
+    }
+
+    impl SledBackend {
+        fn new() -> Self {
+            Self {
+                dir: tempfile::tempdir().expect("temp dir"),
+            }
+        }
+    }
+
+    impl crate::store::contract::Backend for SledBackend {
+        fn open(&self) -> std::sync::Arc<dyn Store> {
+            std::sync::Arc::new(SledStore::open(self.dir.path()).expect("store"))
+        }
+    }
+
+    crate::store::contract::contract_tests!(SledBackend::new);
+
     fn event(number: usize) -> Event {
         let account = format!("A-{number:08X}");
         Event::new(
