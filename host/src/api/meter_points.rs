@@ -61,7 +61,8 @@ pub async fn meter_point_statuses(
 ) -> Result<Json<Vec<MeterPointStatusBody>>, ApiError> {
     let points = state
         .additions
-        .meter_point_statuses(&key, &supplier, &external)?;
+        .meter_point_statuses(&key, &supplier, &external)
+        .await?;
     Ok(Json(
         points
             .into_iter()

@@ -6,12 +6,12 @@
 //! flow.
 
 use super::account::{AccountPayload as PlatformAccountData, Market};
-use super::additions::{Additions, record, to_record};
+use super::additions::Additions;
 use super::api_key::ApiKeyRecord;
 use super::error::DomainError;
 use super::events;
 use super::validation::{FieldError, FieldErrors};
-use crate::domain::storage::AccountTable;
+use crate::domain::storage::retrying;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -60,13 +60,13 @@ pub fn meter_points_of(data: &PlatformAccountData) -> Vec<(String, Market)> {
 
 impl Additions {
     /// Every meter point of the account with its registration, in the account's order.
-    fn meter_points(
+    async fn meter_points(
         &self,
         number: &str,
         data: &PlatformAccountData,
         since: DateTime<Utc>,
     ) -> Result<Vec<MeterPoint>, DomainError> {
-        let kept: Vec<MeterPoint> = self.records(number, AccountTable::MeterPoints)?;
+        let kept = self.store.meter_points(number).await?;
         Ok(meter_points_of(data)
             .into_iter()
             .map(|(mpxn, market)| {
@@ -86,18 +86,20 @@ impl Additions {
 
     /// `GET meterpoint-statuses-for-account/...`: the meter points of an imported account
     /// with their status (reads work whatever the supplier's status).
-    pub fn meter_point_statuses(
+    pub async fn meter_point_statuses(
         &self,
         key: &ApiKeyRecord,
         supplier: &str,
         external: &str,
     ) -> Result<Vec<MeterPoint>, DomainError> {
         let target = self.imported_account(key, supplier, external)?;
-        let points = self.meter_points(
-            &target.account.number,
-            &target.account.data,
-            target.account.created_at,
-        )?;
+        let points = self
+            .meter_points(
+                &target.account.number,
+                &target.account.data,
+                target.account.created_at,
+            )
+            .await?;
         if points.is_empty() {
             return Err(DomainError::NoMeterPoints(target.account.number));
         }
@@ -114,19 +116,18 @@ impl Additions {
     ) -> Result<Vec<FlowResult>, DomainError> {
         let target = self.target(key, supplier, external)?;
         let number = target.account.number.clone();
-        let points = self.meter_points(&number, &target.account.data, target.account.created_at)?;
+        let points = self
+            .meter_points(&number, &target.account.data, target.account.created_at)
+            .await?;
         if points.is_empty() {
             return Err(DomainError::NoMeterPoints(number));
         }
         let now = Utc::now();
-        let mut results = Vec::new();
-        self.store.change_account_records(&number, &mut |tx| {
-            results.clear();
+        let results = retrying(|| async {
+            let mut unit = self.store.account_unit(&number).await?;
+            let mut results = Vec::with_capacity(points.len());
             for point in &points {
-                let current: Option<MeterPoint> = tx
-                    .get(AccountTable::MeterPoints, &point.mpxn)?
-                    .map(record)
-                    .transpose()?;
+                let current = unit.meter_point(&point.mpxn).await?;
                 let status = current
                     .as_ref()
                     .map_or(point.status.as_str(), |p| p.status.as_str());
@@ -147,17 +148,18 @@ impl Additions {
                     flow_sent_at: Some(now),
                     ..point.clone()
                 };
-                tx.put(AccountTable::MeterPoints, &point.mpxn, &to_record(&sent))?;
-                tx.publish(&events::gain_initiated(&number, point.market, &point.mpxn)?)?;
+                unit.set_meter_point(&sent)?;
+                unit.enqueue(&events::gain_initiated(&number, point.market, &point.mpxn)?)?;
                 results.push(FlowResult {
                     mpxn: point.mpxn.clone(),
                     sent: true,
                     error_detail: None,
                 });
             }
-            Ok(())
-        })?;
-        self.store.flush().await?;
+            unit.commit().await?;
+            Ok(results)
+        })
+        .await?;
         Ok(results)
     }
 
@@ -181,40 +183,40 @@ impl Additions {
             .account(number)?
             .ok_or(DomainError::AccountNotFound)?;
         let point = self
-            .meter_points(number, &account.data, account.created_at)?
+            .meter_points(number, &account.data, account.created_at)
+            .await?
             .into_iter()
             .find(|point| point.mpxn == mpxn)
             .ok_or(DomainError::MeterPointNotFound)?;
         let now = Utc::now();
-        let mut changed = None;
-        // Read and written in one change, so that a registration flow sent meanwhile is not
+        // Read and written in one unit, so that a registration flow sent meanwhile is not
         // lost.
-        self.store.change_account_records(number, &mut |tx| {
-            let current: MeterPoint = tx
-                .get(AccountTable::MeterPoints, mpxn)?
-                .map(record)
-                .transpose()?
+        let changed = retrying(|| async {
+            let mut unit = self.store.account_unit(number).await?;
+            let current = unit
+                .meter_point(mpxn)
+                .await?
                 .unwrap_or_else(|| point.clone());
             let next = MeterPoint {
                 status: status.to_owned(),
                 updated_at: now,
                 ..current
             };
-            tx.put(AccountTable::MeterPoints, mpxn, &to_record(&next))?;
-            changed = Some(next);
-            Ok(())
-        })?;
-        let changed = changed.ok_or(DomainError::MeterPointNotFound)?;
-        self.store.flush().await?;
+            unit.set_meter_point(&next)?;
+            unit.commit().await?;
+            Ok(next)
+        })
+        .await?;
         Ok(changed)
     }
 
     /// The meter points of account `number` (for the admin view).
-    pub fn account_meter_points(&self, number: &str) -> Result<Vec<MeterPoint>, DomainError> {
+    pub async fn account_meter_points(&self, number: &str) -> Result<Vec<MeterPoint>, DomainError> {
         let account = self
             .store
             .account(number)?
             .ok_or(DomainError::AccountNotFound)?;
         self.meter_points(number, &account.data, account.created_at)
+            .await
     }
 }

@@ -11,8 +11,13 @@ use super::api_key::ApiKeyRecord;
 use super::error::DomainError;
 use super::events::Event;
 use super::import_process::{ImportListing, ImportProcess, ImportState, PlatformAccount};
+use super::ledger::{AccountSummary, LedgerEntry, Transaction};
+use super::meter_points::MeterPoint;
+use super::notes::Note;
 use super::operations_team::OperationsTeam;
+use super::payment_instruction::PaymentInstruction;
 use super::plugin::PluginRecord;
+use super::statements::Statement;
 use super::supplier::Supplier;
 use chrono::{DateTime, Utc};
 use futures_util::future::BoxFuture;
@@ -40,66 +45,112 @@ pub enum StoreError {
     },
     #[error("could not find a free platform account number")]
     NumbersExhausted,
-    /// A concurrent change met this one inside an atomic change: the store runs the change
-    /// again (the closures it takes may run more than once); never seen outside the store.
-    #[error("the change met a concurrent one and is tried again")]
+    /// A record with this key is there already (an insert that must be the first).
+    #[error("{what} {key} is there already")]
+    Duplicate { what: &'static str, key: String },
+    /// A concurrent change met this one and nothing of it was kept: run it again
+    /// ([`retrying`]). A backend whose changes cannot meet (sled's, under its per-account
+    /// locks) retries its own internal conflicts and never answers this.
+    #[error("the change met a concurrent one")]
     Conflict,
 }
 
 /// A backend's own error, kept as the source of [`StoreError::Backend`].
 pub type BackendError = Box<dyn std::error::Error + Send + Sync>;
 
-/// The kinds of per-account records. Keys are scoped to one platform account.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum AccountTable {
-    /// Notes, keyed by a zero-padded sequence number (so they list in order).
-    Notes,
-    /// Note bodies already on the account, for the dedupe rule.
-    NoteIndex,
-    /// Imported transactions, keyed by the supplier's transaction id.
-    Transactions,
-    /// Ledger entries, keyed by a zero-padded entry id.
-    LedgerEntries,
-    /// Historical statements, keyed by statement id.
-    Statements,
-    /// Payment instructions, keyed by vendor and reference.
-    PaymentInstructions,
-    /// One summary record per account (balance, latest statement), key `""`.
-    Summary,
-    /// The registration state of each meter point, keyed by MPAN / MPRN.
-    MeterPoints,
-}
-
-impl AccountTable {
-    pub const ALL: [AccountTable; 8] = [
-        Self::Notes,
-        Self::NoteIndex,
-        Self::Transactions,
-        Self::LedgerEntries,
-        Self::Statements,
-        Self::PaymentInstructions,
-        Self::Summary,
-        Self::MeterPoints,
-    ];
-}
-
-/// Reads and writes of one account's records inside one atomic change.
-pub trait AccountTx {
-    fn get(&self, table: AccountTable, key: &str) -> Result<Option<serde_json::Value>, StoreError>;
-    fn put(
-        &self,
-        table: AccountTable,
+/// One unit of work on one imported account's records: what it reads includes what it has
+/// written; nothing is kept until [`AccountUnit::commit`], which returns once the whole change
+/// is durable; a unit dropped without it keeps nothing. While a unit is open no other unit of
+/// the same account runs (its summary is locked), so what it read stays true until it commits.
+pub trait AccountUnit: Send {
+    /// The account's ledger summary (its default when nothing was posted).
+    fn summary(&mut self) -> BoxFuture<'_, Result<AccountSummary, StoreError>>;
+    fn set_summary(&mut self, summary: &AccountSummary) -> Result<(), StoreError>;
+    /// The transaction with this id, as kept.
+    fn transaction<'a>(
+        &'a mut self,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<Transaction>, StoreError>>;
+    /// Adds a transaction with its ledger entry; [`StoreError::Duplicate`] when the account
+    /// has its id.
+    fn add_transaction<'a>(
+        &'a mut self,
+        transaction: &'a Transaction,
+        entry: &'a LedgerEntry,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+    /// When the notes with this dedupe key ([`super::notes::note_key`]) were created.
+    fn note_dates<'a>(
+        &'a mut self,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<DateTime<Utc>>, StoreError>>;
+    /// Adds a note, and sets the creation dates of its dedupe key to `dates` (which include
+    /// its own).
+    fn add_note(
+        &mut self,
+        note: &Note,
         key: &str,
-        value: &serde_json::Value,
+        dates: &[DateTime<Utc>],
     ) -> Result<(), StoreError>;
+    /// Whether the account has a historical statement with this id.
+    fn has_statement<'a>(&'a mut self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>>;
+    fn add_statement<'a>(
+        &'a mut self,
+        statement: &'a Statement,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+    /// The payment instruction of `vendor` with this reference.
+    fn payment_instruction<'a>(
+        &'a mut self,
+        vendor: &'a str,
+        reference: &'a str,
+    ) -> BoxFuture<'a, Result<Option<PaymentInstruction>, StoreError>>;
+    fn add_payment_instruction<'a>(
+        &'a mut self,
+        instruction: &'a PaymentInstruction,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+    /// The registration kept for this meter point (none: never moved on).
+    fn meter_point<'a>(
+        &'a mut self,
+        mpxn: &'a str,
+    ) -> BoxFuture<'a, Result<Option<MeterPoint>, StoreError>>;
+    fn set_meter_point(&mut self, point: &MeterPoint) -> Result<(), StoreError>;
     /// A number never handed out before (ledger entry ids, note ids).
-    fn next_id(&self) -> Result<u64, StoreError>;
-    /// Writes `event` to the outbox with this change.
-    fn publish(&self, event: &Event) -> Result<(), StoreError>;
+    fn next_id(&mut self) -> Result<u64, StoreError>;
+    /// Puts `event` in the outbox with this change.
+    fn enqueue(&mut self, event: &Event) -> Result<(), StoreError>;
+    /// Keeps the whole change, durably, with its events; the unit ends.
+    fn commit(self: Box<Self>) -> BoxFuture<'static, Result<(), StoreError>>;
 }
 
-/// Makes an atomic change to one account's records; may run more than once.
-pub type ChangeAccount<'a> = dyn FnMut(&dyn AccountTx) -> Result<(), DomainError> + 'a;
+/// Everything kept on an imported account, each kind in its order (notes and ledger entries
+/// as added, transactions by ledger entry, statements by id, payment instructions by vendor
+/// and reference, meter points by number).
+#[derive(Debug, Clone, Default)]
+pub struct AccountRecords {
+    pub summary: AccountSummary,
+    pub notes: Vec<Note>,
+    pub transactions: Vec<Transaction>,
+    pub ledger_entries: Vec<LedgerEntry>,
+    pub statements: Vec<Statement>,
+    pub payment_instructions: Vec<PaymentInstruction>,
+    pub meter_points: Vec<MeterPoint>,
+}
+
+/// Runs `attempt` until it does not meet a concurrent change ([`StoreError::Conflict`]), a few
+/// times at most: the use cases' one answer to conflicts, whatever the backend.
+pub async fn retrying<T, F, Fut>(mut attempt: F) -> Result<T, DomainError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, DomainError>>,
+{
+    const ATTEMPTS: usize = 5;
+    let mut tries = 1;
+    loop {
+        match attempt().await {
+            Err(DomainError::Store(StoreError::Conflict)) if tries < ATTEMPTS => tries += 1,
+            other => return other,
+        }
+    }
+}
 
 /// The result of an atomic change to one import process.
 #[derive(Debug, Clone)]
@@ -189,18 +240,21 @@ pub trait Store: Send + Sync + 'static {
     fn import_listings(&self, supplier: &str) -> ListingIter;
     fn account(&self, number: &str) -> Result<Option<PlatformAccount>, StoreError>;
 
-    /// Applies `change` to the records of account `number` in one transaction.
-    fn change_account_records(
-        &self,
-        number: &str,
-        change: &mut ChangeAccount<'_>,
-    ) -> Result<(), DomainError>;
-    /// Every record of one table of an account, in key order.
-    fn account_records(
-        &self,
-        number: &str,
-        table: AccountTable,
-    ) -> Result<Vec<serde_json::Value>, StoreError>;
+    /// Opens a unit of work on account `number`'s records, waiting for the one open on it.
+    fn account_unit<'a>(
+        &'a self,
+        number: &'a str,
+    ) -> BoxFuture<'a, Result<Box<dyn AccountUnit>, StoreError>>;
+    /// Everything kept on account `number`.
+    fn account_records<'a>(
+        &'a self,
+        number: &'a str,
+    ) -> BoxFuture<'a, Result<AccountRecords, StoreError>>;
+    /// The registrations kept for account `number`'s meter points.
+    fn meter_points<'a>(
+        &'a self,
+        number: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<MeterPoint>, StoreError>>;
 
     /// Installs (or replaces) a supplier's plugin: its record and its component bytes.
     fn put_plugin(&self, record: &PluginRecord, component: &[u8]) -> Result<(), StoreError>;
@@ -224,4 +278,48 @@ pub trait Store: Send + Sync + 'static {
 
     /// Resolves once everything written so far is on disk.
     fn flush(&self) -> BoxFuture<'static, Result<(), StoreError>>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn conflicts_are_retried_a_few_times_and_nothing_else_is() {
+        let mut runs = 0;
+        let kept = retrying(|| {
+            runs += 1;
+            let run = runs;
+            async move {
+                if run < 3 {
+                    Err(DomainError::Store(StoreError::Conflict))
+                } else {
+                    Ok(run)
+                }
+            }
+        })
+        .await;
+        assert_eq!(kept.ok(), Some(3));
+
+        let mut runs = 0;
+        let always = retrying(|| {
+            runs += 1;
+            async { Err::<(), _>(DomainError::Store(StoreError::Conflict)) }
+        })
+        .await;
+        assert!(matches!(
+            always,
+            Err(DomainError::Store(StoreError::Conflict))
+        ));
+        assert_eq!(runs, 5);
+
+        let mut runs = 0;
+        let refused = retrying(|| {
+            runs += 1;
+            async { Err::<(), _>(DomainError::AccountNotFound) }
+        })
+        .await;
+        assert!(matches!(refused, Err(DomainError::AccountNotFound)));
+        assert_eq!(runs, 1);
+    }
 }

@@ -1,7 +1,8 @@
-//! The storage port's contract, as tests every backend runs: a change is all or nothing,
-//! concurrent changes of one key keep exactly one, ids are never handed out twice, the
-//! outbox keeps the order changes committed in, an import change carries its account, counts
-//! and events together, and what was flushed is there after the store is opened again.
+//! The storage port's contract, as tests every backend runs: a unit of work is all or
+//! nothing, concurrent units that insert one key keep exactly one, ids are never handed out
+//! twice, the outbox keeps the order changes committed in, an import change carries its
+//! account, counts and events together, and what was committed is there after the store is
+//! opened again.
 //!
 //! A backend runs the whole suite with [`contract_tests!`], given a constructor of a fresh,
 //! empty [`Backend`]:
@@ -14,12 +15,14 @@ use crate::domain::account::{AccountLimits, read_account};
 use crate::domain::error::DomainError;
 use crate::domain::events::Event;
 use crate::domain::import_process::{ImportProcess, ImportState, PlatformAccount};
-use crate::domain::storage::{AccountTable, ImportChange, Store};
+use crate::domain::ledger::{LedgerEntry, Transaction, TransactionType};
+use crate::domain::money::Money;
+use crate::domain::notes::{Note, NoteSource};
+use crate::domain::storage::{ImportChange, Store, StoreError};
 use chrono::Utc;
 use serde_json::json;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A place a backend keeps its data in, for the length of one test.
 pub trait Backend {
@@ -82,6 +85,36 @@ fn event(account: &str) -> Event {
     .expect("a catalogued event")
 }
 
+fn note(id: u64, body: &str) -> Note {
+    Note {
+        id,
+        body: Some(body.to_owned()),
+        document_paths: Vec::new(),
+        created_at: Utc::now(),
+        is_pinned: false,
+        unpin_at: None,
+        source: NoteSource::Import,
+        external_id: None,
+        is_archived: false,
+    }
+}
+
+fn transaction(id: &str) -> (Transaction, LedgerEntry) {
+    let transaction: Transaction = serde_json::from_value(json!({"transaction_id": id,
+        "transaction_date": "2025-01-05", "amount": "1.00", "type": "CHARGE"}))
+    .expect("a transaction");
+    let entry = LedgerEntry {
+        id: 1,
+        transaction_id: id.to_owned(),
+        kind: TransactionType::Charge,
+        amount: Money::from_pence(100),
+        balance_after: Money::from_pence(100),
+        transaction_date: transaction.transaction_date,
+        posted_at: Utc::now(),
+    };
+    (transaction, entry)
+}
+
 /// The events in the log, oldest first.
 fn logged(store: &dyn Store) -> Vec<Event> {
     store.events_after(None, 100_000).expect("the event log")
@@ -89,15 +122,12 @@ fn logged(store: &dyn Store) -> Vec<Event> {
 
 pub async fn a_failed_change_leaves_nothing(backend: &dyn Backend) {
     let store = backend.open();
-    let refused = store.change_account_records("A-00000001", &mut |tx| {
-        tx.put(AccountTable::Notes, "1", &json!({"body": "half"}))?;
-        tx.publish(&event("A-00000001"))?;
-        Err(DomainError::AccountNotFound)
-    });
-    assert!(
-        matches!(refused, Err(DomainError::AccountNotFound)),
-        "{refused:?}"
-    );
+    {
+        let mut unit = store.account_unit("A-00000001").await.expect("a unit");
+        unit.add_note(&note(1, "half"), "key", &[]).expect("note");
+        unit.enqueue(&event("A-00000001")).expect("event");
+        // Dropped without a commit.
+    }
     let staged = store.change_import("OLD_CO", "ACC-1", &mut |_| {
         Err(DomainError::ImportInProgress)
     });
@@ -106,12 +136,8 @@ pub async fn a_failed_change_leaves_nothing(backend: &dyn Backend) {
         "{staged:?}"
     );
     store.flush().await.expect("flush");
-    assert_eq!(
-        store
-            .account_records("A-00000001", AccountTable::Notes)
-            .expect("records"),
-        Vec::<serde_json::Value>::new()
-    );
+    let records = store.account_records("A-00000001").await.expect("records");
+    assert!(records.notes.is_empty());
     assert!(logged(store.as_ref()).is_empty());
     assert_eq!(store.outbox_len().expect("outbox"), 0);
     assert!(
@@ -127,47 +153,51 @@ pub async fn a_failed_change_leaves_nothing(backend: &dyn Backend) {
             .get(ImportState::Pending),
         0
     );
+    // What a unit wrote, it reads back before its commit; another unit sees it after.
+    let mut unit = store.account_unit("A-00000001").await.expect("a unit");
+    let (kept, entry) = transaction("T-1");
+    unit.add_transaction(&kept, &entry).await.expect("added");
+    assert_eq!(
+        unit.transaction("T-1").await.expect("read"),
+        Some(kept.clone())
+    );
+    assert!(matches!(
+        unit.add_transaction(&kept, &entry).await,
+        Err(StoreError::Duplicate { .. })
+    ));
+    unit.commit().await.expect("commit");
+    let mut unit = store.account_unit("A-00000001").await.expect("a unit");
+    assert_eq!(unit.transaction("T-1").await.expect("read"), Some(kept));
 }
 
 pub async fn concurrent_inserts_of_one_key_keep_one(backend: &dyn Backend) {
     let store = backend.open();
-    let writers = 16;
-    let inserted: Vec<bool> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..writers)
-            .map(|writer| {
-                let store = store.clone();
-                scope.spawn(move || {
-                    // The change may run more than once: what counts is its last run.
-                    let inserted = AtomicBool::new(false);
-                    store
-                        .change_account_records("A-00000001", &mut |tx| {
-                            let here = tx.get(AccountTable::Transactions, "T-1")?.is_none();
-                            inserted.store(here, Ordering::SeqCst);
-                            if here {
-                                tx.put(
-                                    AccountTable::Transactions,
-                                    "T-1",
-                                    &json!({"writer": writer}),
-                                )?;
-                                tx.publish(&event("A-00000001"))?;
-                            }
-                            Ok(())
-                        })
-                        .expect("the change");
-                    inserted.load(Ordering::SeqCst)
-                })
+    let writers: Vec<_> = (0..16)
+        .map(|_| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                let mut unit = store.account_unit("A-00000001").await?;
+                if unit.transaction("T-1").await?.is_some() {
+                    return Ok(false);
+                }
+                let (kept, entry) = transaction("T-1");
+                unit.add_transaction(&kept, &entry).await?;
+                unit.enqueue(&event("A-00000001"))?;
+                unit.commit().await?;
+                Ok::<_, StoreError>(true)
             })
-            .collect();
-        handles
-            .into_iter()
-            .map(|handle| handle.join().expect("writer"))
-            .collect()
-    });
-    assert_eq!(inserted.iter().filter(|inserted| **inserted).count(), 1);
-    let kept = store
-        .account_records("A-00000001", AccountTable::Transactions)
-        .expect("records");
-    assert_eq!(kept.len(), 1);
+        })
+        .collect();
+    let mut inserted = 0;
+    for writer in writers {
+        if writer.await.expect("joins").expect("the unit") {
+            inserted += 1;
+        }
+    }
+    assert_eq!(inserted, 1);
+    let records = store.account_records("A-00000001").await.expect("records");
+    assert_eq!(records.transactions.len(), 1);
+    assert_eq!(records.ledger_entries.len(), 1);
     assert_eq!(
         logged(store.as_ref()).len(),
         1,
@@ -177,31 +207,23 @@ pub async fn concurrent_inserts_of_one_key_keep_one(backend: &dyn Backend) {
 
 pub async fn ids_are_never_handed_out_twice(backend: &dyn Backend) {
     let store = backend.open();
-    let ids: Vec<u64> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..8)
-            .map(|writer| {
-                let store = store.clone();
-                scope.spawn(move || {
-                    let mut ids = Vec::new();
-                    for _ in 0..50 {
-                        let mut id = 0;
-                        store
-                            .change_account_records(&format!("A-{writer:08X}"), &mut |tx| {
-                                id = tx.next_id()?;
-                                Ok(())
-                            })
-                            .expect("the change");
-                        ids.push(id);
-                    }
-                    ids
-                })
+    let writers: Vec<_> = (0..8)
+        .map(|writer| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                let mut ids = Vec::new();
+                for _ in 0..50 {
+                    let mut unit = store.account_unit(&format!("A-{writer:08X}")).await?;
+                    ids.push(unit.next_id()?);
+                }
+                Ok::<_, StoreError>(ids)
             })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|handle| handle.join().expect("writer"))
-            .collect()
-    });
+        })
+        .collect();
+    let mut ids = Vec::new();
+    for writer in writers {
+        ids.extend(writer.await.expect("joins").expect("ids"));
+    }
     let distinct: HashSet<u64> = ids.iter().copied().collect();
     assert_eq!(distinct.len(), ids.len());
 }
@@ -210,34 +232,31 @@ pub async fn the_outbox_keeps_the_order_of_commits(backend: &dyn Backend) {
     let store = backend.open();
     let per_account = 40;
     // Each writer's events, in the order it committed them.
-    let committed: BTreeMap<String, Vec<String>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..4)
-            .map(|writer| {
-                let store = store.clone();
-                scope.spawn(move || {
-                    let account = format!("A-{writer:08X}");
-                    let mut ids = Vec::new();
-                    for index in 0..per_account {
-                        let event = event(&account);
-                        store
-                            .change_account_records(&account, &mut |tx| {
-                                tx.put(AccountTable::Notes, &format!("{index:04}"), &json!(index))?;
-                                tx.publish(&event).map_err(DomainError::from)
-                            })
-                            .expect("the change");
-                        ids.push(event.id);
-                    }
-                    (account, ids)
-                })
+    let writers: Vec<_> = (0..4)
+        .map(|writer| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                let account = format!("A-{writer:08X}");
+                let mut ids = Vec::new();
+                for index in 0..per_account {
+                    let event = event(&account);
+                    let mut unit = store.account_unit(&account).await?;
+                    unit.add_note(&note(index, "n"), &format!("{index}"), &[])?;
+                    unit.enqueue(&event)?;
+                    unit.commit().await?;
+                    ids.push(event.id);
+                }
+                Ok::<_, StoreError>((account, ids))
             })
-            .collect();
-        handles
-            .into_iter()
-            .map(|handle| handle.join().expect("writer"))
-            .collect()
-    });
+        })
+        .collect();
+    let mut committed = BTreeMap::new();
+    for writer in writers {
+        let (account, ids) = writer.await.expect("joins").expect("the units");
+        committed.insert(account, ids);
+    }
     let log = store.events_after(None, 100_000).expect("the event log");
-    assert_eq!(log.len(), 4 * per_account);
+    assert_eq!(log.len(), 4 * per_account as usize);
     assert!(
         log.windows(2).all(|pair| pair[0].seq < pair[1].seq),
         "in seq order"
@@ -316,20 +335,20 @@ pub async fn an_import_change_carries_its_account_counts_and_events(backend: &dy
 pub async fn flushed_changes_are_there_after_a_reopen(backend: &dyn Backend) {
     {
         let store = backend.open();
-        store
-            .change_account_records("A-00000001", &mut |tx| {
-                tx.put(AccountTable::Notes, "1", &json!({"body": "kept"}))?;
-                tx.publish(&event("A-00000001")).map_err(DomainError::from)
-            })
-            .expect("the change");
-        store.flush().await.expect("flush");
+        let mut unit = store.account_unit("A-00000001").await.expect("a unit");
+        unit.add_note(&note(1, "kept"), "key", &[]).expect("note");
+        unit.enqueue(&event("A-00000001")).expect("event");
+        unit.commit().await.expect("commit");
     }
     let store = backend.open();
+    let records = store.account_records("A-00000001").await.expect("records");
     assert_eq!(
-        store
-            .account_records("A-00000001", AccountTable::Notes)
-            .expect("records"),
-        [json!({"body": "kept"})]
+        records
+            .notes
+            .iter()
+            .map(|note| note.body.as_deref())
+            .collect::<Vec<_>>(),
+        [Some("kept")]
     );
     assert_eq!(logged(store.as_ref()).len(), 1);
     assert_eq!(store.outbox_len().expect("outbox"), 1);

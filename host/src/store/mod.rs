@@ -5,6 +5,7 @@
 
 #[cfg(test)]
 pub mod contract;
+mod sled_account;
 mod sled_store;
 
 pub use crate::domain::storage::*;

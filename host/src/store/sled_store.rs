@@ -1,14 +1,16 @@
 //! The sled implementation of [`Store`]: one tree per kind of record, JSON values, and
 //! multi-tree transactions for changes that must be atomic.
 
+use super::sled_account::{AccountLocks, AccountTable};
 use super::{
-    AccountTable, AccountTx, ChangeAccount, DecideImport, ImportChange, ImportCounts, ImportIter,
-    ListingIter, Store, StoreError,
+    AccountRecords, AccountUnit, DecideImport, ImportChange, ImportCounts, ImportIter, ListingIter,
+    Store, StoreError,
 };
 use crate::domain::api_key::ApiKeyRecord;
 use crate::domain::error::DomainError;
 use crate::domain::events::Event;
 use crate::domain::import_process::{ImportProcess, ImportState, PlatformAccount};
+use crate::domain::meter_points::MeterPoint;
 use crate::domain::operations_team::OperationsTeam;
 use crate::domain::plugin::PluginRecord;
 use crate::domain::supplier::Supplier;
@@ -19,9 +21,7 @@ use futures_util::future::BoxFuture;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use sled::Transactional;
-use sled::transaction::{
-    ConflictableTransactionError, TransactionError, TransactionalTree, UnabortableTransactionError,
-};
+use sled::transaction::{ConflictableTransactionError, TransactionError, TransactionalTree};
 use std::cell::RefCell;
 use std::collections::HashSet;
 use std::path::Path;
@@ -31,7 +31,7 @@ const NUMBER_ATTEMPTS: usize = 16;
 
 #[derive(Clone)]
 pub struct SledStore {
-    db: sled::Db,
+    pub(super) db: sled::Db,
     suppliers: sled::Tree,
     api_keys: sled::Tree,
     api_key_digests: sled::Tree,
@@ -56,7 +56,9 @@ pub struct SledStore {
     published_runs: sled::Tree,
     /// One tree per [`AccountTable`], in `AccountTable::ALL` order, then the three event
     /// trees (events, outbox, event ids) so account changes can publish.
-    account_trees: Vec<sled::Tree>,
+    pub(super) account_trees: Vec<sled::Tree>,
+    /// One lock per stripe of accounts, held by a unit of work from open to commit.
+    pub(super) account_locks: std::sync::Arc<AccountLocks>,
 }
 
 impl std::fmt::Debug for SledStore {
@@ -115,6 +117,7 @@ impl SledStore {
                         .map(|name| db.open_tree(name)),
                 )
                 .collect::<Result<_, _>>()?,
+            account_locks: std::sync::Arc::default(),
             db,
         })
     }
@@ -144,19 +147,19 @@ impl SledStore {
     }
 }
 
-fn encode<T: Serialize>(value: &T) -> Vec<u8> {
+pub(super) fn encode<T: Serialize>(value: &T) -> Vec<u8> {
     // Records are plain structs of strings, numbers and dates: serialising cannot fail.
     serde_json::to_vec(value).unwrap_or_default()
 }
 
-fn decode<T: DeserializeOwned>(key: &[u8], bytes: &[u8]) -> Result<T, StoreError> {
+pub(super) fn decode<T: DeserializeOwned>(key: &[u8], bytes: &[u8]) -> Result<T, StoreError> {
     serde_json::from_slice(bytes).map_err(|source| StoreError::Corrupt {
         key: String::from_utf8_lossy(key).into_owned(),
         source,
     })
 }
 
-fn pair_key(first: &str, second: &str) -> Vec<u8> {
+pub(super) fn pair_key(first: &str, second: &str) -> Vec<u8> {
     let mut key = Vec::with_capacity(first.len() + second.len() + 1);
     key.extend_from_slice(first.as_bytes());
     key.push(SEPARATOR);
@@ -165,7 +168,7 @@ fn pair_key(first: &str, second: &str) -> Vec<u8> {
 }
 
 /// Writes `event` into the log, the outbox and the id index, within a transaction.
-fn write_event(
+pub(super) fn write_event(
     events: &TransactionalTree,
     outbox: &TransactionalTree,
     ids: &TransactionalTree,
@@ -181,7 +184,7 @@ fn write_event(
 }
 
 /// The error of a transaction that never aborts: only storage can fail it.
-fn unaborted(error: TransactionError<()>) -> StoreError {
+pub(super) fn unaborted(error: TransactionError<()>) -> StoreError {
     match error {
         TransactionError::Storage(error) => error.into(),
         TransactionError::Abort(()) => sled::Error::Unsupported("aborted".into()).into(),
@@ -206,78 +209,9 @@ fn seq_of(key: &[u8]) -> u64 {
         .unwrap_or(0)
 }
 
-fn table_index(table: AccountTable) -> usize {
-    AccountTable::ALL
-        .iter()
-        .position(|t| *t == table)
-        .unwrap_or(0)
-}
-
-/// An [`AccountTx`] over sled's transactional trees.
-struct SledAccountTx<'a> {
-    trees: &'a [TransactionalTree],
-    number: &'a str,
-    /// What interrupted an operation of this transaction (a conflict, a storage error), for
-    /// sled: the domain's change sees it as a [`StoreError`] and returns it, and the
-    /// transaction hands sled this one (which retries on a conflict).
-    interrupted: RefCell<Option<UnabortableTransactionError>>,
-}
-
-impl SledAccountTx<'_> {
-    /// Records what interrupted an operation and answers it in the port's terms.
-    fn interrupted(&self, error: UnabortableTransactionError) -> StoreError {
-        let answer = match &error {
-            UnabortableTransactionError::Conflict => StoreError::Conflict,
-            UnabortableTransactionError::Storage(error) => error.clone().into(),
-        };
-        self.interrupted.replace(Some(error));
-        answer
-    }
-}
-
 impl From<sled::Error> for StoreError {
     fn from(error: sled::Error) -> Self {
         StoreError::Backend(Box::new(error))
-    }
-}
-
-impl AccountTx for SledAccountTx<'_> {
-    fn get(&self, table: AccountTable, key: &str) -> Result<Option<serde_json::Value>, StoreError> {
-        let key = pair_key(self.number, key);
-        match self.trees[table_index(table)]
-            .get(&key)
-            .map_err(|error| self.interrupted(error))?
-        {
-            Some(bytes) => decode(&key, &bytes).map(Some),
-            None => Ok(None),
-        }
-    }
-
-    fn put(
-        &self,
-        table: AccountTable,
-        key: &str,
-        value: &serde_json::Value,
-    ) -> Result<(), StoreError> {
-        self.trees[table_index(table)]
-            .insert(pair_key(self.number, key), encode(value))
-            .map_err(|error| self.interrupted(error))?;
-        Ok(())
-    }
-
-    fn next_id(&self) -> Result<u64, StoreError> {
-        Ok(self.trees[0].generate_id()?)
-    }
-
-    fn publish(&self, event: &Event) -> Result<(), StoreError> {
-        let events = AccountTable::ALL.len();
-        write_event(
-            &self.trees[events],
-            &self.trees[events + 1],
-            &self.trees[events + 2],
-            event,
-        )
-        .map_err(|error| self.interrupted(error))
     }
 }
 
@@ -538,49 +472,25 @@ impl Store for SledStore {
             .transpose()
     }
 
-    fn change_account_records(
-        &self,
-        number: &str,
-        change: &mut ChangeAccount<'_>,
-    ) -> Result<(), DomainError> {
-        let change = RefCell::new(change);
-        let trees: &[sled::Tree] = &self.account_trees;
-        let result = trees.transaction(|views| {
-            let tx = SledAccountTx {
-                trees: views,
-                number,
-                interrupted: RefCell::new(None),
-            };
-            let result = (change.borrow_mut())(&tx);
-            // An interrupted operation is sled's to handle, whatever the change made of it.
-            if let Some(interrupted) = tx.interrupted.take() {
-                return Err(interrupted.into());
-            }
-            result.map_err(|error| ConflictableTransactionError::Abort(Abort::Domain(error)))
-        });
-        match result {
-            Ok(()) => Ok(()),
-            Err(TransactionError::Abort(Abort::Domain(error))) => Err(error),
-            Err(TransactionError::Abort(Abort::Corrupt(error))) => Err(error.into()),
-            Err(TransactionError::Abort(Abort::NumberTaken)) => {
-                Err(StoreError::NumbersExhausted.into())
-            }
-            Err(TransactionError::Storage(error)) => Err(StoreError::from(error).into()),
-        }
+    fn account_unit<'a>(
+        &'a self,
+        number: &'a str,
+    ) -> BoxFuture<'a, Result<Box<dyn AccountUnit>, StoreError>> {
+        self.open_account_unit(number)
     }
 
-    fn account_records(
-        &self,
-        number: &str,
-        table: AccountTable,
-    ) -> Result<Vec<serde_json::Value>, StoreError> {
-        self.account_trees[table_index(table)]
-            .scan_prefix(pair_key(number, ""))
-            .map(|entry| {
-                let (key, value) = entry?;
-                decode(&key, &value)
-            })
-            .collect()
+    fn account_records<'a>(
+        &'a self,
+        number: &'a str,
+    ) -> BoxFuture<'a, Result<AccountRecords, StoreError>> {
+        Box::pin(std::future::ready(self.read_account_records(number)))
+    }
+
+    fn meter_points<'a>(
+        &'a self,
+        number: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<MeterPoint>, StoreError>> {
+        Box::pin(std::future::ready(self.read_meter_points(number)))
     }
 
     fn put_plugin(&self, record: &PluginRecord, component: &[u8]) -> Result<(), StoreError> {

@@ -38,8 +38,8 @@ pub async fn get_account(
     _: OperatorCaller,
     PathParams(number): PathParams<String>,
 ) -> Result<Json<AccountDetail>, ApiError> {
-    let meter_points = state.additions.account_meter_points(&number)?;
-    let mut answer = account_answer(state.additions.account_view(&number)?);
+    let meter_points = state.additions.account_meter_points(&number).await?;
+    let mut answer = account_answer(state.additions.account_view(&number).await?);
     answer.meter_points = meter_points.into_iter().map(meter_point_answer).collect();
     Ok(Json(answer))
 }

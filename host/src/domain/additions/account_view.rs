@@ -2,11 +2,10 @@
 
 use super::Additions;
 use crate::domain::error::DomainError;
-use crate::domain::ledger::{AccountSummary, LedgerEntry, Transaction, open_period_start};
+use crate::domain::ledger::{LedgerEntry, Transaction, open_period_start};
 use crate::domain::notes::Note;
 use crate::domain::payment_instruction::PaymentInstruction;
 use crate::domain::statements::Statement;
-use crate::domain::storage::AccountTable;
 use chrono::{DateTime, NaiveDate, Utc};
 
 /// Everything kept on an imported account.
@@ -32,23 +31,16 @@ pub struct AccountView {
 
 impl Additions {
     /// Everything on the platform account `number` (operators).
-    pub fn account_view(&self, number: &str) -> Result<AccountView, DomainError> {
+    pub async fn account_view(&self, number: &str) -> Result<AccountView, DomainError> {
         let account = self
             .store
             .account(number)?
             .ok_or(DomainError::AccountNotFound)?;
-        let summary: AccountSummary = self
-            .records(number, AccountTable::Summary)?
-            .into_iter()
-            .next()
-            .unwrap_or_default();
+        let records = self.store.account_records(number).await?;
         let account_start = account
             .data
             .open_statement_period_start()
             .unwrap_or_else(|| account.created_at.date_naive());
-        let mut transactions: Vec<Transaction> =
-            self.records(number, AccountTable::Transactions)?;
-        transactions.sort_by_key(|t| t.ledger_entry_id);
         Ok(AccountView {
             platform_account_number: account.number.clone(),
             import_supplier: account.supplier_code.clone(),
@@ -57,14 +49,14 @@ impl Additions {
             operations_team_name: account.operations_team_name.clone(),
             open_statement_period_start: open_period_start(
                 account_start,
-                summary.latest_statement_to,
+                records.summary.latest_statement_to,
             ),
-            balance: summary.balance,
-            notes: self.records(number, AccountTable::Notes)?,
-            transactions,
-            ledger_entries: self.records(number, AccountTable::LedgerEntries)?,
-            statements: self.records(number, AccountTable::Statements)?,
-            payment_instructions: self.records(number, AccountTable::PaymentInstructions)?,
+            balance: records.summary.balance,
+            notes: records.notes,
+            transactions: records.transactions,
+            ledger_entries: records.ledger_entries,
+            statements: records.statements,
+            payment_instructions: records.payment_instructions,
             account: account.data,
         })
     }

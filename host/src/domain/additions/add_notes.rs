@@ -1,13 +1,13 @@
 //! `notes/create/`: notes added to an imported account, each once.
 
-use super::{Additions, record, to_record};
+use super::Additions;
 use crate::domain::api_key::ApiKeyRecord;
 use crate::domain::error::DomainError;
 use crate::domain::notes::{
     Note, NoteInput, NoteSource, NoteStatus, duplicate_of, note_key, read_notes,
 };
 use crate::domain::ports::Hook;
-use crate::domain::storage::{AccountTable, AccountTx};
+use crate::domain::storage::{AccountUnit, retrying};
 use crate::domain::validation::{FieldErrors, Reported, reading};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -22,19 +22,15 @@ pub struct NoteResult {
 }
 
 /// Adds a note unless the account already has it (see `notes`).
-pub(super) fn add_note(
-    tx: &dyn AccountTx,
+pub(super) async fn add_note(
+    unit: &mut dyn AccountUnit,
     input: &NoteInput,
     source: NoteSource,
     now: DateTime<Utc>,
 ) -> Result<NoteResult, DomainError> {
-    let content = note_key(input);
-    let mut existing: Vec<DateTime<Utc>> = tx
-        .get(AccountTable::NoteIndex, &content)?
-        .map(record)
-        .transpose()?
-        .unwrap_or_default();
-    if let Some(at) = duplicate_of(&existing, input) {
+    let key = note_key(input);
+    let mut dates = unit.note_dates(&key).await?;
+    if let Some(at) = duplicate_of(&dates, input) {
         return Ok(NoteResult {
             created_at: at,
             body: input.body.clone(),
@@ -44,7 +40,7 @@ pub(super) fn add_note(
     }
     let created_at = input.created_at.unwrap_or(now);
     let note = Note {
-        id: tx.next_id()?,
+        id: unit.next_id()?,
         body: input.body.clone(),
         document_paths: input.document_paths.clone(),
         created_at,
@@ -54,13 +50,8 @@ pub(super) fn add_note(
         external_id: input.external_id.clone(),
         is_archived: input.is_archived,
     };
-    tx.put(
-        AccountTable::Notes,
-        &format!("{:020}", note.id),
-        &to_record(&note),
-    )?;
-    existing.push(created_at);
-    tx.put(AccountTable::NoteIndex, &content, &to_record(&existing))?;
+    dates.push(created_at);
+    unit.add_note(&note, &key, &dates)?;
     Ok(NoteResult {
         created_at,
         body: note.body,
@@ -103,15 +94,16 @@ impl Additions {
         if !errors.is_empty() {
             return Err(DomainError::invalid(errors));
         }
-        let mut results = Vec::new();
-        self.change_account_records(&target.account.number, notes.len(), &mut |tx| {
-            results.clear();
+        let results = retrying(|| async {
+            let mut unit = self.store.account_unit(&target.account.number).await?;
+            let mut results = Vec::with_capacity(notes.len());
             for note in &notes {
-                results.push(add_note(tx, note, NoteSource::Import, now)?);
+                results.push(add_note(unit.as_mut(), note, NoteSource::Import, now).await?);
             }
-            Ok(())
-        })?;
-        self.store.flush().await?;
+            unit.commit().await?;
+            Ok(results)
+        })
+        .await?;
         Ok(Reported {
             value: results,
             ignored,

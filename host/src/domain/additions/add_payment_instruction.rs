@@ -1,14 +1,14 @@
 //! `payment-instruction/create/`: an instruction confirmed with its vendor, then kept.
 
-use super::{Additions, to_record};
+use super::Additions;
 use crate::domain::api_key::ApiKeyRecord;
 use crate::domain::error::DomainError;
 use crate::domain::events;
 use crate::domain::payment_instruction::{
-    PaymentInstruction, PaymentInstructionInput, instruction_key, read_payment_instruction,
+    PaymentInstruction, PaymentInstructionInput, read_payment_instruction,
 };
 use crate::domain::ports::{Hook, VendorError};
-use crate::domain::storage::AccountTable;
+use crate::domain::storage::retrying;
 use crate::domain::validation::{Reported, reading};
 use chrono::Utc;
 use serde_json::Value;
@@ -64,15 +64,14 @@ impl Additions {
             terms,
         } = input;
         let number = target.account.number.clone();
-        let record_key = instruction_key(&vendor, &reference);
-
-        let mut known = false;
-        self.store.change_account_records(&number, &mut |tx| {
-            known = tx
-                .get(AccountTable::PaymentInstructions, &record_key)?
-                .is_some();
-            Ok(())
-        })?;
+        // Read, then let go of the account while the vendor answers.
+        let known = self
+            .store
+            .account_unit(&number)
+            .await?
+            .payment_instruction(&vendor, &reference)
+            .await?
+            .is_some();
         if known {
             return Ok(Reported {
                 value: (number, reference),
@@ -104,21 +103,21 @@ impl Additions {
             added_at: Utc::now(),
             terms,
         };
-        self.store.change_account_records(&number, &mut |tx| {
-            if tx
-                .get(AccountTable::PaymentInstructions, &record_key)?
+        retrying(|| async {
+            let mut unit = self.store.account_unit(&number).await?;
+            // Sent again meanwhile: kept once.
+            if unit
+                .payment_instruction(&instruction.vendor, &instruction.reference)
+                .await?
                 .is_none()
             {
-                tx.put(
-                    AccountTable::PaymentInstructions,
-                    &record_key,
-                    &to_record(&instruction),
-                )?;
-                tx.publish(&events::payment_method_new(&number, &instruction)?)?;
+                unit.add_payment_instruction(&instruction).await?;
+                unit.enqueue(&events::payment_method_new(&number, &instruction)?)?;
+                unit.commit().await?;
             }
             Ok(())
-        })?;
-        self.store.flush().await?;
+        })
+        .await?;
         Ok(Reported {
             value: (number, reference),
             ignored,

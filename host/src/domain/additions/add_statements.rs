@@ -1,11 +1,11 @@
 //! `historical-statements/create/`: statements kept on an imported account, all or none.
 
-use super::{Additions, summary, to_record};
+use super::Additions;
 use crate::domain::api_key::ApiKeyRecord;
 use crate::domain::error::DomainError;
 use crate::domain::ports::Hook;
 use crate::domain::statements::{Statement, read_statements};
-use crate::domain::storage::AccountTable;
+use crate::domain::storage::retrying;
 use crate::domain::validation::{FieldError, FieldErrors, Reported, reading};
 use serde_json::Value;
 
@@ -57,47 +57,44 @@ impl Additions {
         if !errors.is_empty() {
             return Err(DomainError::invalid(errors));
         }
-        self.store
-            .change_account_records(&target.account.number, &mut |tx| {
-                // As on the real platform, a statement the account already has (or one sent
-                // twice) refuses the whole request.
-                let mut errors = FieldErrors::default();
-                let mut seen = std::collections::HashSet::new();
-                for (index, statement) in statements.iter().enumerate() {
-                    let id = statement.statement_id.as_str();
-                    if !seen.insert(id) || tx.get(AccountTable::Statements, id)?.is_some() {
-                        errors.push(FieldError::new(
-                            format!("statements.{index}.statement_id"),
-                            STATEMENT_EXISTS,
-                            format!("The account already has a historical statement {id:?}."),
-                        ));
-                    }
+        retrying(|| async {
+            let mut unit = self.store.account_unit(&target.account.number).await?;
+            // As on the real platform, a statement the account already has (or one sent
+            // twice) refuses the whole request.
+            let mut errors = FieldErrors::default();
+            let mut seen = std::collections::HashSet::new();
+            for (index, statement) in statements.iter().enumerate() {
+                let id = statement.statement_id.as_str();
+                if !seen.insert(id) || unit.has_statement(id).await? {
+                    errors.push(FieldError::new(
+                        format!("statements.{index}.statement_id"),
+                        STATEMENT_EXISTS,
+                        format!("The account already has a historical statement {id:?}."),
+                    ));
                 }
-                if !errors.is_empty() {
-                    return Err(DomainError::Invalid {
-                        code: STATEMENT_EXISTS,
-                        detail: "Historical statements already exist on the account.",
-                        errors,
-                    });
-                }
-                let mut summary = summary(tx)?;
-                for statement in &statements {
-                    tx.put(
-                        AccountTable::Statements,
-                        &statement.statement_id,
-                        &to_record(statement),
-                    )?;
-                    let to = statement.bill_period_to_date;
-                    summary.latest_statement_to = Some(
-                        summary
-                            .latest_statement_to
-                            .map_or(to, |latest| latest.max(to)),
-                    );
-                }
-                tx.put(AccountTable::Summary, "", &to_record(&summary))?;
-                Ok(())
-            })?;
-        self.store.flush().await?;
+            }
+            if !errors.is_empty() {
+                return Err(DomainError::Invalid {
+                    code: STATEMENT_EXISTS,
+                    detail: "Historical statements already exist on the account.",
+                    errors,
+                });
+            }
+            let mut summary = unit.summary().await?;
+            for statement in &statements {
+                unit.add_statement(statement).await?;
+                let to = statement.bill_period_to_date;
+                summary.latest_statement_to = Some(
+                    summary
+                        .latest_statement_to
+                        .map_or(to, |latest| latest.max(to)),
+                );
+            }
+            unit.set_summary(&summary)?;
+            unit.commit().await?;
+            Ok(())
+        })
+        .await?;
         Ok(Reported {
             value: AddedStatements {
                 import_supplier: supplier,

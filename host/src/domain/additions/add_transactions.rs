@@ -1,8 +1,8 @@
 //! `transactions/create/`: a batch of transactions posted to the account's ledger, all or
 //! none.
 
+use super::Additions;
 use super::add_notes::add_note;
-use super::{Additions, record, summary, to_record};
 use crate::domain::api_key::ApiKeyRecord;
 use crate::domain::error::{DomainError, TransactionFailure};
 use crate::domain::events;
@@ -13,7 +13,7 @@ use crate::domain::ledger::{
 };
 use crate::domain::notes::{NoteInput, NoteSource};
 use crate::domain::ports::Hook;
-use crate::domain::storage::AccountTable;
+use crate::domain::storage::retrying;
 use crate::domain::validation::{FieldError, FieldErrors, Reported, reading};
 use chrono::{NaiveDate, Utc};
 use serde::Serialize;
@@ -131,15 +131,14 @@ impl Additions {
             .data
             .open_statement_period_start()
             .unwrap_or_else(|| target.account.created_at.date_naive());
-        let mut results = Vec::new();
-        let items = transactions.len();
-        let written = self.change_account_records(&target.account.number, items, &mut |tx| {
-            results.clear();
-            let summary = summary(tx)?;
+        let number = &target.account.number;
+        let results = retrying(|| async {
+            let mut unit = self.store.account_unit(number).await?;
+            let summary = unit.summary().await?;
             let start = open_period_start(account_start, summary.latest_statement_to);
             let mut existing = Vec::with_capacity(transactions.len());
             for (transaction, _) in &transactions {
-                existing.push(tx.get(AccountTable::Transactions, &transaction.transaction_id)?);
+                existing.push(unit.transaction(&transaction.transaction_id).await?);
             }
             let batch = transactions
                 .iter()
@@ -148,12 +147,13 @@ impl Additions {
             let posted = post_batch(summary, start, options, batch).map_err(|refusal| {
                 transaction_failure(&transactions[refusal.index].1, refusal)
             })?;
+            let mut results = Vec::with_capacity(transactions.len());
             for posting in posted.postings {
                 let (mut kept, balance_after) = match posting {
                     Posting::AlreadyAdded(existing) => {
                         results.push(TransactionResult {
                             status: TransactionStatus::TransactionAlreadyExists,
-                            transaction_data: record(existing)?,
+                            transaction_data: existing,
                         });
                         continue;
                     }
@@ -163,7 +163,7 @@ impl Additions {
                     } => (kept, balance_after),
                 };
                 let entry = LedgerEntry {
-                    id: tx.next_id()?,
+                    id: unit.next_id()?,
                     transaction_id: kept.transaction_id.clone(),
                     kind: kept.kind,
                     amount: kept.amount,
@@ -173,21 +173,18 @@ impl Additions {
                 };
                 kept.status = Some(TRANSACTION_IMPORT_SUCCESS.to_owned());
                 kept.ledger_entry_id = Some(entry.id);
-                tx.publish(&events::ledger_entry_posted(&target.account.number, &entry)?)?;
-                tx.put(AccountTable::Transactions, &kept.transaction_id, &to_record(&kept))?;
-                tx.put(AccountTable::LedgerEntries, &format!("{:020}", entry.id), &to_record(&entry))?;
+                unit.enqueue(&events::ledger_entry_posted(number, &entry)?)?;
+                unit.add_transaction(&kept, &entry).await?;
                 results.push(TransactionResult {
                     status: TransactionStatus::TransactionAddedToAccount,
                     transaction_data: kept,
                 });
             }
-            let moved = posted.moved;
-            let summary = posted.summary;
-            if !moved.is_empty() {
+            if !posted.moved.is_empty() {
                 let note = NoteInput {
                     body: Some(format!(
                         "Imported transactions dated before the open statement period (which starts {start}) were moved to its first day: {}.",
-                        moved.join(", ")
+                        posted.moved.join(", ")
                     )),
                     document_paths: Vec::new(),
                     created_at: None,
@@ -196,21 +193,17 @@ impl Additions {
                     external_id: None,
                     is_archived: false,
                 };
-                add_note(tx, &note, NoteSource::System, now)?;
+                add_note(unit.as_mut(), &note, NoteSource::System, now).await?;
             }
-            tx.put(AccountTable::Summary, "", &to_record(&summary))?;
-            // A dry run goes through everything and is rolled back here: the answer is the
-            // real one, and nothing is kept.
-            if dry_run {
-                return Err(DomainError::DryRunWouldSucceed);
+            unit.set_summary(&posted.summary)?;
+            // A dry run goes through everything and keeps nothing: the unit ends uncommitted,
+            // and the answer is the real one.
+            if !dry_run {
+                unit.commit().await?;
             }
-            Ok(())
-        });
-        match written {
-            Ok(()) => self.store.flush().await?,
-            Err(DomainError::DryRunWouldSucceed) if dry_run => {}
-            Err(error) => return Err(error),
-        }
+            Ok(results)
+        })
+        .await?;
         Ok(Reported {
             value: results,
             ignored,

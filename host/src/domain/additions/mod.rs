@@ -16,20 +16,13 @@ use super::api_key::ApiKeyRecord;
 use super::documents::{INVALID_PATH_CODE, INVALID_PATH_DETAIL, document_key};
 use super::error::DomainError;
 use super::import_process::{ImportState, PlatformAccount};
-use super::ledger::AccountSummary;
 use super::ports::{AccountTarget, Documents, Hook, NoRules, PaymentVendors, SupplierRules};
 use super::supplier::Supplier;
 use super::supplier::unknown_fields_of;
 use super::validation::{FieldError, FieldErrors, UnknownFields};
-use crate::domain::storage::{AccountTable, AccountTx, ChangeAccount, Store, StoreError};
-use serde::Serialize;
-use serde::de::DeserializeOwned;
+use crate::domain::storage::Store;
 use serde_json::Value;
 use std::sync::Arc;
-
-/// Changes of this many records or more run off the async worker (see
-/// `Additions::change_account_records`).
-const LARGE_CHANGE_ITEMS: usize = 100;
 
 mod account_view;
 mod add_notes;
@@ -67,26 +60,6 @@ impl std::fmt::Debug for Additions {
     }
 }
 
-pub(crate) fn record<T: DeserializeOwned>(value: Value) -> Result<T, DomainError> {
-    serde_json::from_value(value).map_err(|source| {
-        DomainError::Store(StoreError::Corrupt {
-            key: "account record".into(),
-            source,
-        })
-    })
-}
-
-pub(crate) fn to_record<T: Serialize>(value: &T) -> Value {
-    serde_json::to_value(value).unwrap_or(Value::Null)
-}
-
-fn summary(tx: &dyn AccountTx) -> Result<AccountSummary, DomainError> {
-    tx.get(AccountTable::Summary, "")?
-        .map(record)
-        .transpose()
-        .map(Option::unwrap_or_default)
-}
-
 impl Additions {
     pub fn new(
         store: Arc<dyn Store>,
@@ -107,23 +80,6 @@ impl Additions {
     pub fn with_rules(mut self, rules: Arc<dyn SupplierRules>) -> Self {
         self.rules = rules;
         self
-    }
-
-    /// The store's atomic change of an account's records; for a change of `items` records
-    /// or more, off the async worker (see [`blocking`](super::blocking)): a large batch
-    /// holds sled's lock for milliseconds, while for a small one handing the worker's tasks
-    /// to another thread costs more than it saves.
-    fn change_account_records(
-        &self,
-        number: &str,
-        items: usize,
-        change: &mut ChangeAccount<'_>,
-    ) -> Result<(), DomainError> {
-        if items >= LARGE_CHANGE_ITEMS {
-            super::blocking::blocking(|| self.store.change_account_records(number, change))
-        } else {
-            self.store.change_account_records(number, change)
-        }
     }
 
     /// The imported account `(supplier, external)` if the key may see it and its supplier's
@@ -252,17 +208,5 @@ impl Additions {
             body,
             "import_supplier",
         )?)
-    }
-
-    pub(crate) fn records<T: DeserializeOwned>(
-        &self,
-        number: &str,
-        table: AccountTable,
-    ) -> Result<Vec<T>, DomainError> {
-        self.store
-            .account_records(number, table)?
-            .into_iter()
-            .map(record)
-            .collect()
     }
 }
