@@ -251,21 +251,23 @@ impl Imports {
         supplier.ensure_ongoing()?;
         let now = Utc::now();
         let mut staging = Staging::Created;
-        let change = self.store.change_import(
-            &supplier.code,
-            account.external_account_number(),
-            &mut |current| {
-                let (mut process, how) = ImportProcess::stage(current, account.clone(), now)?;
-                staging = how;
-                if let Some(schedule) = &schedule {
-                    process.schedule = Some(schedule.clone());
-                    process.latest_event =
-                        Some(ProcessEvent::new(ProcessEventKind::Scheduled, now));
-                }
-                Ok(ImportChange::process(process))
-            },
-        )?;
-        self.store.flush().await?;
+        let change = self
+            .store
+            .change_import(
+                &supplier.code,
+                account.external_account_number(),
+                &mut |current| {
+                    let (mut process, how) = ImportProcess::stage(current, account.clone(), now)?;
+                    staging = how;
+                    if let Some(schedule) = &schedule {
+                        process.schedule = Some(schedule.clone());
+                        process.latest_event =
+                            Some(ProcessEvent::new(ProcessEventKind::Scheduled, now));
+                    }
+                    Ok(ImportChange::process(process))
+                },
+            )
+            .await?;
         if let (Some(schedule), Some(scheduler)) = (&schedule, &self.scheduler) {
             scheduler.due(Due {
                 at: schedule.window_start,
@@ -368,13 +370,19 @@ impl Imports {
             let _ = self.dry_run(current, true).await?;
             return Ok(None);
         }
-        if !self.claim(supplier, external)? {
+        let external = external.to_owned();
+        if self
+            .claim(supplier, std::slice::from_ref(&external))
+            .await?
+            .is_empty()
+        {
             return Ok(retry);
         }
-        match self.migrate_claimed(supplier, external).await {
+        match self.migrate_claimed(supplier, &external).await {
             Ok(_) | Err(DomainError::Invalid { .. } | DomainError::PluginFailed(_)) => Ok(None),
             Err(other) => {
-                self.release(supplier, external)?;
+                self.release(supplier, std::slice::from_ref(&external))
+                    .await?;
                 tracing::warn!(error = %other, supplier, external, "scheduled migration to be retried");
                 Ok(retry)
             }
@@ -472,28 +480,29 @@ impl Imports {
             .map(|failure| (failure.code(), detail.as_deref().unwrap_or_default()));
         // The outcome becomes the process's latest event (the v2 status), in the same write
         // as its event.
-        self.store.change_import(
-            &current.supplier_code,
-            &current.external_account_number,
-            &mut |stored| {
-                let stored = stored.ok_or(DomainError::ImportProcessNotFound)?;
-                let event = match outcome {
-                    None => events::dry_run_complete(stored)?,
-                    Some((code, detail)) => events::dry_run_error(stored, code, detail)?,
-                };
-                let process = if stored.awaits_migration() {
-                    stored.dry_run(outcome, scheduled, now)
-                } else {
-                    stored.clone()
-                };
-                Ok(ImportChange {
-                    process,
-                    account: None,
-                    events: vec![event],
-                })
-            },
-        )?;
-        self.store.flush().await?;
+        self.store
+            .change_import(
+                &current.supplier_code,
+                &current.external_account_number,
+                &mut |stored| {
+                    let stored = stored.ok_or(DomainError::ImportProcessNotFound)?;
+                    let event = match outcome {
+                        None => events::dry_run_complete(stored)?,
+                        Some((code, detail)) => events::dry_run_error(stored, code, detail)?,
+                    };
+                    let process = if stored.awaits_migration() {
+                        stored.dry_run(outcome, scheduled, now)
+                    } else {
+                        stored.clone()
+                    };
+                    Ok(ImportChange {
+                        process,
+                        account: None,
+                        events: vec![event],
+                    })
+                },
+            )
+            .await?;
         Ok(verdict.err().unwrap_or(DomainError::DryRunWouldSucceed))
     }
 
@@ -523,41 +532,55 @@ impl Imports {
                     account: Some(account),
                     events,
                 })
-            })?;
-        self.store.flush().await?;
+            })
+            .await?;
         change.account.ok_or(DomainError::ImportProcessNotFound)
     }
 
-    /// Marks a pending process `IN_PROGRESS` for a bulk migration; `false` if it is no
-    /// longer pending.
-    pub fn claim(&self, supplier_code: &str, external: &str) -> Result<bool, DomainError> {
+    /// Marks pending processes `IN_PROGRESS` for a bulk migration, in one durable write: the
+    /// ones claimed (those no longer pending are left out).
+    pub async fn claim(
+        &self,
+        supplier_code: &str,
+        externals: &[String],
+    ) -> Result<Vec<String>, DomainError> {
         let now = Utc::now();
-        let claimed =
-            self.store
-                .change_import(supplier_code, external, &mut |current| match current {
-                    Some(process) if process.awaits_migration() => {
-                        let mut process = process.clone();
-                        process.state = ImportState::InProgress;
-                        process.updated_at = now;
-                        process.latest_event =
-                            Some(ProcessEvent::new(ProcessEventKind::InProgress, now));
-                        Ok(ImportChange::process(process))
-                    }
-                    _ => Err(DomainError::ImportInProgress),
-                });
-        match claimed {
-            Ok(_) => Ok(true),
-            Err(DomainError::ImportInProgress) => Ok(false),
-            Err(other) => Err(other),
+        let outcomes = self
+            .store
+            .change_imports(supplier_code, externals, &mut |current| match current {
+                Some(process) if process.awaits_migration() => {
+                    let mut process = process.clone();
+                    process.state = ImportState::InProgress;
+                    process.updated_at = now;
+                    process.latest_event =
+                        Some(ProcessEvent::new(ProcessEventKind::InProgress, now));
+                    Ok(ImportChange::process(process))
+                }
+                _ => Err(DomainError::ImportInProgress),
+            })
+            .await?;
+        let mut claimed = Vec::with_capacity(externals.len());
+        for (external, outcome) in externals.iter().zip(outcomes) {
+            match outcome {
+                Ok(_) => claimed.push(external.clone()),
+                Err(DomainError::ImportInProgress) => {}
+                Err(other) => return Err(other),
+            }
         }
+        Ok(claimed)
     }
 
-    /// Puts a claimed process back to `PENDING` (a stopped or interrupted bulk migration).
-    pub fn release(&self, supplier_code: &str, external: &str) -> Result<(), DomainError> {
+    /// Puts claimed processes back to `PENDING` (a stopped or interrupted bulk migration), in
+    /// one durable write; those no longer claimed are left as they are.
+    pub async fn release(
+        &self,
+        supplier_code: &str,
+        externals: &[String],
+    ) -> Result<(), DomainError> {
         let now = Utc::now();
-        let released = self
+        let outcomes = self
             .store
-            .change_import(supplier_code, external, &mut |current| match current {
+            .change_imports(supplier_code, externals, &mut |current| match current {
                 Some(process) if process.state == ImportState::InProgress => {
                     let mut process = process.clone();
                     process.state = ImportState::Pending;
@@ -566,11 +589,15 @@ impl Imports {
                     Ok(ImportChange::process(process))
                 }
                 _ => Err(DomainError::ImportProcessNotFound),
-            });
-        match released {
-            Ok(_) | Err(DomainError::ImportProcessNotFound) => Ok(()),
-            Err(other) => Err(other),
+            })
+            .await?;
+        for outcome in outcomes {
+            match outcome {
+                Ok(_) | Err(DomainError::ImportProcessNotFound) => {}
+                Err(other) => return Err(other),
+            }
         }
+        Ok(())
     }
 
     /// Migrates a process claimed by a bulk migration: the platform account, or the failure
@@ -608,13 +635,10 @@ impl Imports {
             )
             .map(|process| process.map(|p| p.external_account_number))
             .collect::<Result<_, _>>()?;
-            for external in stuck {
-                self.release(&supplier.code, &external)?;
-                released += 1;
+            if !stuck.is_empty() {
+                self.release(&supplier.code, &stuck).await?;
+                released += stuck.len();
             }
-        }
-        if released > 0 {
-            self.store.flush().await?;
         }
         Ok(released)
     }
@@ -634,19 +658,20 @@ impl Imports {
     ) -> Result<(), DomainError> {
         let now = Utc::now();
         let detail = failure.to_string();
-        self.store.change_import(
-            &process.supplier_code,
-            &process.external_account_number,
-            &mut |current| {
-                let current = current.ok_or(DomainError::ImportProcessNotFound)?;
-                Ok(ImportChange {
-                    process: current.errored(failure.code(), &detail, now),
-                    account: None,
-                    events: vec![events::import_error(current, failure.code(), &detail)?],
-                })
-            },
-        )?;
-        self.store.flush().await?;
+        self.store
+            .change_import(
+                &process.supplier_code,
+                &process.external_account_number,
+                &mut |current| {
+                    let current = current.ok_or(DomainError::ImportProcessNotFound)?;
+                    Ok(ImportChange {
+                        process: current.errored(failure.code(), &detail, now),
+                        account: None,
+                        events: vec![events::import_error(current, failure.code(), &detail)?],
+                    })
+                },
+            )
+            .await?;
         Ok(())
     }
 
@@ -681,36 +706,38 @@ impl Imports {
     ) -> Result<Vec<ImportProcess>, DomainError> {
         let mut cancelled = Vec::new();
         for supplier in self.store.suppliers()? {
+            let window = supplier.expiry_window_days;
+            let mut expired = Vec::new();
             for process in self.store.import_processes(&supplier.code, None) {
                 let process = process?;
-                if !process.is_expired(supplier.expiry_window_days, now) {
-                    continue;
+                if process.is_expired(window, now) {
+                    expired.push(process.external_account_number);
                 }
-                let window = supplier.expiry_window_days;
-                let change = self.store.change_import(
-                    &process.supplier_code,
-                    &process.external_account_number,
-                    &mut |current| match current {
-                        Some(current) if current.is_expired(window, now) => Ok(ImportChange {
-                            process: current.cancelled(now),
-                            account: None,
-                            events: vec![events::import_cancelled(
-                                current,
-                                current.expires_at(window),
-                            )?],
-                        }),
-                        _ => Err(DomainError::ImportInProgress),
-                    },
-                );
-                match change {
+            }
+            if expired.is_empty() {
+                continue;
+            }
+            let outcomes = self
+                .store
+                .change_imports(&supplier.code, &expired, &mut |current| match current {
+                    Some(current) if current.is_expired(window, now) => Ok(ImportChange {
+                        process: current.cancelled(now),
+                        account: None,
+                        events: vec![events::import_cancelled(
+                            current,
+                            current.expires_at(window),
+                        )?],
+                    }),
+                    _ => Err(DomainError::ImportInProgress),
+                })
+                .await?;
+            for outcome in outcomes {
+                match outcome {
                     Ok(change) => cancelled.push(change.process),
                     Err(DomainError::ImportInProgress) => {}
                     Err(other) => return Err(other),
                 }
             }
-        }
-        if !cancelled.is_empty() {
-            self.store.flush().await?;
         }
         Ok(cancelled)
     }
@@ -987,8 +1014,15 @@ mod claim_tests {
             "customers": [{"given_name": "Ada", "family_name": "L", "email": "ada@example.com"}]
         });
         imports.stage(&key, &account).await.expect("stage");
-        assert!(imports.claim("OLD_CO", "A").expect("claim"));
-        assert!(!imports.claim("OLD_CO", "A").expect("claimed once"));
+        let a = ["A".to_owned()];
+        assert_eq!(imports.claim("OLD_CO", &a).await.expect("claim"), a);
+        assert!(
+            imports
+                .claim("OLD_CO", &a)
+                .await
+                .expect("claimed once")
+                .is_empty()
+        );
         let status = imports
             .import_process(&key, "OLD_CO", "A")
             .expect("process")

@@ -70,8 +70,8 @@ impl Job {
     }
 }
 
-/// Accounts migrated between two flushes of a job's progress.
-const FLUSH_EVERY: u64 = 64;
+/// Accounts migrated between two yields to the runtime.
+const YIELD_EVERY: u64 = 64;
 
 #[derive(Clone)]
 pub struct Migrations {
@@ -125,7 +125,7 @@ impl Migrations {
                 end: Mutex::new(None),
             }));
         }
-        let claimed = self.claim_pending(&supplier.code);
+        let claimed = self.claim_pending(&supplier.code).await;
         let claimed = match claimed {
             Ok(claimed) => claimed,
             Err(error) => {
@@ -133,7 +133,6 @@ impl Migrations {
                 return Err(error);
             }
         };
-        self.store.flush().await?;
         let job = Arc::new(Job {
             id: job_id.clone(),
             supplier: supplier.code.clone(),
@@ -159,7 +158,7 @@ impl Migrations {
         }
     }
 
-    fn claim_pending(&self, supplier: &str) -> Result<Vec<String>, DomainError> {
+    async fn claim_pending(&self, supplier: &str) -> Result<Vec<String>, DomainError> {
         let pending: Vec<String> =
             filtered(self.store.import_listings(supplier), ListFilter::Pending)
                 .filter_map(|item| match item {
@@ -170,18 +169,12 @@ impl Migrations {
                     Err(error) => Some(Err(error)),
                 })
                 .collect::<Result<_, _>>()?;
-        let mut claimed = Vec::with_capacity(pending.len());
-        for external in pending {
-            if self.imports.claim(supplier, &external)? {
-                claimed.push(external);
-            }
-        }
-        Ok(claimed)
+        self.imports.claim(supplier, &pending).await
     }
 
     async fn run(self, job: Arc<Job>, claimed: Vec<String>) {
         let mut remaining = claimed.into_iter();
-        let mut since_flush = 0u64;
+        let mut since_yield = 0u64;
         let state = loop {
             let ongoing = matches!(
                 self.store.supplier(&job.supplier),
@@ -200,19 +193,17 @@ impl Migrations {
                     job.failed.fetch_add(1, Ordering::Relaxed)
                 }
             };
-            since_flush += 1;
-            if since_flush >= FLUSH_EVERY {
-                since_flush = 0;
+            since_yield += 1;
+            if since_yield >= YIELD_EVERY {
+                since_yield = 0;
                 tokio::task::yield_now().await;
             }
         };
-        for external in remaining {
-            if let Err(error) = self.imports.release(&job.supplier, &external) {
-                tracing::error!(%external, %error, "cannot release a claimed account");
-            }
-        }
-        if let Err(error) = self.store.flush().await {
-            tracing::error!(%error, "cannot flush after a bulk migration");
+        let remaining: Vec<String> = remaining.collect();
+        if !remaining.is_empty()
+            && let Err(error) = self.imports.release(&job.supplier, &remaining).await
+        {
+            tracing::error!(accounts = remaining.len(), %error, "cannot release the claimed accounts");
         }
         job.finish(state);
         tracing::info!(supplier = %job.supplier, job = %job.id, ?state, "bulk migration ended");

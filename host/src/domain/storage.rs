@@ -188,7 +188,7 @@ pub type ListingIter = Box<dyn Iterator<Item = Result<ImportListing, StoreError>
 
 /// Decides a change to an import process from its current version (`None`: not staged yet).
 pub type DecideImport<'a> =
-    dyn FnMut(Option<&ImportProcess>) -> Result<ImportChange, DomainError> + 'a;
+    dyn FnMut(Option<&ImportProcess>) -> Result<ImportChange, DomainError> + Send + 'a;
 
 pub trait Store: Send + Sync + 'static {
     /// Inserts a new supplier; `false` when the code is taken.
@@ -226,14 +226,24 @@ pub trait Store: Send + Sync + 'static {
         supplier: &str,
         external: &str,
     ) -> Result<Option<ImportProcess>, StoreError>;
-    /// Reads the process, lets `decide` make the change and writes it (with any new account and
-    /// the state counts) in one transaction. `decide` may run more than once.
-    fn change_import(
-        &self,
-        supplier: &str,
-        external: &str,
-        decide: &mut DecideImport<'_>,
-    ) -> Result<ImportChange, DomainError>;
+    /// Reads the process, lets `decide` make the change and keeps it, with any new account,
+    /// the state counts and its events, in one atomic change; resolves once it is durable.
+    /// `decide` may run more than once.
+    fn change_import<'a>(
+        &'a self,
+        supplier: &'a str,
+        external: &'a str,
+        decide: &'a mut DecideImport<'a>,
+    ) -> BoxFuture<'a, Result<ImportChange, DomainError>>;
+    /// [`Store::change_import`] for several processes of one supplier (a bulk migration's
+    /// claims): each its own atomic change, all durable when it resolves; each one's outcome,
+    /// in order.
+    fn change_imports<'a>(
+        &'a self,
+        supplier: &'a str,
+        externals: &'a [String],
+        decide: &'a mut DecideImport<'a>,
+    ) -> BoxFuture<'a, Result<Vec<Result<ImportChange, DomainError>>, StoreError>>;
     /// The supplier's processes in external-account-number order, starting after `after`.
     fn import_processes(&self, supplier: &str, after: Option<&str>) -> ImportIter;
     /// What the lists show of the supplier's processes, in external-account-number order.

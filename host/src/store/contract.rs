@@ -128,9 +128,11 @@ pub async fn a_failed_change_leaves_nothing(backend: &dyn Backend) {
         unit.enqueue(&event("A-00000001")).expect("event");
         // Dropped without a commit.
     }
-    let staged = store.change_import("OLD_CO", "ACC-1", &mut |_| {
-        Err(DomainError::ImportInProgress)
-    });
+    let staged = store
+        .change_import("OLD_CO", "ACC-1", &mut |_| {
+            Err(DomainError::ImportInProgress)
+        })
+        .await;
     assert!(
         matches!(staged, Err(DomainError::ImportInProgress)),
         "{staged:?}"
@@ -291,6 +293,7 @@ pub async fn an_import_change_carries_its_account_counts_and_events(backend: &dy
                 events: vec![event("ACC-1")],
             })
         })
+        .await
         .expect("staged");
     assert_eq!(staged.process.state, ImportState::Pending);
     let counts = store.import_counts("OLD_CO").expect("counts");
@@ -306,6 +309,7 @@ pub async fn an_import_change_carries_its_account_counts_and_events(backend: &dy
                 events: vec![event("ACC-1")],
             })
         })
+        .await
         .expect("migrated");
     let number = migrated
         .account
@@ -330,6 +334,31 @@ pub async fn an_import_change_carries_its_account_counts_and_events(backend: &dy
         Some(number)
     );
     assert_eq!(logged(store.as_ref()).len(), 2);
+
+    // Several processes at once: each its own change, each its own outcome.
+    let externals = ["ACC-1".to_owned(), "ACC-2".to_owned()];
+    let second = read_account(
+        &json!({"import_supplier": "OLD_CO", "external_account_number": "ACC-2"}),
+        AccountLimits { max_items: 100 },
+    )
+    .expect("an account");
+    let outcomes = store
+        .change_imports("OLD_CO", &externals, &mut |current| match current {
+            Some(current) => Err(current.already_imported()),
+            None => {
+                let (process, _) = ImportProcess::stage(None, second.clone(), now)?;
+                Ok(ImportChange::process(process))
+            }
+        })
+        .await
+        .expect("the changes");
+    assert!(matches!(
+        outcomes[0],
+        Err(DomainError::AlreadyImported { .. })
+    ));
+    assert!(outcomes[1].is_ok());
+    let counts = store.import_counts("OLD_CO").expect("counts");
+    assert_eq!(counts.get(ImportState::Pending), 1);
 }
 
 pub async fn flushed_changes_are_there_after_a_reopen(backend: &dyn Backend) {

@@ -398,63 +398,33 @@ impl Store for SledStore {
             .transpose()
     }
 
-    fn change_import(
-        &self,
-        supplier: &str,
-        external: &str,
-        decide: &mut DecideImport<'_>,
-    ) -> Result<ImportChange, DomainError> {
-        let key = pair_key(supplier, external);
-        let decide = RefCell::new(decide);
-        for _ in 0..NUMBER_ATTEMPTS {
-            let trees = (
-                &self.imports,
-                &self.import_counts,
-                &self.accounts,
-                &self.events,
-                &self.outbox,
-                &self.event_ids,
-            );
-            let result =
-                trees.transaction(|(imports, counts, accounts, events, outbox, event_ids)| {
-                    let current: Option<ImportProcess> = match imports.get(&key)? {
-                        Some(bytes) => Some(decode(&key, &bytes).map_err(|error| {
-                            ConflictableTransactionError::Abort(Abort::Corrupt(error))
-                        })?),
-                        None => None,
-                    };
-                    let change = (decide.borrow_mut())(current.as_ref()).map_err(|error| {
-                        ConflictableTransactionError::Abort(Abort::Domain(error))
-                    })?;
-                    if let Some(account) = &change.account {
-                        if accounts.get(account.number.as_bytes())?.is_some() {
-                            return Err(ConflictableTransactionError::Abort(Abort::NumberTaken));
-                        }
-                        accounts.insert(account.number.as_bytes(), encode(account))?;
-                    }
-                    let before = current.as_ref().map(|process| process.state);
-                    let after = change.process.state;
-                    if before != Some(after) {
-                        if let Some(before) = before {
-                            add_count(counts, supplier, before, -1)?;
-                        }
-                        add_count(counts, supplier, after, 1)?;
-                    }
-                    imports.insert(key.as_slice(), encode(&change.process))?;
-                    for event in &change.events {
-                        write_event(events, outbox, event_ids, event)?;
-                    }
-                    Ok(change)
-                });
-            match result {
-                Ok(change) => return Ok(change),
-                Err(TransactionError::Abort(Abort::NumberTaken)) => continue,
-                Err(TransactionError::Abort(Abort::Domain(error))) => return Err(error),
-                Err(TransactionError::Abort(Abort::Corrupt(error))) => return Err(error.into()),
-                Err(TransactionError::Storage(error)) => return Err(StoreError::from(error).into()),
-            }
-        }
-        Err(StoreError::NumbersExhausted.into())
+    fn change_import<'a>(
+        &'a self,
+        supplier: &'a str,
+        external: &'a str,
+        decide: &'a mut DecideImport<'a>,
+    ) -> BoxFuture<'a, Result<ImportChange, DomainError>> {
+        Box::pin(async move {
+            let change = self.apply_import_change(supplier, external, decide)?;
+            Store::flush(self).await?;
+            Ok(change)
+        })
+    }
+
+    fn change_imports<'a>(
+        &'a self,
+        supplier: &'a str,
+        externals: &'a [String],
+        decide: &'a mut DecideImport<'a>,
+    ) -> BoxFuture<'a, Result<Vec<Result<ImportChange, DomainError>>, StoreError>> {
+        Box::pin(async move {
+            let outcomes = externals
+                .iter()
+                .map(|external| self.apply_import_change(supplier, external, &mut *decide))
+                .collect();
+            Store::flush(self).await?;
+            Ok(outcomes)
+        })
     }
 
     fn import_processes(&self, supplier: &str, after: Option<&str>) -> ImportIter {
@@ -596,6 +566,68 @@ impl Store for SledStore {
                 })??;
             Ok(())
         })
+    }
+}
+
+impl SledStore {
+    /// One import change in one sled transaction (not yet flushed).
+    fn apply_import_change(
+        &self,
+        supplier: &str,
+        external: &str,
+        decide: &mut DecideImport<'_>,
+    ) -> Result<ImportChange, DomainError> {
+        let key = pair_key(supplier, external);
+        let decide = RefCell::new(decide);
+        for _ in 0..NUMBER_ATTEMPTS {
+            let trees = (
+                &self.imports,
+                &self.import_counts,
+                &self.accounts,
+                &self.events,
+                &self.outbox,
+                &self.event_ids,
+            );
+            let result =
+                trees.transaction(|(imports, counts, accounts, events, outbox, event_ids)| {
+                    let current: Option<ImportProcess> = match imports.get(&key)? {
+                        Some(bytes) => Some(decode(&key, &bytes).map_err(|error| {
+                            ConflictableTransactionError::Abort(Abort::Corrupt(error))
+                        })?),
+                        None => None,
+                    };
+                    let change = (decide.borrow_mut())(current.as_ref()).map_err(|error| {
+                        ConflictableTransactionError::Abort(Abort::Domain(error))
+                    })?;
+                    if let Some(account) = &change.account {
+                        if accounts.get(account.number.as_bytes())?.is_some() {
+                            return Err(ConflictableTransactionError::Abort(Abort::NumberTaken));
+                        }
+                        accounts.insert(account.number.as_bytes(), encode(account))?;
+                    }
+                    let before = current.as_ref().map(|process| process.state);
+                    let after = change.process.state;
+                    if before != Some(after) {
+                        if let Some(before) = before {
+                            add_count(counts, supplier, before, -1)?;
+                        }
+                        add_count(counts, supplier, after, 1)?;
+                    }
+                    imports.insert(key.as_slice(), encode(&change.process))?;
+                    for event in &change.events {
+                        write_event(events, outbox, event_ids, event)?;
+                    }
+                    Ok(change)
+                });
+            match result {
+                Ok(change) => return Ok(change),
+                Err(TransactionError::Abort(Abort::NumberTaken)) => continue,
+                Err(TransactionError::Abort(Abort::Domain(error))) => return Err(error),
+                Err(TransactionError::Abort(Abort::Corrupt(error))) => return Err(error.into()),
+                Err(TransactionError::Storage(error)) => return Err(StoreError::from(error).into()),
+            }
+        }
+        Err(StoreError::NumbersExhausted.into())
     }
 }
 
