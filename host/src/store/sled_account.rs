@@ -128,6 +128,17 @@ impl SledAccountUnit {
         }
     }
 
+    /// Whether a record is at `key` (written by this unit or kept), without reading it.
+    fn exists(&self, table: AccountTable, key: &str) -> Result<bool, StoreError> {
+        if self.written.contains_key(&(table, key.to_owned())) {
+            return Ok(true);
+        }
+        Ok(self
+            .store
+            .account_tree(table)
+            .contains_key(pair_key(&self.number, key))?)
+    }
+
     fn write<T: Serialize>(&mut self, table: AccountTable, key: String, value: &T) {
         self.written.insert((table, key.clone()), self.writes.len());
         self.writes.push((table, key, encode(value)));
@@ -141,7 +152,7 @@ impl SledAccountUnit {
         key: String,
         value: &T,
     ) -> Result<(), StoreError> {
-        if self.read::<serde_json::Value>(table, &key)?.is_some() {
+        if self.exists(table, &key)? {
             return Err(StoreError::Duplicate { what, key });
         }
         self.write(table, key, value);
@@ -211,10 +222,7 @@ impl AccountUnit for SledAccountUnit {
     }
 
     fn has_statement<'a>(&'a mut self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>> {
-        ready(
-            self.read::<serde_json::Value>(AccountTable::Statements, id)
-                .map(|found| found.is_some()),
-        )
+        ready(self.exists(AccountTable::Statements, id))
     }
 
     fn add_statement<'a>(
