@@ -19,6 +19,7 @@ use crate::domain::ledger::{LedgerEntry, Transaction, TransactionType};
 use crate::domain::money::Money;
 use crate::domain::notes::{Note, NoteSource};
 use crate::domain::storage::{ImportChange, Store, StoreError};
+use crate::events::outbox::Outbox;
 use chrono::Utc;
 use serde_json::json;
 use std::collections::{BTreeMap, HashSet};
@@ -29,6 +30,8 @@ pub trait Backend {
     /// Opens the store on this backend's data; again after every handle was dropped, the
     /// same data.
     fn open(&self) -> Arc<dyn Store>;
+    /// [`Backend::open`], with the relay's side of the same store.
+    fn open_with_outbox(&self) -> (Arc<dyn Store>, Arc<dyn Outbox>);
 }
 
 /// One test per scenario of the contract, for the backend `$fresh()` makes.
@@ -58,6 +61,11 @@ macro_rules! contract_tests {
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn the_outbox_keeps_the_order_of_commits() {
                 scenario::the_outbox_keeps_the_order_of_commits(&$fresh()).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn the_relay_reads_the_outbox_in_commit_order() {
+                scenario::the_relay_reads_the_outbox_in_commit_order(&$fresh()).await;
             }
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -276,6 +284,53 @@ pub async fn the_outbox_keeps_the_order_of_commits(backend: &dyn Backend) {
     }
     // The outbox holds every one of them for the relay.
     assert_eq!(store.outbox_len().expect("outbox"), log.len());
+}
+
+pub async fn the_relay_reads_the_outbox_in_commit_order(backend: &dyn Backend) {
+    let (store, outbox) = backend.open_with_outbox();
+    let mut committed = Vec::new();
+    for account in ["A-0000000A", "A-0000000B", "A-0000000A"] {
+        let mut unit = store.account_unit(account).await.expect("a unit");
+        for _ in 0..2 {
+            let event = event(account);
+            unit.enqueue(&event).expect("event");
+            committed.push(event.id);
+        }
+        unit.commit().await.expect("commit");
+    }
+    {
+        // Not committed: nothing of it reaches the outbox.
+        let mut unit = store.account_unit("A-0000000C").await.expect("a unit");
+        unit.enqueue(&event("A-0000000C")).expect("event");
+    }
+    let ids = |pending: &[crate::events::outbox::PendingEvent]| -> Vec<String> {
+        pending
+            .iter()
+            .map(|event| event.record.id().expect("an id").to_owned())
+            .collect()
+    };
+    let pending = outbox
+        .pending_events(100, &HashSet::new())
+        .expect("pending");
+    assert_eq!(ids(&pending), committed, "in the order of the commits");
+    let seqs: Vec<u64> = pending.iter().map(|event| event.seq).collect();
+    // What the relay is already sending is left out.
+    let skip: HashSet<u64> = seqs[..2].iter().copied().collect();
+    let next = outbox.pending_events(2, &skip).expect("pending");
+    assert_eq!(ids(&next), committed[2..4]);
+    // Published events leave the outbox and are marked in the log.
+    let at = Utc::now();
+    outbox.mark_published(&seqs[..3], at).expect("marked");
+    assert_eq!(store.outbox_len().expect("outbox"), 3);
+    let rest = outbox
+        .pending_events(100, &HashSet::new())
+        .expect("pending");
+    assert_eq!(ids(&rest), committed[3..]);
+    let published: Vec<bool> = logged(store.as_ref())
+        .iter()
+        .map(|event| event.published_at.is_some())
+        .collect();
+    assert_eq!(published, [true, true, true, false, false, false]);
 }
 
 pub async fn an_import_change_carries_its_account_counts_and_events(backend: &dyn Backend) {

@@ -727,7 +727,17 @@ mod tests {
 
     impl crate::store::contract::Backend for SledBackend {
         fn open(&self) -> std::sync::Arc<dyn Store> {
-            std::sync::Arc::new(SledStore::open(self.dir.path()).expect("store"))
+            self.open_with_outbox().0
+        }
+
+        fn open_with_outbox(
+            &self,
+        ) -> (
+            std::sync::Arc<dyn Store>,
+            std::sync::Arc<dyn crate::events::outbox::Outbox>,
+        ) {
+            let store = std::sync::Arc::new(SledStore::open(self.dir.path()).expect("store"));
+            (store.clone(), store)
         }
     }
 
