@@ -1,6 +1,6 @@
 //! `notes/create/`: notes added to an imported account, each once.
 
-use super::Additions;
+use super::{Additions, Request};
 use crate::domain::api_key::ApiKeyRecord;
 use crate::domain::error::DomainError;
 use crate::domain::notes::{
@@ -8,7 +8,7 @@ use crate::domain::notes::{
 };
 use crate::domain::ports::Hook;
 use crate::domain::storage::{AccountUnit, retrying};
-use crate::domain::validation::{FieldErrors, Reported, reading};
+use crate::domain::validation::{FieldErrors, Reported};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
@@ -73,16 +73,15 @@ impl Additions {
         body: &Value,
     ) -> Result<Reported<Vec<NoteResult>>, DomainError> {
         let now = Utc::now();
-        let policy = self.policy(key, body)?;
-        let (parsed, ignored) = reading(policy, || self.parse_notes(body));
-        let (supplier, external, mut notes) = parsed?;
-        let target = self.target(key, &supplier, &external)?;
-        if let Some(mapped) = self
-            .apply_rules(&target, Hook::MapNotes, body, Some("notes"))
-            .await?
-        {
-            notes = reading(policy, || self.parse_notes(&mapped)).0?.2;
-        }
+        let Request {
+            target,
+            posted: notes,
+            ignored,
+        } = self
+            .read_request(key, body, Hook::MapNotes, Some("notes"), |body| {
+                self.parse_notes(body)
+            })
+            .await?;
         let mut errors = FieldErrors::default();
         for (i, note) in notes.iter().enumerate() {
             for (j, path) in note.document_paths.iter().enumerate() {

@@ -1,6 +1,6 @@
 //! `payment-instruction/create/`: an instruction confirmed with its vendor, then kept.
 
-use super::Additions;
+use super::{Additions, Request};
 use crate::domain::api_key::ApiKeyRecord;
 use crate::domain::error::DomainError;
 use crate::domain::events;
@@ -9,7 +9,7 @@ use crate::domain::payment_instruction::{
 };
 use crate::domain::ports::{Hook, VendorError};
 use crate::domain::storage::retrying;
-use crate::domain::validation::{Reported, reading};
+use crate::domain::validation::Reported;
 use chrono::Utc;
 use serde_json::Value;
 
@@ -36,27 +36,15 @@ impl Additions {
         key: &ApiKeyRecord,
         body: &Value,
     ) -> Result<Reported<(String, String)>, DomainError> {
-        let policy = self.policy(key, body)?;
-        let (parsed, ignored) = reading(policy, || self.parse_payment_instruction(body));
-        let (supplier, external, mut input) = parsed?;
-        let target = self.target(key, &supplier, &external)?;
-        // A plugin's record has `reference` only: it sees the deprecated `instruction_reference`
-        // under that name.
-        let mut for_rules = body.clone();
-        if let Some(object) = for_rules.as_object_mut()
-            && !object.contains_key("reference")
-            && let Some(reference) = object.remove("instruction_reference")
-        {
-            object.insert("reference".to_owned(), reference);
-        }
-        if let Some(mapped) = self
-            .apply_rules(&target, Hook::MapPaymentInstruction, &for_rules, None)
-            .await?
-        {
-            input = reading(policy, || self.parse_payment_instruction(&mapped))
-                .0?
-                .2;
-        }
+        let Request {
+            target,
+            posted: input,
+            ignored,
+        } = self
+            .read_request(key, body, Hook::MapPaymentInstruction, None, |body| {
+                self.parse_payment_instruction(body)
+            })
+            .await?;
         let PaymentInstructionInput {
             vendor,
             reference,

@@ -1,12 +1,12 @@
 //! `historical-statements/create/`: statements kept on an imported account, all or none.
 
-use super::Additions;
+use super::{Additions, Request};
 use crate::domain::api_key::ApiKeyRecord;
 use crate::domain::error::DomainError;
 use crate::domain::ports::Hook;
 use crate::domain::statements::{Statement, read_statements};
 use crate::domain::storage::retrying;
-use crate::domain::validation::{FieldError, FieldErrors, Reported, reading};
+use crate::domain::validation::{FieldError, FieldErrors, Reported};
 use serde_json::Value;
 
 /// The real platform's code for a statement the account already has.
@@ -36,16 +36,15 @@ impl Additions {
         key: &ApiKeyRecord,
         body: &Value,
     ) -> Result<Reported<AddedStatements>, DomainError> {
-        let policy = self.policy(key, body)?;
-        let (parsed, ignored) = reading(policy, || self.parse_statements(body));
-        let (supplier, external, mut statements) = parsed?;
-        let target = self.target(key, &supplier, &external)?;
-        if let Some(mapped) = self
-            .apply_rules(&target, Hook::MapStatements, body, Some("statements"))
-            .await?
-        {
-            statements = reading(policy, || self.parse_statements(&mapped)).0?.2;
-        }
+        let Request {
+            target,
+            posted: statements,
+            ignored,
+        } = self
+            .read_request(key, body, Hook::MapStatements, Some("statements"), |body| {
+                self.parse_statements(body)
+            })
+            .await?;
         let mut errors = FieldErrors::default();
         for (index, statement) in statements.iter().enumerate() {
             if let Some(path) = &statement.statement_path {
@@ -97,8 +96,8 @@ impl Additions {
         .await?;
         Ok(Reported {
             value: AddedStatements {
-                import_supplier: supplier,
-                external_account_number: external,
+                import_supplier: target.supplier.code,
+                external_account_number: target.account.external_account_number,
                 statements,
             },
             ignored,

@@ -1,8 +1,8 @@
 //! `transactions/create/`: a batch of transactions posted to the account's ledger, all or
 //! none.
 
-use super::Additions;
 use super::add_notes::add_note;
+use super::{Additions, Request};
 use crate::domain::api_key::ApiKeyRecord;
 use crate::domain::error::{DomainError, TransactionFailure};
 use crate::domain::events;
@@ -14,7 +14,7 @@ use crate::domain::ledger::{
 use crate::domain::notes::{NoteInput, NoteSource};
 use crate::domain::ports::Hook;
 use crate::domain::storage::retrying;
-use crate::domain::validation::{FieldError, FieldErrors, Reported, reading};
+use crate::domain::validation::{FieldError, FieldErrors, Reported};
 use chrono::{NaiveDate, Utc};
 use serde::Serialize;
 use serde_json::Value;
@@ -57,7 +57,7 @@ impl Additions {
         &self,
         body: &Value,
         today: NaiveDate,
-    ) -> Result<(String, String, ReadBatch, bool), DomainError> {
+    ) -> Result<(String, String, (ReadBatch, bool)), DomainError> {
         let posted = read_transactions(body, self.limits.max_items, today).map_err(|errors| {
             let (request, transactions): (Vec<_>, Vec<_>) = errors
                 .0
@@ -99,8 +99,7 @@ impl Additions {
         Ok((
             posted.account.import_supplier,
             external,
-            transactions,
-            posted.dry_run,
+            (transactions, posted.dry_run),
         ))
     }
 
@@ -111,20 +110,19 @@ impl Additions {
         options: TransactionOptions,
     ) -> Result<Reported<Vec<TransactionResult>>, DomainError> {
         let now = Utc::now();
-        let policy = self.policy(key, body)?;
-        let (parsed, ignored) = reading(policy, || self.parse_transactions(body, now.date_naive()));
-        let (supplier, external, mut transactions, dry_run) = parsed?;
-        let target = self.target(key, &supplier, &external)?;
-        if let Some(mapped) = self
-            .apply_rules(&target, Hook::MapTransactions, body, Some("transactions"))
-            .await?
-        {
-            transactions = reading(policy, || {
-                self.parse_transactions(&mapped, now.date_naive())
-            })
-            .0?
-            .2;
-        }
+        let Request {
+            target,
+            posted: (transactions, dry_run),
+            ignored,
+        } = self
+            .read_request(
+                key,
+                body,
+                Hook::MapTransactions,
+                Some("transactions"),
+                |body| self.parse_transactions(body, now.date_naive()),
+            )
+            .await?;
 
         let account_start = target
             .account

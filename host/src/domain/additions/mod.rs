@@ -19,7 +19,7 @@ use super::import_process::{ImportState, PlatformAccount};
 use super::ports::{AccountTarget, Documents, Hook, NoRules, PaymentVendors, SupplierRules};
 use super::supplier::Supplier;
 use super::supplier::unknown_fields_of;
-use super::validation::{FieldError, FieldErrors, UnknownFields};
+use super::validation::{FieldError, FieldErrors, UnknownFields, reading};
 use crate::domain::storage::Store;
 use serde_json::Value;
 use std::sync::Arc;
@@ -36,6 +36,14 @@ pub use add_statements::{AddedStatements, STATEMENT_EXISTS};
 pub use add_transactions::{
     TRANSACTION_IMPORT_SUCCESS, TransactionOptions, TransactionResult, TransactionStatus,
 };
+
+/// A data-adding request as read ([`Additions::read_request`]): the account it adds to, what
+/// it posted (as the supplier's rules mapped it), and the unknown fields it ignored.
+struct Request<T> {
+    target: Target,
+    posted: T,
+    ignored: Vec<String>,
+}
 
 /// The account a request adds to.
 pub(crate) struct Target {
@@ -156,6 +164,32 @@ impl Additions {
         Ok(())
     }
 
+    /// Reads a data-adding request: `parse` reads `body` (its unknown fields ignored and named,
+    /// or refused, as the supplier wants); the account it names must be one the key may add
+    /// to; the supplier's `hook` rules, if it has any, map the `field` array (or, without a
+    /// field, the payment instruction's own fields), and `parse` reads the mapped body again.
+    async fn read_request<T>(
+        &self,
+        key: &ApiKeyRecord,
+        body: &Value,
+        hook: Hook,
+        field: Option<&str>,
+        parse: impl Fn(&Value) -> Result<(String, String, T), DomainError>,
+    ) -> Result<Request<T>, DomainError> {
+        let policy = self.policy(key, body)?;
+        let (parsed, ignored) = reading(policy, || parse(body));
+        let (supplier, external, mut posted) = parsed?;
+        let target = self.target(key, &supplier, &external)?;
+        if let Some(mapped) = self.apply_rules(&target, hook, body, field).await? {
+            posted = reading(policy, || parse(&mapped)).0?.2;
+        }
+        Ok(Request {
+            target,
+            posted,
+            ignored,
+        })
+    }
+
     /// The supplier's `hook` rules applied to the `field` array of `body` (or, without a
     /// field, to the payment instruction's own fields): the body to read again, or `None`
     /// when the supplier has no such rules.
@@ -168,7 +202,18 @@ impl Additions {
     ) -> Result<Option<Value>, DomainError> {
         let input = match field {
             Some(field) => body.get(field).cloned().unwrap_or(Value::Null),
-            None => body.clone(),
+            None => {
+                // A plugin's payment instruction has `reference` only: it sees the deprecated
+                // `instruction_reference` under that name.
+                let mut input = body.clone();
+                if let Some(object) = input.as_object_mut()
+                    && !object.contains_key("reference")
+                    && let Some(reference) = object.remove("instruction_reference")
+                {
+                    object.insert("reference".to_owned(), reference);
+                }
+                input
+            }
         };
         let account = AccountTarget {
             import_supplier: target.supplier.code.clone(),
