@@ -392,10 +392,7 @@ pub fn read_transactions(
         })
         .map_err(|mut errors| {
             for error in &mut errors.0 {
-                let attr = error.attr.as_deref().unwrap_or_default();
-                if attr.starts_with("transactions.")
-                    && attr.ends_with(".transaction_id")
-                    && attr.matches('.').count() == 2
+                if transaction_field(error).is_some_and(|(_, field)| field == "transaction_id")
                     && matches!(error.code.as_str(), "required" | "blank" | "null")
                 {
                     error.code = "missing_transaction_id".to_owned();
@@ -408,9 +405,15 @@ pub fn read_transactions(
 /// The index of the transaction an error of [`read_transactions`] is about (`None` for an
 /// error of the request itself).
 pub fn transaction_index(error: &FieldError) -> Option<usize> {
-    let attr = error.attr.as_deref()?;
-    let rest = attr.strip_prefix("transactions.")?;
-    rest.split('.').next()?.parse().ok()
+    transaction_field(error).map(|(index, _)| index)
+}
+
+/// The transaction an error is about and the path inside it (`""` for the transaction
+/// itself).
+fn transaction_field(error: &FieldError) -> Option<(usize, &str)> {
+    let rest = error.attr.as_deref()?.strip_prefix("transactions.")?;
+    let (index, field) = rest.split_once('.').unwrap_or((rest, ""));
+    Some((index.parse().ok()?, field))
 }
 
 /// The rules of one transaction the schema does not state.

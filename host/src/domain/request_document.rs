@@ -566,8 +566,13 @@ impl DecimalBounds {
         let [whole, places] = bounds[..] else {
             return None;
         };
-        (pattern == format!(r"^-?\d{{0,{whole}}}(?:\.\d{{0,{places}}})?$"))
-            .then_some(Self { whole, places })
+        let bounds = Self { whole, places };
+        (pattern == bounds.pattern()).then_some(bounds)
+    }
+
+    /// The pattern these bounds are read from.
+    fn pattern(self) -> String {
+        format!(r"^-?\d{{0,{}}}(?:\.\d{{0,{}}})?$", self.whole, self.places)
     }
 
     /// What is wrong with `value` (a string or a number; other types are the schema's to
@@ -624,10 +629,8 @@ impl<'i> jsonschema::Keyword<'i> for DecimalBounds {
     fn validate(&self, instance: &'i Value) -> Result<(), ValidationError<'i>> {
         match self.fault(instance) {
             None => Ok(()),
-            Some(_) => Err(ValidationError::custom(format!(
-                r"^-?\d{{0,{}}}(?:\.\d{{0,{}}})?$",
-                self.whole, self.places
-            ))),
+            // The bounds travel in the message; `field_error` names the one broken.
+            Some(_) => Err(ValidationError::custom(self.pattern())),
         }
     }
 
