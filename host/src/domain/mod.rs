@@ -9,7 +9,6 @@ pub mod account;
 pub mod additions;
 pub mod admin;
 pub mod api_key;
-pub mod blocking;
 pub mod catalogue;
 pub mod documents;
 pub mod error;

@@ -3,6 +3,7 @@
 //! The port's types are re-exported here for the binary's edge (the server, tests, benches),
 //! which picks the backend.
 
+mod blocking;
 #[cfg(test)]
 pub mod contract;
 mod sled_account;

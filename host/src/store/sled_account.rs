@@ -70,7 +70,7 @@ fn numbered(id: u64) -> String {
 }
 
 /// Writes of this many records or more are committed off the async worker
-/// ([`crate::domain::blocking`]): a large change holds sled's lock for milliseconds.
+/// ([`super::blocking`]): a large change holds sled's lock for milliseconds.
 const LARGE_CHANGE_WRITES: usize = 100;
 
 /// How many locks the accounts share.
@@ -293,7 +293,7 @@ impl AccountUnit for SledAccountUnit {
                     .apply_account_writes(&unit.number, &unit.writes, &unit.events)
             };
             if large {
-                crate::domain::blocking::blocking(apply)?;
+                super::blocking::blocking(apply)?;
             } else {
                 apply()?;
             }

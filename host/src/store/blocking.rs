@@ -1,8 +1,9 @@
-//! Running the store's synchronous work from the async use cases without stalling the
-//! runtime. A sled transaction holds a process-wide lock while it commits, and every other
-//! store call waits for it; a Tokio worker blocked there holds up every task queued on it
-//! (other requests, the event relay), which is what made the p99 of a 1000-transaction
-//! batch reach seconds and the relay's Redis calls time out under load (see BENCHMARKS.md).
+//! Running sled's synchronous work from async code (the commit of a large unit of work)
+//! without stalling the runtime. A sled transaction holds a process-wide lock while it
+//! commits, and every other store call waits for it; a Tokio worker blocked there holds up
+//! every task queued on it (other requests, the event relay), which is what made the p99 of
+//! a 1000-transaction batch reach seconds and the relay's Redis calls time out under load
+//! (see BENCHMARKS.md).
 
 /// Runs `work` (a store call that may block) on the current thread after handing the
 /// worker's queued tasks to another thread (`block_in_place`). On a current-thread runtime
