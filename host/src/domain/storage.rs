@@ -4,8 +4,10 @@
 //! implements this port on sled). Every change that must be atomic (an import process, the
 //! platform account it creates and the per-state counts) is one call here, applied in one
 //! transaction with the events that describe it (the outbox: `events::outbox` is the relay's
-//! side of it). Nothing is durable until [`Store::flush`] resolves: callers answer 2xx only
-//! after it. Errors are the backend-neutral [`StoreError`].
+//! side of it). An account's unit of work ([`AccountUnit::commit`]) and an import change are
+//! durable when they resolve; the other writes (suppliers, keys, teams, plugins, published
+//! events) are durable once [`Store::flush`] resolves, and callers answer 2xx only after it.
+//! Errors are the backend-neutral [`StoreError`].
 
 use super::api_key::ApiKeyRecord;
 use super::error::DomainError;
