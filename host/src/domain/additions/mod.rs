@@ -4,12 +4,13 @@
 //! Every request names its account by supplier code and external account number; only
 //! imported accounts visible to the caller's API key qualify (anything else is
 //! `account_not_found`), and the supplier's migration must be ongoing. Each request's records
-//! are written in one transaction and flushed before the call returns.
+//! are written in one unit of work on the account, committed (durably) before the call
+//! returns.
 //!
 //! One module per use case (`add_notes`, `add_transactions`, `add_statements`,
 //! `add_payment_instruction`) and the operators' read model (`account_view`); this one holds
-//! what they share: finding the account a request adds to, the supplier's rules, the
-//! documents check and the records' encoding.
+//! what they share: reading a request ([`Additions::read_request`]: the supplier's policy on
+//! unknown fields, the account it adds to, the supplier's rules) and the documents check.
 
 use super::account::AccountLimits;
 use super::api_key::ApiKeyRecord;
