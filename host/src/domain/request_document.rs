@@ -335,6 +335,14 @@ struct StringCheck<'a> {
     choices: &'a [String],
 }
 
+impl StringCheck<'_> {
+    /// Whether the field at the dot path `at` is a choice field.
+    fn is_choice(&self, at: &str) -> bool {
+        let field = at.rsplit('.').next().unwrap_or_default();
+        self.choices.iter().any(|name| name == field)
+    }
+}
+
 /// The fields with an `enum` in the definition `name` and those it refers to.
 fn collect_choice_fields(
     defs: &Value,
@@ -383,17 +391,10 @@ fn collect_choice_fields(
 /// space (the REST framework's `blank`; a choice field's list decides instead) and no NUL
 /// (`null_characters_not_allowed`); the unknown fields, left out, are not looked at.
 fn check_strings(value: &Value, at: &str, context: &StringCheck<'_>, errors: &mut FieldErrors) {
-    let field = at.rsplit('.').next().unwrap_or_default();
     match value {
-        Value::String(text)
-            if text.trim().is_empty() && !context.choices.iter().any(|name| name == field) =>
-        {
-            errors.push(FieldError::new(
-                at.to_owned(),
-                "blank",
-                "This field may not be blank.",
-            ))
-        }
+        Value::String(text) if text.trim().is_empty() && !context.is_choice(at) => errors.push(
+            FieldError::new(at.to_owned(), "blank", "This field may not be blank."),
+        ),
         Value::String(text) if text.contains('\0') => errors.push(FieldError::new(
             at.to_owned(),
             "null_characters_not_allowed",
