@@ -35,6 +35,10 @@ fn main() {
         std::thread::sleep(Duration::from_millis(10));
     }
 
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
     let store = Arc::new(SledStore::open(&dir.path().join("db")).expect("store"));
     for chunk in (0..total).collect::<Vec<_>>().chunks(1000) {
         let events: Vec<Event> = chunk
@@ -50,13 +54,11 @@ fn main() {
                 .expect("a catalogued event")
             })
             .collect();
-        store.publish_events(&events).expect("outbox");
+        runtime
+            .block_on(store.publish_events(&events))
+            .expect("outbox");
     }
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
     let relay_rate = runtime.block_on(async {
         let (stop, stopped) = tokio::sync::watch::channel(false);
         let config = RelayConfig {

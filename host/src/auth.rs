@@ -98,12 +98,14 @@ impl std::fmt::Debug for Authenticator {
 
 impl Authenticator {
     /// Uses the signing secret kept in the store (created on first start).
-    pub fn new(store: Arc<dyn Store>, operator_key: &str) -> Result<Self, StoreError> {
-        let secret = store.secret("jwt-signing-key", &mut || {
-            let mut bytes = vec![0u8; 32];
-            rand::thread_rng().fill_bytes(&mut bytes);
-            bytes
-        })?;
+    pub async fn new(store: Arc<dyn Store>, operator_key: &str) -> Result<Self, StoreError> {
+        let secret = store
+            .secret("jwt-signing-key", &mut || {
+                let mut bytes = vec![0u8; 32];
+                rand::thread_rng().fill_bytes(&mut bytes);
+                bytes
+            })
+            .await?;
         Ok(Self {
             store,
             encoding: EncodingKey::from_secret(&secret),
@@ -150,55 +152,60 @@ impl Authenticator {
         (claims.token_type == kind).then_some(claims)
     }
 
-    fn active_key(&self, claims: &Claims) -> Result<Option<ApiKeyRecord>, AuthError> {
+    async fn active_key(&self, claims: &Claims) -> Result<Option<ApiKeyRecord>, AuthError> {
         Ok(self
             .store
-            .api_key(&claims.sub)?
+            .api_key(&claims.sub)
+            .await?
             .filter(ApiKeyRecord::is_active))
     }
 
     /// `obtainPlatformToken` with an organisation API key.
-    pub fn obtain_with_api_key(&self, key: &str) -> Result<TokenPair, AuthError> {
+    pub async fn obtain_with_api_key(&self, key: &str) -> Result<TokenPair, AuthError> {
         let record = self
             .store
-            .api_key_by_digest(&api_key::digest(key))?
+            .api_key_by_digest(&api_key::digest(key))
+            .await?
             .filter(ApiKeyRecord::is_active)
             .ok_or(AuthError::InvalidApiKey)?;
         Ok(self.pair(&record))
     }
 
     /// `obtainPlatformToken` with a refresh token.
-    pub fn obtain_with_refresh_token(&self, token: &str) -> Result<TokenPair, AuthError> {
+    pub async fn obtain_with_refresh_token(&self, token: &str) -> Result<TokenPair, AuthError> {
         let claims = self
             .decode(token, TokenKind::Refresh)
             .ok_or(AuthError::InvalidRefreshToken)?;
         let record = self
-            .active_key(&claims)?
+            .active_key(&claims)
+            .await?
             .ok_or(AuthError::InvalidRefreshToken)?;
         Ok(self.pair(&record))
     }
 
     /// The API key behind an `Authorization` header value: `Token <platform token>`, or, as on
     /// the real platform, `Token <API key>` itself. A revoked key is refused either way.
-    pub fn supplier_caller(&self, header: Option<&str>) -> Result<ApiKeyRecord, AuthError> {
+    pub async fn supplier_caller(&self, header: Option<&str>) -> Result<ApiKeyRecord, AuthError> {
         let token = token_of(header)?;
         if is_api_key(token) {
             return self
                 .store
-                .api_key_by_digest(&api_key::digest(token))?
+                .api_key_by_digest(&api_key::digest(token))
+                .await?
                 .filter(ApiKeyRecord::is_active)
                 .ok_or(AuthError::AuthenticationFailed);
         }
         let claims = self
             .decode(token, TokenKind::Access)
             .ok_or(AuthError::AuthenticationFailed)?;
-        self.active_key(&claims)?
+        self.active_key(&claims)
+            .await?
             .ok_or(AuthError::AuthenticationFailed)
     }
 
     /// Checks an `Authorization` header for the operator key. A valid supplier token or API key
     /// is refused with `permission_denied`.
-    pub fn operator_caller(&self, header: Option<&str>) -> Result<(), AuthError> {
+    pub async fn operator_caller(&self, header: Option<&str>) -> Result<(), AuthError> {
         let token = token_of(header)?;
         let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
         if constant_time_eq(&digest, &self.operator_key_digest) {
@@ -206,7 +213,8 @@ impl Authenticator {
         }
         let supplier_credential = if is_api_key(token) {
             self.store
-                .api_key_by_digest(&api_key::digest(token))?
+                .api_key_by_digest(&api_key::digest(token))
+                .await?
                 .is_some_and(|key| key.is_active())
         } else {
             self.decode(token, TokenKind::Access).is_some()
@@ -257,14 +265,16 @@ mod tests {
     use super::*;
     use crate::store::SledStore;
 
-    fn authenticator() -> (tempfile::TempDir, Arc<SledStore>, Authenticator) {
+    async fn authenticator() -> (tempfile::TempDir, Arc<SledStore>, Authenticator) {
         let dir = tempfile::tempdir().expect("temp");
         let store = Arc::new(SledStore::open(dir.path()).expect("store"));
-        let auth = Authenticator::new(store.clone(), "operator").expect("auth");
+        let auth = Authenticator::new(store.clone(), "operator")
+            .await
+            .expect("auth");
         (dir, store, auth)
     }
 
-    fn key(store: &SledStore) -> ApiKeyRecord {
+    async fn key(store: &SledStore) -> ApiKeyRecord {
         let record = ApiKeyRecord {
             id: "key-1".into(),
             organisation: "Org".into(),
@@ -273,64 +283,64 @@ mod tests {
             created_at: Utc::now(),
             revoked_at: None,
         };
-        store.insert_api_key(&record).expect("insert");
+        store.insert_api_key(&record).await.expect("insert");
         record
     }
 
-    #[test]
-    fn expired_tokens_are_refused() {
-        let (_dir, store, auth) = authenticator();
-        let record = key(&store);
+    #[tokio::test]
+    async fn expired_tokens_are_refused() {
+        let (_dir, store, auth) = authenticator().await;
+        let record = key(&store).await;
         let (fresh, _) = auth.sign(&record, TokenKind::Access, ACCESS_TOKEN_LIFETIME);
         let header = format!("Token {fresh}");
         assert_eq!(
-            auth.supplier_caller(Some(&header)).map(|k| k.id).ok(),
+            auth.supplier_caller(Some(&header)).await.map(|k| k.id).ok(),
             Some("key-1".into())
         );
 
         let (expired, _) = auth.sign(&record, TokenKind::Access, Duration::seconds(-1));
         let header = format!("Token {expired}");
         assert!(matches!(
-            auth.supplier_caller(Some(&header)),
+            auth.supplier_caller(Some(&header)).await,
             Err(AuthError::AuthenticationFailed)
         ));
 
         let (expired_refresh, _) = auth.sign(&record, TokenKind::Refresh, Duration::seconds(-1));
         assert!(matches!(
-            auth.obtain_with_refresh_token(&expired_refresh),
+            auth.obtain_with_refresh_token(&expired_refresh).await,
             Err(AuthError::InvalidRefreshToken)
         ));
     }
 
-    #[test]
-    fn tokens_of_another_secret_are_refused() {
-        let (_dir, store, auth) = authenticator();
-        let record = key(&store);
-        let (_other_dir, _other_store, other) = authenticator();
+    #[tokio::test]
+    async fn tokens_of_another_secret_are_refused() {
+        let (_dir, store, auth) = authenticator().await;
+        let record = key(&store).await;
+        let (_other_dir, _other_store, other) = authenticator().await;
         let (token, _) = other.sign(&record, TokenKind::Access, ACCESS_TOKEN_LIFETIME);
         let header = format!("Token {token}");
         assert!(matches!(
-            auth.supplier_caller(Some(&header)),
+            auth.supplier_caller(Some(&header)).await,
             Err(AuthError::AuthenticationFailed)
         ));
     }
 
-    #[test]
-    fn operator_key_checks() {
-        let (_dir, store, auth) = authenticator();
-        assert!(auth.operator_caller(Some("Token operator")).is_ok());
+    #[tokio::test]
+    async fn operator_key_checks() {
+        let (_dir, store, auth) = authenticator().await;
+        assert!(auth.operator_caller(Some("Token operator")).await.is_ok());
         assert!(matches!(
-            auth.operator_caller(None),
+            auth.operator_caller(None).await,
             Err(AuthError::NotAuthenticated)
         ));
         assert!(matches!(
-            auth.operator_caller(Some("Token operato")),
+            auth.operator_caller(Some("Token operato")).await,
             Err(AuthError::AuthenticationFailed)
         ));
-        let record = key(&store);
+        let record = key(&store).await;
         let (token, _) = auth.sign(&record, TokenKind::Access, ACCESS_TOKEN_LIFETIME);
         assert!(matches!(
-            auth.operator_caller(Some(&format!("Token {token}"))),
+            auth.operator_caller(Some(&format!("Token {token}"))).await,
             Err(AuthError::PermissionDenied)
         ));
     }

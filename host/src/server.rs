@@ -58,7 +58,7 @@ pub async fn run(
     // Compile the account document's schema before the first request, not during it.
     crate::domain::request_document::prepare();
     let operator_key = resolve_operator_key(&settings)?;
-    let auth = Authenticator::new(store.clone(), &operator_key)?;
+    let auth = Authenticator::new(store.clone(), &operator_key).await?;
     let bucket =
         Bucket::open(&settings.bucket).map_err(|error| ServerError::Config(error.to_string()))?;
 
@@ -85,6 +85,7 @@ pub async fn run(
         .map_err(|error| ServerError::Config(error.to_string()))?;
     let plugins = Arc::new(
         Plugins::open(Arc::new(runtime), store.clone())
+            .await
             .map_err(|error| ServerError::Config(error.to_string()))?
             .with_bulkhead(settings.plugin_bulkhead),
     );

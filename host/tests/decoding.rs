@@ -102,7 +102,9 @@ impl Service {
 
             let store: Arc<dyn Store> =
                 Arc::new(SledStore::open(&dir.path().join("db")).expect("store"));
-            let auth = Authenticator::new(store.clone(), OPERATOR_KEY).expect("auth");
+            let auth = Authenticator::new(store.clone(), OPERATOR_KEY)
+                .await
+                .expect("auth");
             let bucket_dir = dir.path().join("bucket");
             std::fs::create_dir_all(bucket_dir.join("old-co")).expect("bucket");
             std::fs::write(bucket_dir.join("old-co/statement.pdf"), b"%PDF-1.4").expect("doc");
@@ -119,8 +121,11 @@ impl Service {
             )
             .expect("vendors");
             let plugin_runtime = Runtime::new(Default::default(), None).expect("plugin runtime");
-            let plugins =
-                Arc::new(Plugins::open(Arc::new(plugin_runtime), store.clone()).expect("plugins"));
+            let plugins = Arc::new(
+                Plugins::open(Arc::new(plugin_runtime), store.clone())
+                    .await
+                    .expect("plugins"),
+            );
             let limits = Limits {
                 max_body_bytes: MAX_BODY_BYTES,
                 max_items: MAX_ITEMS,

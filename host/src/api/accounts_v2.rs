@@ -123,6 +123,7 @@ pub async fn import_status(
     let process = state
         .imports
         .import_process(&key, &supplier, &external)
+        .await
         .map_err(|error| match error {
             DomainError::AccountNotFound | DomainError::SupplierNotFound => ApiError::NotFound,
             other => other.into(),

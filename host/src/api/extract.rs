@@ -63,7 +63,7 @@ impl FromRequestParts<AppState> for SupplierCaller {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        let key = state.auth.supplier_caller(authorization(parts))?;
+        let key = state.auth.supplier_caller(authorization(parts)).await?;
         state.throttle.check(&key.id).map_err(ApiError::Throttled)?;
         Ok(Self(key))
     }
@@ -77,7 +77,7 @@ impl FromRequestParts<AppState> for OperatorCaller {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        state.auth.operator_caller(authorization(parts))?;
+        state.auth.operator_caller(authorization(parts)).await?;
         Ok(Self)
     }
 }

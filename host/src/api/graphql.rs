@@ -160,8 +160,8 @@ impl Mutation {
     ) -> async_graphql::Result<ObtainJsonWebToken> {
         let auth = context.data::<Authenticator>()?;
         let pair = match (input.api_key, input.refresh_token) {
-            (Some(key), None) => auth.obtain_with_api_key(&key),
-            (None, Some(token)) => auth.obtain_with_refresh_token(&token),
+            (Some(key), None) => auth.obtain_with_api_key(&key).await,
+            (None, Some(token)) => auth.obtain_with_refresh_token(&token).await,
             _ => Err(AuthError::MissingCredentials),
         }
         .map_err(|error| {

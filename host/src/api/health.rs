@@ -51,14 +51,14 @@ pub async fn healthz() -> Json<HealthBody> {
 #[utoipa::path(get, path = "/readyz", tag = "operations",
     responses((status = 200, body = ReadyBody), (status = 503, description = "The store does not answer", body = ReadyBody)))]
 pub async fn readyz(State(state): State<AppState>) -> Response {
-    let store_ok = state.store.supplier("").is_ok();
+    let store_ok = state.store.supplier("").await.is_ok();
     let relay = state.relay.snapshot();
     let body = ReadyBody {
         status: if store_ok { "ready" } else { "unavailable" },
         store: if store_ok { "ok" } else { "error" },
         relay: relay.state,
         relay_last_error: relay.last_error,
-        outbox_pending: state.store.outbox_len().unwrap_or(0),
+        outbox_pending: state.store.outbox_len().await.unwrap_or(0),
     };
     let status = if store_ok {
         StatusCode::OK

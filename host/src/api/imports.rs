@@ -11,6 +11,7 @@ use axum::extract::State;
 use axum::response::Response;
 use axum::routing::get;
 use axum::{Json, Router};
+use futures_util::StreamExt;
 use serde::Serialize;
 
 pub fn router() -> Router<AppState> {
@@ -71,20 +72,23 @@ pub async fn account_transfer_status(
     SupplierCaller(key): SupplierCaller,
     PathParams((supplier, external)): PathParams<(String, String)>,
 ) -> Result<Json<TransferStatusBody>, ApiError> {
-    let process = state.imports.import_process(&key, &supplier, &external)?;
+    let process = state
+        .imports
+        .import_process(&key, &supplier, &external)
+        .await?;
     Ok(Json(TransferStatusBody {
         status: crate::domain::import_process::transfer_status(process.state),
         platform_account_number: process.platform_account_number.unwrap_or_default(),
     }))
 }
 
-fn list(
+async fn list(
     state: &AppState,
     key: &crate::domain::api_key::ApiKeyRecord,
     supplier: &str,
     filter: ListFilter,
 ) -> Result<Response, ApiError> {
-    let processes = state.imports.list(key, supplier, filter)?;
+    let processes = state.imports.list(key, supplier, filter).await?;
     Ok(json_array(
         processes.map(|item| item.map(ImportProcessItem::from)),
     ))
@@ -100,7 +104,7 @@ pub async fn all_processes(
     SupplierCaller(key): SupplierCaller,
     PathParams(supplier): PathParams<String>,
 ) -> Result<Response, ApiError> {
-    list(&state, &key, &supplier, ListFilter::All)
+    list(&state, &key, &supplier, ListFilter::All).await
 }
 
 /// Account imports still pending (no platform account yet).
@@ -113,7 +117,7 @@ pub async fn pending_processes(
     SupplierCaller(key): SupplierCaller,
     PathParams(supplier): PathParams<String>,
 ) -> Result<Response, ApiError> {
-    list(&state, &key, &supplier, ListFilter::Pending)
+    list(&state, &key, &supplier, ListFilter::Pending).await
 }
 
 /// Account imports that have a platform account.
@@ -126,5 +130,5 @@ pub async fn imported_processes(
     SupplierCaller(key): SupplierCaller,
     PathParams(supplier): PathParams<String>,
 ) -> Result<Response, ApiError> {
-    list(&state, &key, &supplier, ListFilter::Imported)
+    list(&state, &key, &supplier, ListFilter::Imported).await
 }

@@ -196,10 +196,12 @@ mod tests {
     use http_body_util::BodyExt;
     use tower::ServiceExt;
 
-    fn app() -> (tempfile::TempDir, Router) {
+    async fn app() -> (tempfile::TempDir, Router) {
         let dir = tempfile::tempdir().expect("temp");
         let store: Arc<dyn Store> = Arc::new(SledStore::open(dir.path()).expect("store"));
-        let auth = Authenticator::new(store.clone(), "operator").expect("auth");
+        let auth = Authenticator::new(store.clone(), "operator")
+            .await
+            .expect("auth");
         let bucket = crate::documents::Bucket::open(&format!(
             "file://{}",
             dir.path().join("bucket").display()
@@ -211,7 +213,11 @@ mod tests {
         )
         .expect("vendors");
         let runtime = crate::plugins::Runtime::new(Default::default(), None).expect("runtime");
-        let plugins = Arc::new(Plugins::open(Arc::new(runtime), store.clone()).expect("plugins"));
+        let plugins = Arc::new(
+            Plugins::open(Arc::new(runtime), store.clone())
+                .await
+                .expect("plugins"),
+        );
         let state = AppState::new(
             store,
             auth,
@@ -240,7 +246,7 @@ mod tests {
 
     #[tokio::test]
     async fn unknown_routes_and_methods_answer_in_the_error_format() {
-        let (_dir, router) = app();
+        let (_dir, router) = app().await;
         let (status, body) = send(
             router.clone(),
             Request::get("/nowhere")
@@ -267,7 +273,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_caller_is_checked_before_the_body() {
-        let (_dir, router) = app();
+        let (_dir, router) = app().await;
         let request = Request::post("/v1/data-import/validate-account/")
             .header(header::CONTENT_TYPE, "application/json")
             .body(Body::from("{not json"))
@@ -281,7 +287,7 @@ mod tests {
 
     #[tokio::test]
     async fn operators_create_suppliers_through_the_router() {
-        let (_dir, router) = app();
+        let (_dir, router) = app().await;
         let request = Request::post("/admin/v1/suppliers")
             .header(header::AUTHORIZATION, "Token operator")
             .header(header::CONTENT_TYPE, "application/json")

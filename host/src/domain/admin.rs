@@ -8,6 +8,7 @@ use super::supplier::{Supplier, read_new_supplier, read_supplier_change};
 use super::validation::{FieldError, FieldErrors};
 use crate::domain::storage::{ImportCounts, Store};
 use chrono::Utc;
+use futures_util::StreamExt;
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -60,9 +61,9 @@ impl Admin {
         Self { store }
     }
 
-    fn view(&self, supplier: Supplier) -> Result<SupplierView, DomainError> {
-        let counts = self.store.import_counts(&supplier.code)?;
-        let plugin = self.store.plugin(&supplier.code)?;
+    async fn view(&self, supplier: Supplier) -> Result<SupplierView, DomainError> {
+        let counts = self.store.import_counts(&supplier.code).await?;
+        let plugin = self.store.plugin(&supplier.code).await?;
         Ok(SupplierView {
             supplier,
             counts,
@@ -72,27 +73,28 @@ impl Admin {
 
     pub async fn create_supplier(&self, body: &Value) -> Result<SupplierView, DomainError> {
         let supplier = read_new_supplier(body, Utc::now()).map_err(DomainError::invalid)?;
-        if !self.store.create_supplier(&supplier)? {
+        if !self.store.create_supplier(&supplier).await? {
             return Err(DomainError::SupplierExists(supplier.code));
         }
         self.store.flush().await?;
-        self.view(supplier)
+        self.view(supplier).await
     }
 
-    pub fn suppliers(&self) -> Result<Vec<SupplierView>, DomainError> {
-        self.store
-            .suppliers()?
-            .into_iter()
-            .map(|s| self.view(s))
-            .collect()
+    pub async fn suppliers(&self) -> Result<Vec<SupplierView>, DomainError> {
+        let mut views = Vec::new();
+        for supplier in self.store.suppliers().await? {
+            views.push(self.view(supplier).await?);
+        }
+        Ok(views)
     }
 
-    pub fn supplier(&self, code: &str) -> Result<SupplierView, DomainError> {
+    pub async fn supplier(&self, code: &str) -> Result<SupplierView, DomainError> {
         let supplier = self
             .store
-            .supplier(code)?
+            .supplier(code)
+            .await?
             .ok_or(DomainError::SupplierNotFound)?;
-        self.view(supplier)
+        self.view(supplier).await
     }
 
     pub async fn update_supplier(
@@ -104,20 +106,27 @@ impl Admin {
         let now = Utc::now();
         let updated = self
             .store
-            .update_supplier(code, &mut |supplier| supplier.apply(change.clone(), now))?
+            .update_supplier(code, &mut |supplier| supplier.apply(change.clone(), now))
+            .await?
             .ok_or(DomainError::SupplierNotFound)?;
         self.store.flush().await?;
-        self.view(updated)
+        self.view(updated).await
     }
 
     /// A page of the supplier's import processes, in external-account-number order.
-    pub fn import_page(&self, code: &str, query: &ImportQuery) -> Result<ImportPage, DomainError> {
+    pub async fn import_page(
+        &self,
+        code: &str,
+        query: &ImportQuery,
+    ) -> Result<ImportPage, DomainError> {
         self.store
-            .supplier(code)?
+            .supplier(code)
+            .await?
             .ok_or(DomainError::SupplierNotFound)?;
         let needle = query.search.as_ref().map(|text| text.to_lowercase());
         let mut items = Vec::with_capacity(query.limit + 1);
-        for process in self.store.import_processes(code, query.after.as_deref()) {
+        let mut processes = self.store.import_processes(code, query.after.as_deref());
+        while let Some(process) = processes.next().await {
             let process = process?;
             let state_ok = query.state.is_none_or(|state| state == process.state);
             let search_ok = needle.as_ref().is_none_or(|needle| {
@@ -148,7 +157,7 @@ impl Admin {
         let request = read_new_api_key(body).map_err(DomainError::invalid)?;
         let mut errors = FieldErrors::default();
         for (index, code) in request.suppliers.iter().enumerate() {
-            if self.store.supplier(code)?.is_none() {
+            if self.store.supplier(code).await?.is_none() {
                 errors.push(FieldError::new(
                     format!("suppliers.{index}"),
                     "does_not_exist",
@@ -168,7 +177,7 @@ impl Admin {
             created_at: Utc::now(),
             revoked_at: None,
         };
-        self.store.insert_api_key(&record)?;
+        self.store.insert_api_key(&record).await?;
         self.store.flush().await?;
         Ok(IssuedApiKey { record, key })
     }
@@ -176,7 +185,8 @@ impl Admin {
     pub async fn revoke_api_key(&self, id: &str) -> Result<ApiKeyRecord, DomainError> {
         let record = self
             .store
-            .revoke_api_key(id, Utc::now())?
+            .revoke_api_key(id, Utc::now())
+            .await?
             .ok_or(DomainError::ApiKeyNotFound)?;
         self.store.flush().await?;
         Ok(record)
@@ -184,22 +194,23 @@ impl Admin {
 
     pub async fn create_team(&self, body: &Value) -> Result<OperationsTeam, DomainError> {
         let team = read_new_team(body, Utc::now()).map_err(DomainError::invalid)?;
-        if !self.store.create_team(&team)? {
+        if !self.store.create_team(&team).await? {
             return Err(DomainError::TeamExists(team.name));
         }
         self.store.flush().await?;
         Ok(team)
     }
 
-    pub fn teams(&self) -> Result<Vec<OperationsTeam>, DomainError> {
-        Ok(self.store.teams()?)
+    pub async fn teams(&self) -> Result<Vec<OperationsTeam>, DomainError> {
+        Ok(self.store.teams().await?)
     }
 
     /// Removes a team; accounts already allocated to it keep its name.
     pub async fn delete_team(&self, name: &str) -> Result<OperationsTeam, DomainError> {
         let team = self
             .store
-            .delete_team(name)?
+            .delete_team(name)
+            .await?
             .ok_or(DomainError::TeamNotFound)?;
         self.store.flush().await?;
         Ok(team)

@@ -17,8 +17,9 @@ use super::validation::{
     FieldError, FieldErrors, ObjectReader, Optional, Reported, Required, StrRule, UnknownFields,
     reading,
 };
-use crate::domain::storage::{ImportChange, ListingIter, Store};
+use crate::domain::storage::{ImportChange, ListingStream, Store};
 use chrono::{DateTime, Utc};
+use futures_util::{StreamExt, TryStreamExt};
 use serde_json::Value;
 use std::sync::Arc;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -124,7 +125,7 @@ impl Imports {
     }
 
     /// The supplier `code` if it exists and the key may see it.
-    pub fn visible_supplier(
+    pub async fn visible_supplier(
         &self,
         key: &ApiKeyRecord,
         code: &str,
@@ -133,7 +134,8 @@ impl Imports {
             return Err(DomainError::SupplierNotFound);
         }
         self.store
-            .supplier(code)?
+            .supplier(code)
+            .await?
             .ok_or(DomainError::SupplierNotFound)
     }
 
@@ -142,18 +144,18 @@ impl Imports {
         key: &ApiKeyRecord,
         body: &Value,
     ) -> Result<Reported<(AccountPayload, Supplier)>, DomainError> {
-        let policy = self.policy(key, body, "import_supplier")?;
+        let policy = self.policy(key, body, "import_supplier").await?;
         self.read_with(key, body, policy).await
     }
 
     /// What the supplier `body` names in `field` does with unknown fields.
-    fn policy(
+    async fn policy(
         &self,
         key: &ApiKeyRecord,
         body: &Value,
         field: &str,
     ) -> Result<UnknownFields, DomainError> {
-        Ok(unknown_fields_of(self.store.as_ref(), key, body, field)?)
+        Ok(unknown_fields_of(self.store.as_ref(), key, body, field).await?)
     }
 
     /// As [`Self::read`], under a `policy` already known.
@@ -165,7 +167,9 @@ impl Imports {
     ) -> Result<Reported<(AccountPayload, Supplier)>, DomainError> {
         let (account, ignored) = reading(policy, || read_account(body, self.limits));
         let account = account.map_err(DomainError::account_invalid)?;
-        let supplier = self.visible_supplier(key, account.import_supplier())?;
+        let supplier = self
+            .visible_supplier(key, account.import_supplier())
+            .await?;
         let account = self.apply_rules(account).await?;
         Ok(Reported {
             value: (account, supplier),
@@ -231,7 +235,7 @@ impl Imports {
         key: &ApiKeyRecord,
         body: &Value,
     ) -> Result<Reported<(ImportProcess, Staging)>, DomainError> {
-        let policy = self.policy(key, body, "import_supplier")?;
+        let policy = self.policy(key, body, "import_supplier").await?;
         self.stage_with(key, body, policy, None).await
     }
 
@@ -306,7 +310,7 @@ impl Imports {
     ) -> Result<Reported<()>, DomainError> {
         let now = Utc::now();
         let (account, at) = v2_payload(body);
-        let policy = self.policy(key, &account, "import_supplier")?;
+        let policy = self.policy(key, &account, "import_supplier").await?;
         let (schedule, mut ignored) = reading(policy, || read_task_params(body, now));
         let schedule = schedule?;
         let staged = self
@@ -335,7 +339,7 @@ impl Imports {
         supplier: &str,
         external: &str,
     ) -> Result<Option<DateTime<Utc>>, DomainError> {
-        let Some(current) = self.store.import_process(supplier, external)? else {
+        let Some(current) = self.store.import_process(supplier, external).await? else {
             return Ok(None);
         };
         let Some(schedule) = current.schedule.clone() else {
@@ -359,7 +363,8 @@ impl Imports {
         }
         let ongoing = self
             .store
-            .supplier(supplier)?
+            .supplier(supplier)
+            .await?
             .ok_or(DomainError::SupplierNotFound)
             .and_then(|supplier| supplier.ensure_ongoing());
         if let Err(failure) = ongoing {
@@ -390,10 +395,11 @@ impl Imports {
     }
 
     /// Every process whose scheduled migration has not run yet (read once at start).
-    pub fn scheduled(&self) -> Result<Vec<Due>, DomainError> {
+    pub async fn scheduled(&self) -> Result<Vec<Due>, DomainError> {
         let mut due = Vec::new();
-        for supplier in self.store.suppliers()? {
-            for process in self.store.import_processes(&supplier.code, None) {
+        for supplier in self.store.suppliers().await? {
+            let mut processes = self.store.import_processes(&supplier.code, None);
+            while let Some(process) = processes.next().await {
                 let process = process?;
                 if let Some(schedule) = &process.schedule
                     && process.awaits_migration()
@@ -418,13 +424,13 @@ impl Imports {
         key: &ApiKeyRecord,
         body: &Value,
     ) -> Result<Reported<PlatformAccount>, DomainError> {
-        let policy = self.policy(key, body, "import_supplier_code")?;
+        let policy = self.policy(key, body, "import_supplier_code").await?;
         let (request, ignored) = reading(policy, || read_process_request(body));
         let request = request?;
-        let supplier = self.visible_supplier(key, &request.supplier_code)?;
+        let supplier = self.visible_supplier(key, &request.supplier_code).await?;
         supplier.ensure_ongoing()?;
         if let Some(team) = &request.operations_team_name
-            && self.store.team(team)?.is_none()
+            && self.store.team(team).await?.is_none()
         {
             return Err(DomainError::invalid(FieldErrors::single(FieldError::new(
                 "operations_team_name".to_owned(),
@@ -435,7 +441,8 @@ impl Imports {
         let _permit = self.process_permit()?;
         let current = self
             .store
-            .import_process(&supplier.code, &request.external_account_number)?
+            .import_process(&supplier.code, &request.external_account_number)
+            .await?
             .ok_or(DomainError::ImportProcessNotFound)?;
         if request.dry_run {
             return Err(self.dry_run(current, false).await?);
@@ -609,7 +616,8 @@ impl Imports {
     ) -> Result<PlatformAccount, DomainError> {
         let current = self
             .store
-            .import_process(supplier_code, external)?
+            .import_process(supplier_code, external)
+            .await?
             .ok_or(DomainError::ImportProcessNotFound)?;
         if let Err(failure) = self.revalidate(&current).await {
             self.record_failure(&current, &failure).await?;
@@ -628,13 +636,14 @@ impl Imports {
     /// restart.
     pub async fn release_interrupted(&self) -> Result<usize, DomainError> {
         let mut released = 0;
-        for supplier in self.store.suppliers()? {
+        for supplier in self.store.suppliers().await? {
             let stuck: Vec<String> = filtered(
                 self.store.import_listings(&supplier.code),
                 ListFilter::State(ImportState::InProgress),
             )
-            .map(|process| process.map(|p| p.external_account_number))
-            .collect::<Result<_, _>>()?;
+            .map_ok(|p| p.external_account_number)
+            .try_collect()
+            .await?;
             if !stuck.is_empty() {
                 self.release(&supplier.code, &stuck).await?;
                 released += stuck.len();
@@ -676,26 +685,27 @@ impl Imports {
     }
 
     /// The import process of one account, for the status endpoint.
-    pub fn import_process(
+    pub async fn import_process(
         &self,
         key: &ApiKeyRecord,
         supplier_code: &str,
         external: &str,
     ) -> Result<ImportProcess, DomainError> {
-        let supplier = self.visible_supplier(key, supplier_code)?;
+        let supplier = self.visible_supplier(key, supplier_code).await?;
         self.store
-            .import_process(&supplier.code, external)?
+            .import_process(&supplier.code, external)
+            .await?
             .ok_or(DomainError::AccountNotFound)
     }
 
     /// The supplier's import processes that pass `filter`, streamed from the store.
-    pub fn list(
+    pub async fn list(
         &self,
         key: &ApiKeyRecord,
         supplier_code: &str,
         filter: ListFilter,
-    ) -> Result<ListingIter, DomainError> {
-        let supplier = self.visible_supplier(key, supplier_code)?;
+    ) -> Result<ListingStream, DomainError> {
+        let supplier = self.visible_supplier(key, supplier_code).await?;
         Ok(filtered(self.store.import_listings(&supplier.code), filter))
     }
 
@@ -705,10 +715,11 @@ impl Imports {
         now: DateTime<Utc>,
     ) -> Result<Vec<ImportProcess>, DomainError> {
         let mut cancelled = Vec::new();
-        for supplier in self.store.suppliers()? {
+        for supplier in self.store.suppliers().await? {
             let window = supplier.expiry_window_days;
             let mut expired = Vec::new();
-            for process in self.store.import_processes(&supplier.code, None) {
+            let mut processes = self.store.import_processes(&supplier.code, None);
+            while let Some(process) = processes.next().await {
                 let process = process?;
                 if process.is_expired(window, now) {
                     expired.push(process.external_account_number);
@@ -744,11 +755,15 @@ impl Imports {
 }
 
 /// Keeps the processes that pass `filter`.
-pub fn filtered(listings: ListingIter, filter: ListFilter) -> ListingIter {
-    Box::new(listings.filter(move |item| {
-        item.as_ref()
-            .map_or(true, |listing| filter.admits(listing.state))
-    }))
+pub fn filtered(listings: ListingStream, filter: ListFilter) -> ListingStream {
+    listings
+        .filter(move |item| {
+            std::future::ready(
+                item.as_ref()
+                    .map_or(true, |listing| filter.admits(listing.state)),
+            )
+        })
+        .boxed()
 }
 
 fn read_process_request(body: &Value) -> Result<ProcessRequest, DomainError> {
@@ -902,11 +917,14 @@ mod tests {
         // The lists read what they show of each process, the account document left unread.
         let listed: Vec<_> = imports
             .list(&key, "OLD_CO", ListFilter::All)
+            .await
             .expect("list")
-            .collect::<Result<_, _>>()
+            .try_collect()
+            .await
             .expect("readable");
         let migrated = imports
             .import_process(&key, "OLD_CO", "MIGRATED")
+            .await
             .expect("process");
         assert_eq!(
             listed,
@@ -944,6 +962,7 @@ mod tests {
 
         let process = imports
             .import_process(&key, "OLD_CO", "OLD")
+            .await
             .expect("process");
         assert_eq!(process.state, ImportState::Cancelled);
         assert_eq!(
@@ -952,10 +971,12 @@ mod tests {
         );
         let all: Vec<_> = imports
             .list(&key, "OLD_CO", ListFilter::All)
+            .await
             .expect("list")
-            .collect();
+            .collect()
+            .await;
         assert_eq!(all.len(), 1, "cancelled processes are not listed");
-        let counts = store.import_counts("OLD_CO").expect("counts");
+        let counts = store.import_counts("OLD_CO").await.expect("counts");
         assert_eq!(
             (
                 counts.get(ImportState::Cancelled),
@@ -963,7 +984,7 @@ mod tests {
             ),
             (1, 0)
         );
-        let log = store.events_after(None, 100).expect("event log");
+        let log = store.events_after(None, 100).await.expect("event log");
         let cancelled_event = log
             .iter()
             .find(|event| event.event_type == "data_import.import_process.cancelled")
@@ -989,7 +1010,7 @@ mod tests {
             (revived.state, how),
             (ImportState::Pending, Staging::Updated)
         );
-        let counts = store.import_counts("OLD_CO").expect("counts");
+        let counts = store.import_counts("OLD_CO").await.expect("counts");
         assert_eq!(
             (
                 counts.get(ImportState::Cancelled),
@@ -1025,6 +1046,7 @@ mod claim_tests {
         );
         let status = imports
             .import_process(&key, "OLD_CO", "A")
+            .await
             .expect("process")
             .state;
         assert_eq!(status, ImportState::InProgress);
@@ -1037,10 +1059,11 @@ mod claim_tests {
         assert_eq!(imports.release_interrupted().await.expect("release"), 1);
         let status = imports
             .import_process(&key, "OLD_CO", "A")
+            .await
             .expect("process")
             .state;
         assert_eq!(status, ImportState::Pending);
-        let counts = store.import_counts("OLD_CO").expect("counts");
+        let counts = store.import_counts("OLD_CO").await.expect("counts");
         assert_eq!(
             (
                 counts.get(ImportState::Pending),

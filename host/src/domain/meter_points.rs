@@ -92,7 +92,7 @@ impl Additions {
         supplier: &str,
         external: &str,
     ) -> Result<Vec<MeterPoint>, DomainError> {
-        let target = self.imported_account(key, supplier, external)?;
+        let target = self.imported_account(key, supplier, external).await?;
         let points = self
             .meter_points(
                 &target.account.number,
@@ -114,7 +114,7 @@ impl Additions {
         supplier: &str,
         external: &str,
     ) -> Result<Vec<FlowResult>, DomainError> {
-        let target = self.target(key, supplier, external)?;
+        let target = self.target(key, supplier, external).await?;
         let number = target.account.number.clone();
         let points = self
             .meter_points(&number, &target.account.data, target.account.created_at)
@@ -180,7 +180,8 @@ impl Additions {
         }
         let account = self
             .store
-            .account(number)?
+            .account(number)
+            .await?
             .ok_or(DomainError::AccountNotFound)?;
         let point = self
             .meter_points(number, &account.data, account.created_at)
@@ -214,7 +215,8 @@ impl Additions {
     pub async fn account_meter_points(&self, number: &str) -> Result<Vec<MeterPoint>, DomainError> {
         let account = self
             .store
-            .account(number)?
+            .account(number)
+            .await?
             .ok_or(DomainError::AccountNotFound)?;
         self.meter_points(number, &account.data, account.created_at)
             .await

@@ -10,6 +10,7 @@ use super::imports::{Imports, ListFilter, filtered};
 use super::supplier::SupplierStatus;
 use crate::domain::storage::Store;
 use chrono::{DateTime, Utc};
+use futures_util::TryStreamExt;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -104,7 +105,8 @@ impl Migrations {
     pub async fn start(&self, supplier_code: &str) -> Result<MigrationView, DomainError> {
         let supplier = self
             .store
-            .supplier(supplier_code)?
+            .supplier(supplier_code)
+            .await?
             .ok_or(DomainError::SupplierNotFound)?;
         supplier.ensure_ongoing()?;
         let job_id = uuid::Uuid::now_v7().to_string();
@@ -161,14 +163,12 @@ impl Migrations {
     async fn claim_pending(&self, supplier: &str) -> Result<Vec<String>, DomainError> {
         let pending: Vec<String> =
             filtered(self.store.import_listings(supplier), ListFilter::Pending)
-                .filter_map(|item| match item {
-                    Ok(process) if process.state != ImportState::InProgress => {
-                        Some(Ok(process.external_account_number))
-                    }
-                    Ok(_) => None,
-                    Err(error) => Some(Err(error)),
+                .try_filter_map(|process| {
+                    std::future::ready(Ok((process.state != ImportState::InProgress)
+                        .then_some(process.external_account_number)))
                 })
-                .collect::<Result<_, _>>()?;
+                .try_collect()
+                .await?;
         self.imports.claim(supplier, &pending).await
     }
 
@@ -177,7 +177,7 @@ impl Migrations {
         let mut since_yield = 0u64;
         let state = loop {
             let ongoing = matches!(
-                self.store.supplier(&job.supplier),
+                self.store.supplier(&job.supplier).await,
                 Ok(Some(supplier)) if supplier.status == SupplierStatus::Ongoing
             );
             if !ongoing {
@@ -210,9 +210,10 @@ impl Migrations {
     }
 
     /// The supplier's jobs, newest first.
-    pub fn list(&self, supplier: &str) -> Result<Vec<MigrationView>, DomainError> {
+    pub async fn list(&self, supplier: &str) -> Result<Vec<MigrationView>, DomainError> {
         self.store
-            .supplier(supplier)?
+            .supplier(supplier)
+            .await?
             .ok_or(DomainError::SupplierNotFound)?;
         let mut views: Vec<MigrationView> = self
             .jobs_of(supplier)

@@ -120,7 +120,7 @@ pub async fn run(
     mut arrivals: mpsc::UnboundedReceiver<Due>,
     mut stop: watch::Receiver<bool>,
 ) {
-    let mut queue: BTreeSet<Due> = match imports.scheduled() {
+    let mut queue: BTreeSet<Due> = match imports.scheduled().await {
         Ok(pending) => pending.into_iter().collect(),
         Err(error) => {
             tracing::error!(%error, "cannot read the scheduled migrations");

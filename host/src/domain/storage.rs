@@ -23,6 +23,7 @@ use super::statements::Statement;
 use super::supplier::Supplier;
 use chrono::{DateTime, Utc};
 use futures_util::future::BoxFuture;
+use futures_util::stream::BoxStream;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -185,8 +186,11 @@ impl ImportCounts {
     }
 }
 
-pub type ImportIter = Box<dyn Iterator<Item = Result<ImportProcess, StoreError>> + Send>;
-pub type ListingIter = Box<dyn Iterator<Item = Result<ImportListing, StoreError>> + Send>;
+/// What a store's read or write resolves to.
+pub type StoreFuture<'a, T> = BoxFuture<'a, Result<T, StoreError>>;
+/// Streams of import processes own what they read from (a response streams them out).
+pub type ImportStream = BoxStream<'static, Result<ImportProcess, StoreError>>;
+pub type ListingStream = BoxStream<'static, Result<ImportListing, StoreError>>;
 
 /// Decides a change to an import process from its current version (`None`: not staged yet).
 pub type DecideImport<'a> =
@@ -194,40 +198,40 @@ pub type DecideImport<'a> =
 
 pub trait Store: Send + Sync + 'static {
     /// Inserts a new supplier; `false` when the code is taken.
-    fn create_supplier(&self, supplier: &Supplier) -> Result<bool, StoreError>;
-    fn supplier(&self, code: &str) -> Result<Option<Supplier>, StoreError>;
-    fn suppliers(&self) -> Result<Vec<Supplier>, StoreError>;
+    fn create_supplier<'a>(&'a self, supplier: &'a Supplier) -> StoreFuture<'a, bool>;
+    fn supplier<'a>(&'a self, code: &'a str) -> StoreFuture<'a, Option<Supplier>>;
+    fn suppliers(&self) -> StoreFuture<'_, Vec<Supplier>>;
     /// Applies `change` to the supplier atomically; `None` when it does not exist.
-    fn update_supplier(
-        &self,
-        code: &str,
-        change: &mut dyn FnMut(&mut Supplier),
-    ) -> Result<Option<Supplier>, StoreError>;
-    fn import_counts(&self, code: &str) -> Result<ImportCounts, StoreError>;
+    fn update_supplier<'a>(
+        &'a self,
+        code: &'a str,
+        change: &'a mut (dyn FnMut(&mut Supplier) + Send),
+    ) -> StoreFuture<'a, Option<Supplier>>;
+    fn import_counts<'a>(&'a self, code: &'a str) -> StoreFuture<'a, ImportCounts>;
 
     /// Inserts a new operations team; `false` when the name is taken.
-    fn create_team(&self, team: &OperationsTeam) -> Result<bool, StoreError>;
-    fn team(&self, name: &str) -> Result<Option<OperationsTeam>, StoreError>;
+    fn create_team<'a>(&'a self, team: &'a OperationsTeam) -> StoreFuture<'a, bool>;
+    fn team<'a>(&'a self, name: &'a str) -> StoreFuture<'a, Option<OperationsTeam>>;
     /// Every team, by name.
-    fn teams(&self) -> Result<Vec<OperationsTeam>, StoreError>;
+    fn teams(&self) -> StoreFuture<'_, Vec<OperationsTeam>>;
     /// Removes the team; `None` when it did not exist.
-    fn delete_team(&self, name: &str) -> Result<Option<OperationsTeam>, StoreError>;
+    fn delete_team<'a>(&'a self, name: &'a str) -> StoreFuture<'a, Option<OperationsTeam>>;
 
-    fn insert_api_key(&self, key: &ApiKeyRecord) -> Result<(), StoreError>;
-    fn api_key(&self, id: &str) -> Result<Option<ApiKeyRecord>, StoreError>;
-    fn api_key_by_digest(&self, digest: &str) -> Result<Option<ApiKeyRecord>, StoreError>;
+    fn insert_api_key<'a>(&'a self, key: &'a ApiKeyRecord) -> StoreFuture<'a, ()>;
+    fn api_key<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<ApiKeyRecord>>;
+    fn api_key_by_digest<'a>(&'a self, digest: &'a str) -> StoreFuture<'a, Option<ApiKeyRecord>>;
     /// Marks the key revoked; `None` when it never existed.
-    fn revoke_api_key(
-        &self,
-        id: &str,
+    fn revoke_api_key<'a>(
+        &'a self,
+        id: &'a str,
         at: DateTime<Utc>,
-    ) -> Result<Option<ApiKeyRecord>, StoreError>;
+    ) -> StoreFuture<'a, Option<ApiKeyRecord>>;
 
-    fn import_process(
-        &self,
-        supplier: &str,
-        external: &str,
-    ) -> Result<Option<ImportProcess>, StoreError>;
+    fn import_process<'a>(
+        &'a self,
+        supplier: &'a str,
+        external: &'a str,
+    ) -> StoreFuture<'a, Option<ImportProcess>>;
     /// Reads the process, lets `decide` make the change and keeps it, with any new account,
     /// the state counts and its events, in one atomic change; resolves once it is durable.
     /// `decide` may run more than once.
@@ -247,10 +251,10 @@ pub trait Store: Send + Sync + 'static {
         decide: &'a mut DecideImport<'a>,
     ) -> BoxFuture<'a, Result<Vec<Result<ImportChange, DomainError>>, StoreError>>;
     /// The supplier's processes in external-account-number order, starting after `after`.
-    fn import_processes(&self, supplier: &str, after: Option<&str>) -> ImportIter;
+    fn import_processes(&self, supplier: &str, after: Option<&str>) -> ImportStream;
     /// What the lists show of the supplier's processes, in external-account-number order.
-    fn import_listings(&self, supplier: &str) -> ListingIter;
-    fn account(&self, number: &str) -> Result<Option<PlatformAccount>, StoreError>;
+    fn import_listings(&self, supplier: &str) -> ListingStream;
+    fn account<'a>(&'a self, number: &'a str) -> StoreFuture<'a, Option<PlatformAccount>>;
 
     /// Opens a unit of work on account `number`'s records, waiting for the one open on it.
     fn account_unit<'a>(
@@ -269,27 +273,35 @@ pub trait Store: Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<Vec<MeterPoint>, StoreError>>;
 
     /// Installs (or replaces) a supplier's plugin: its record and its component bytes.
-    fn put_plugin(&self, record: &PluginRecord, component: &[u8]) -> Result<(), StoreError>;
-    fn plugin(&self, supplier: &str) -> Result<Option<PluginRecord>, StoreError>;
-    fn plugins(&self) -> Result<Vec<PluginRecord>, StoreError>;
-    fn plugin_component(&self, sha256: &str) -> Result<Option<Vec<u8>>, StoreError>;
+    fn put_plugin<'a>(
+        &'a self,
+        record: &'a PluginRecord,
+        component: &'a [u8],
+    ) -> StoreFuture<'a, ()>;
+    fn plugin<'a>(&'a self, supplier: &'a str) -> StoreFuture<'a, Option<PluginRecord>>;
+    fn plugins(&self) -> StoreFuture<'_, Vec<PluginRecord>>;
+    fn plugin_component<'a>(&'a self, sha256: &'a str) -> StoreFuture<'a, Option<Vec<u8>>>;
     /// Removes the supplier's plugin; `None` when it had none.
-    fn remove_plugin(&self, supplier: &str) -> Result<Option<PluginRecord>, StoreError>;
+    fn remove_plugin<'a>(&'a self, supplier: &'a str) -> StoreFuture<'a, Option<PluginRecord>>;
 
     /// Writes events to the outbox on their own (operator-published events, dry runs).
-    fn publish_events(&self, events: &[Event]) -> Result<(), StoreError>;
+    fn publish_events<'a>(&'a self, events: &'a [Event]) -> StoreFuture<'a, ()>;
     /// The event log after `after` (a `seq`), oldest first.
-    fn events_after(&self, after: Option<u64>, limit: usize) -> Result<Vec<Event>, StoreError>;
+    fn events_after(&self, after: Option<u64>, limit: usize) -> StoreFuture<'_, Vec<Event>>;
     /// The `seq` of the event with this id.
-    fn event_seq(&self, id: &str) -> Result<Option<u64>, StoreError>;
+    fn event_seq<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<u64>>;
     /// How many events wait in the outbox.
-    fn outbox_len(&self) -> Result<usize, StoreError>;
+    fn outbox_len(&self) -> StoreFuture<'_, usize>;
 
     /// A named secret, created by `make` on first use.
-    fn secret(&self, name: &str, make: &mut dyn FnMut() -> Vec<u8>) -> Result<Vec<u8>, StoreError>;
+    fn secret<'a>(
+        &'a self,
+        name: &'a str,
+        make: &'a mut (dyn FnMut() -> Vec<u8> + Send),
+    ) -> StoreFuture<'a, Vec<u8>>;
 
     /// Resolves once everything written so far is on disk.
-    fn flush(&self) -> BoxFuture<'static, Result<(), StoreError>>;
+    fn flush(&self) -> StoreFuture<'static, ()>;
 }
 
 #[cfg(test)]

@@ -177,7 +177,7 @@ fn check_document_root(r: &mut ObjectReader<'_>, root: &str) {
 /// What a supplier's request does with fields Ferry does not know: the policy of the supplier
 /// its `field` (`import_supplier`, `import_supplier_code`) names, when the key may see that
 /// supplier; otherwise ignore them (such a request is refused for its supplier anyway).
-pub fn unknown_fields_of(
+pub async fn unknown_fields_of(
     store: &dyn Store,
     key: &ApiKeyRecord,
     body: &Value,
@@ -190,7 +190,8 @@ pub fn unknown_fields_of(
         return Ok(UnknownFields::Ignore);
     }
     Ok(store
-        .supplier(code)?
+        .supplier(code)
+        .await?
         .map_or(UnknownFields::Ignore, |supplier| supplier.unknown_fields()))
 }
 

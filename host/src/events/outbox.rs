@@ -4,7 +4,7 @@
 //! events describe; a backend implements this trait beside it.
 
 use super::stream_record::StreamRecord;
-use crate::domain::storage::StoreError;
+use crate::domain::storage::StoreFuture;
 use chrono::{DateTime, Utc};
 use std::collections::HashSet;
 
@@ -18,11 +18,11 @@ pub struct PendingEvent {
 pub trait Outbox: Send + Sync + 'static {
     /// The oldest events not yet published, in log order, leaving out those in `skip` (the
     /// ones the relay is already sending).
-    fn pending_events(
-        &self,
+    fn pending_events<'a>(
+        &'a self,
         limit: usize,
-        skip: &HashSet<u64>,
-    ) -> Result<Vec<PendingEvent>, StoreError>;
+        skip: &'a HashSet<u64>,
+    ) -> StoreFuture<'a, Vec<PendingEvent>>;
     /// Marks events published (by `seq`): out of the outbox, `published_at` in the log.
-    fn mark_published(&self, seqs: &[u64], at: DateTime<Utc>) -> Result<(), StoreError>;
+    fn mark_published<'a>(&'a self, seqs: &'a [u64], at: DateTime<Utc>) -> StoreFuture<'a, ()>;
 }

@@ -127,15 +127,15 @@ pub async fn run(
     let mut prefetched: Option<Vec<PendingEvent>> = None;
     loop {
         if *stop.borrow() {
-            outbox.settle(&mut reconcile);
+            outbox.settle(&mut reconcile).await;
             return;
         }
         let batch = match prefetched.take() {
             Some(batch) => batch,
-            None => outbox.read(config.batch, &HashSet::new()),
+            None => outbox.read(config.batch, &HashSet::new()).await,
         };
         if batch.is_empty() {
-            outbox.settle(&mut reconcile);
+            outbox.settle(&mut reconcile).await;
             metrics::gauge!("ferry_outbox_pending").set(0.0);
             tokio::select! {
                 _ = tokio::time::sleep(IDLE_POLL) => {}
@@ -154,7 +154,7 @@ pub async fn run(
                 reconcile = false;
                 // Whatever was acknowledged is recorded first, so only this batch is in doubt;
                 // if recording fails, `settle` asks for the next round to reconcile again.
-                outbox.settle(&mut reconcile);
+                outbox.settle(&mut reconcile).await;
                 recent_ids(&con, &config.stream, (config.batch * 4).max(1000)).await?
             } else {
                 HashSet::new()
@@ -167,9 +167,9 @@ pub async fn run(
                 tokio::spawn(async move { pipeline.query_async::<()>(&mut sending_con).await })
             });
             // While Redis appends this batch: record the previous one, read the next one.
-            outbox.settle(&mut reconcile);
+            outbox.settle(&mut reconcile).await;
             let in_flight: HashSet<u64> = batch.iter().map(|event| event.seq).collect();
-            prefetched = Some(outbox.read(config.batch, &in_flight));
+            prefetched = Some(outbox.read(config.batch, &in_flight).await);
             match sending {
                 None => Ok(()),
                 Some(sending) => match sending.await {
@@ -208,7 +208,7 @@ pub async fn run(
                 tokio::select! {
                     _ = tokio::time::sleep(backoff) => {}
                     _ = stop.changed() => {
-                        outbox.settle(&mut reconcile);
+                        outbox.settle(&mut reconcile).await;
                         return;
                     }
                 }
@@ -228,8 +228,8 @@ struct OutboxReader {
 }
 
 impl OutboxReader {
-    fn read(&self, limit: usize, skip: &HashSet<u64>) -> Vec<PendingEvent> {
-        match self.outbox.pending_events(limit, skip) {
+    async fn read(&self, limit: usize, skip: &HashSet<u64>) -> Vec<PendingEvent> {
+        match self.outbox.pending_events(limit, skip).await {
             Ok(batch) => batch,
             Err(error) => {
                 tracing::error!(%error, "cannot read the outbox");
@@ -240,13 +240,13 @@ impl OutboxReader {
 
     /// Takes the acknowledged events out of the outbox. If that fails they stay in it, and
     /// `reconcile` makes the next round skip those already in the stream.
-    fn settle(&mut self, reconcile: &mut bool) {
+    async fn settle(&mut self, reconcile: &mut bool) {
         if self.acknowledged.is_empty() {
             return;
         }
         let seqs = std::mem::take(&mut self.acknowledged);
         let now = Utc::now();
-        match self.outbox.mark_published(&seqs, now) {
+        match self.outbox.mark_published(&seqs, now).await {
             Ok(()) => {
                 metrics::counter!("ferry_events_published_total").increment(seqs.len() as u64);
                 self.status.update(|s| {

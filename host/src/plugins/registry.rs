@@ -105,7 +105,7 @@ fn config_pairs(config: &BTreeMap<String, String>) -> PluginConfig {
 impl Plugins {
     /// Loads every stored plugin; one that no longer loads is logged and left out. Calls pass
     /// the default [`Bulkhead`] (see [`Plugins::with_bulkhead`]).
-    pub fn open(runtime: Arc<Runtime>, store: Arc<dyn Store>) -> Result<Self, DomainError> {
+    pub async fn open(runtime: Arc<Runtime>, store: Arc<dyn Store>) -> Result<Self, DomainError> {
         let plugins = Self {
             runtime,
             store,
@@ -116,8 +116,8 @@ impl Plugins {
             overruns: Mutex::default(),
             low_priority: LowPriorityThreads::default(),
         };
-        for record in plugins.store.plugins()? {
-            let Some(bytes) = plugins.store.plugin_component(&record.sha256)? else {
+        for record in plugins.store.plugins().await? {
+            let Some(bytes) = plugins.store.plugin_component(&record.sha256).await? else {
                 tracing::error!(supplier = %record.supplier, "a stored plugin has no component");
                 continue;
             };
@@ -213,7 +213,8 @@ impl Plugins {
         config: Option<BTreeMap<String, String>>,
     ) -> Result<PluginRecord, DomainError> {
         self.store
-            .supplier(supplier)?
+            .supplier(supplier)
+            .await?
             .ok_or(DomainError::SupplierNotFound)?;
         let runtime = self.runtime.clone();
         // Compiling takes long: below the host's priority, so that serving goes on meanwhile.
@@ -226,7 +227,7 @@ impl Plugins {
             .map_err(|error| {
                 DomainError::PluginRejected(format!("The component was refused: {error}"))
             })?;
-        let previous = self.store.plugin(supplier)?;
+        let previous = self.store.plugin(supplier).await?;
         let config = config
             .or_else(|| previous.map(|p| p.config))
             .unwrap_or_default();
@@ -245,7 +246,7 @@ impl Plugins {
             config,
             wit_version: Some(component.version().as_str().to_owned()),
         };
-        self.store.put_plugin(&record, &bytes)?;
+        self.store.put_plugin(&record, &bytes).await?;
         self.store.flush().await?;
         self.record_overrun(supplier, false);
         self.swap(
@@ -271,9 +272,10 @@ impl Plugins {
         record.config = config;
         let bytes = self
             .store
-            .plugin_component(&record.sha256)?
+            .plugin_component(&record.sha256)
+            .await?
             .unwrap_or_default();
-        self.store.put_plugin(&record, &bytes)?;
+        self.store.put_plugin(&record, &bytes).await?;
         self.store.flush().await?;
         self.swap(
             supplier,
@@ -289,7 +291,8 @@ impl Plugins {
     pub async fn remove(&self, supplier: &str) -> Result<PluginRecord, DomainError> {
         let removed = self
             .store
-            .remove_plugin(supplier)?
+            .remove_plugin(supplier)
+            .await?
             .ok_or(DomainError::PluginNotFound)?;
         self.store.flush().await?;
         self.swap(supplier, None);
@@ -297,10 +300,11 @@ impl Plugins {
         Ok(removed)
     }
 
-    pub fn view(&self, supplier: &str) -> Result<PluginView, DomainError> {
+    pub async fn view(&self, supplier: &str) -> Result<PluginView, DomainError> {
         let record = self
             .store
-            .plugin(supplier)?
+            .plugin(supplier)
+            .await?
             .ok_or(DomainError::PluginNotFound)?;
         let failures = self.failures.lock().unwrap_or_else(PoisonError::into_inner);
         let recent_failures = failures

@@ -71,6 +71,7 @@ async fn sync(plugins: &Plugins, path: &Path) {
         Ok(bytes) => {
             let unchanged = plugins
                 .view(&supplier)
+                .await
                 .is_ok_and(|view| view.record.sha256 == super::sha256_hex(&bytes));
             if unchanged {
                 return;

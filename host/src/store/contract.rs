@@ -124,8 +124,11 @@ fn transaction(id: &str) -> (Transaction, LedgerEntry) {
 }
 
 /// The events in the log, oldest first.
-fn logged(store: &dyn Store) -> Vec<Event> {
-    store.events_after(None, 100_000).expect("the event log")
+async fn logged(store: &dyn Store) -> Vec<Event> {
+    store
+        .events_after(None, 100_000)
+        .await
+        .expect("the event log")
 }
 
 pub async fn a_failed_change_leaves_nothing(backend: &dyn Backend) {
@@ -148,17 +151,19 @@ pub async fn a_failed_change_leaves_nothing(backend: &dyn Backend) {
     store.flush().await.expect("flush");
     let records = store.account_records("A-00000001").await.expect("records");
     assert!(records.notes.is_empty());
-    assert!(logged(store.as_ref()).is_empty());
-    assert_eq!(store.outbox_len().expect("outbox"), 0);
+    assert!(logged(store.as_ref()).await.is_empty());
+    assert_eq!(store.outbox_len().await.expect("outbox"), 0);
     assert!(
         store
             .import_process("OLD_CO", "ACC-1")
+            .await
             .expect("read")
             .is_none()
     );
     assert_eq!(
         store
             .import_counts("OLD_CO")
+            .await
             .expect("counts")
             .get(ImportState::Pending),
         0
@@ -209,7 +214,7 @@ pub async fn concurrent_inserts_of_one_key_keep_one(backend: &dyn Backend) {
     assert_eq!(records.transactions.len(), 1);
     assert_eq!(records.ledger_entries.len(), 1);
     assert_eq!(
-        logged(store.as_ref()).len(),
+        logged(store.as_ref()).await.len(),
         1,
         "one event, with the one insert"
     );
@@ -265,7 +270,10 @@ pub async fn the_outbox_keeps_the_order_of_commits(backend: &dyn Backend) {
         let (account, ids) = writer.await.expect("joins").expect("the units");
         committed.insert(account, ids);
     }
-    let log = store.events_after(None, 100_000).expect("the event log");
+    let log = store
+        .events_after(None, 100_000)
+        .await
+        .expect("the event log");
     assert_eq!(log.len(), 4 * per_account as usize);
     assert!(
         log.windows(2).all(|pair| pair[0].seq < pair[1].seq),
@@ -283,7 +291,7 @@ pub async fn the_outbox_keeps_the_order_of_commits(backend: &dyn Backend) {
         );
     }
     // The outbox holds every one of them for the relay.
-    assert_eq!(store.outbox_len().expect("outbox"), log.len());
+    assert_eq!(store.outbox_len().await.expect("outbox"), log.len());
 }
 
 pub async fn the_relay_reads_the_outbox_in_commit_order(backend: &dyn Backend) {
@@ -311,22 +319,25 @@ pub async fn the_relay_reads_the_outbox_in_commit_order(backend: &dyn Backend) {
     };
     let pending = outbox
         .pending_events(100, &HashSet::new())
+        .await
         .expect("pending");
     assert_eq!(ids(&pending), committed, "in the order of the commits");
     let seqs: Vec<u64> = pending.iter().map(|event| event.seq).collect();
     // What the relay is already sending is left out.
     let skip: HashSet<u64> = seqs[..2].iter().copied().collect();
-    let next = outbox.pending_events(2, &skip).expect("pending");
+    let next = outbox.pending_events(2, &skip).await.expect("pending");
     assert_eq!(ids(&next), committed[2..4]);
     // Published events leave the outbox and are marked in the log.
     let at = Utc::now();
-    outbox.mark_published(&seqs[..3], at).expect("marked");
-    assert_eq!(store.outbox_len().expect("outbox"), 3);
+    outbox.mark_published(&seqs[..3], at).await.expect("marked");
+    assert_eq!(store.outbox_len().await.expect("outbox"), 3);
     let rest = outbox
         .pending_events(100, &HashSet::new())
+        .await
         .expect("pending");
     assert_eq!(ids(&rest), committed[3..]);
     let published: Vec<bool> = logged(store.as_ref())
+        .await
         .iter()
         .map(|event| event.published_at.is_some())
         .collect();
@@ -351,7 +362,7 @@ pub async fn an_import_change_carries_its_account_counts_and_events(backend: &dy
         .await
         .expect("staged");
     assert_eq!(staged.process.state, ImportState::Pending);
-    let counts = store.import_counts("OLD_CO").expect("counts");
+    let counts = store.import_counts("OLD_CO").await.expect("counts");
     assert_eq!(counts.get(ImportState::Pending), 1);
 
     let migrated = store
@@ -372,8 +383,8 @@ pub async fn an_import_change_carries_its_account_counts_and_events(backend: &dy
         .map(|account| account.number.clone())
         .expect("an account");
     store.flush().await.expect("flush");
-    assert!(store.account(&number).expect("read").is_some());
-    let counts = store.import_counts("OLD_CO").expect("counts");
+    assert!(store.account(&number).await.expect("read").is_some());
+    let counts = store.import_counts("OLD_CO").await.expect("counts");
     assert_eq!(
         (
             counts.get(ImportState::Pending),
@@ -384,11 +395,12 @@ pub async fn an_import_change_carries_its_account_counts_and_events(backend: &dy
     assert_eq!(
         store
             .import_process("OLD_CO", "ACC-1")
+            .await
             .expect("read")
             .and_then(|process| process.platform_account_number),
         Some(number)
     );
-    assert_eq!(logged(store.as_ref()).len(), 2);
+    assert_eq!(logged(store.as_ref()).await.len(), 2);
 
     // Several processes at once: each its own change, each its own outcome.
     let externals = ["ACC-1".to_owned(), "ACC-2".to_owned()];
@@ -412,7 +424,7 @@ pub async fn an_import_change_carries_its_account_counts_and_events(backend: &dy
         Err(DomainError::AlreadyImported { .. })
     ));
     assert!(outcomes[1].is_ok());
-    let counts = store.import_counts("OLD_CO").expect("counts");
+    let counts = store.import_counts("OLD_CO").await.expect("counts");
     assert_eq!(counts.get(ImportState::Pending), 1);
 }
 
@@ -434,6 +446,6 @@ pub async fn flushed_changes_are_there_after_a_reopen(backend: &dyn Backend) {
             .collect::<Vec<_>>(),
         [Some("kept")]
     );
-    assert_eq!(logged(store.as_ref()).len(), 1);
-    assert_eq!(store.outbox_len().expect("outbox"), 1);
+    assert_eq!(logged(store.as_ref()).await.len(), 1);
+    assert_eq!(store.outbox_len().await.expect("outbox"), 1);
 }

@@ -3,8 +3,8 @@
 
 use super::sled_account::{AccountLocks, AccountTable};
 use super::{
-    AccountRecords, AccountUnit, DecideImport, ImportChange, ImportCounts, ImportIter, ListingIter,
-    Store, StoreError,
+    AccountRecords, AccountUnit, DecideImport, ImportChange, ImportCounts, ImportStream,
+    ListingStream, Store, StoreError, StoreFuture,
 };
 use crate::domain::api_key::ApiKeyRecord;
 use crate::domain::error::DomainError;
@@ -17,6 +17,7 @@ use crate::domain::supplier::Supplier;
 use crate::events::outbox::{Outbox, PendingEvent};
 use crate::events::stream_record::StreamRecord;
 use chrono::{DateTime, Utc};
+use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -239,163 +240,192 @@ fn add_count(
 }
 
 impl Store for SledStore {
-    fn create_team(&self, team: &OperationsTeam) -> Result<bool, StoreError> {
-        let swapped = self.teams.compare_and_swap(
-            team.name.as_bytes(),
-            None as Option<&[u8]>,
-            Some(encode(team)),
-        )?;
-        Ok(swapped.is_ok())
+    fn create_team<'a>(&'a self, team: &'a OperationsTeam) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let swapped = self.teams.compare_and_swap(
+                team.name.as_bytes(),
+                None as Option<&[u8]>,
+                Some(encode(team)),
+            )?;
+            Ok(swapped.is_ok())
+        })
     }
 
-    fn team(&self, name: &str) -> Result<Option<OperationsTeam>, StoreError> {
-        self.teams
-            .get(name.as_bytes())?
-            .map(|bytes| decode(name.as_bytes(), &bytes))
-            .transpose()
+    fn team<'a>(&'a self, name: &'a str) -> StoreFuture<'a, Option<OperationsTeam>> {
+        Box::pin(async move {
+            self.teams
+                .get(name.as_bytes())?
+                .map(|bytes| decode(name.as_bytes(), &bytes))
+                .transpose()
+        })
     }
 
-    fn teams(&self) -> Result<Vec<OperationsTeam>, StoreError> {
-        self.teams
-            .iter()
-            .map(|entry| {
-                let (key, value) = entry?;
-                decode(&key, &value)
-            })
-            .collect()
+    fn teams(&self) -> StoreFuture<'_, Vec<OperationsTeam>> {
+        Box::pin(async move {
+            self.teams
+                .iter()
+                .map(|entry| {
+                    let (key, value) = entry?;
+                    decode(&key, &value)
+                })
+                .collect()
+        })
     }
 
-    fn delete_team(&self, name: &str) -> Result<Option<OperationsTeam>, StoreError> {
-        self.teams
-            .remove(name.as_bytes())?
-            .map(|bytes| decode(name.as_bytes(), &bytes))
-            .transpose()
+    fn delete_team<'a>(&'a self, name: &'a str) -> StoreFuture<'a, Option<OperationsTeam>> {
+        Box::pin(async move {
+            self.teams
+                .remove(name.as_bytes())?
+                .map(|bytes| decode(name.as_bytes(), &bytes))
+                .transpose()
+        })
     }
 
-    fn create_supplier(&self, supplier: &Supplier) -> Result<bool, StoreError> {
-        let swapped = self.suppliers.compare_and_swap(
-            supplier.code.as_bytes(),
-            None as Option<&[u8]>,
-            Some(encode(supplier)),
-        )?;
-        Ok(swapped.is_ok())
+    fn create_supplier<'a>(&'a self, supplier: &'a Supplier) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let swapped = self.suppliers.compare_and_swap(
+                supplier.code.as_bytes(),
+                None as Option<&[u8]>,
+                Some(encode(supplier)),
+            )?;
+            Ok(swapped.is_ok())
+        })
     }
 
-    fn supplier(&self, code: &str) -> Result<Option<Supplier>, StoreError> {
-        self.suppliers
-            .get(code.as_bytes())?
-            .map(|bytes| decode(code.as_bytes(), &bytes))
-            .transpose()
+    fn supplier<'a>(&'a self, code: &'a str) -> StoreFuture<'a, Option<Supplier>> {
+        Box::pin(async move {
+            self.suppliers
+                .get(code.as_bytes())?
+                .map(|bytes| decode(code.as_bytes(), &bytes))
+                .transpose()
+        })
     }
 
-    fn suppliers(&self) -> Result<Vec<Supplier>, StoreError> {
-        self.suppliers
-            .iter()
-            .map(|entry| {
-                let (key, value) = entry?;
-                decode(&key, &value)
-            })
-            .collect()
+    fn suppliers(&self) -> StoreFuture<'_, Vec<Supplier>> {
+        Box::pin(async move {
+            self.suppliers
+                .iter()
+                .map(|entry| {
+                    let (key, value) = entry?;
+                    decode(&key, &value)
+                })
+                .collect()
+        })
     }
 
-    fn update_supplier(
-        &self,
-        code: &str,
-        change: &mut dyn FnMut(&mut Supplier),
-    ) -> Result<Option<Supplier>, StoreError> {
-        let change = RefCell::new(change);
-        let result = self.suppliers.transaction(|tree| {
-            let Some(bytes) = tree.get(code.as_bytes())? else {
-                return Ok(None);
-            };
-            let mut supplier: Supplier = decode(code.as_bytes(), &bytes)
-                .map_err(|error| ConflictableTransactionError::Abort(Abort::Corrupt(error)))?;
-            (change.borrow_mut())(&mut supplier);
-            tree.insert(code.as_bytes(), encode(&supplier))?;
-            Ok(Some(supplier))
-        });
-        match result {
-            Ok(supplier) => Ok(supplier),
-            Err(TransactionError::Storage(error)) => Err(error.into()),
-            Err(TransactionError::Abort(Abort::Corrupt(error))) => Err(error),
-            Err(TransactionError::Abort(_)) => Ok(None),
-        }
-    }
-
-    fn import_counts(&self, code: &str) -> Result<ImportCounts, StoreError> {
-        let mut counts = ImportCounts::default();
-        for state in ImportState::ALL {
-            let count = self
-                .import_counts
-                .get(pair_key(code, state.as_str()))?
-                .and_then(|bytes| <[u8; 8]>::try_from(bytes.as_ref()).ok())
-                .map(u64::from_be_bytes)
-                .unwrap_or(0);
-            counts.0.insert(state, count);
-        }
-        Ok(counts)
-    }
-
-    fn insert_api_key(&self, key: &ApiKeyRecord) -> Result<(), StoreError> {
-        (&self.api_keys, &self.api_key_digests)
-            .transaction(|(keys, digests)| {
-                keys.insert(key.id.as_bytes(), encode(key))?;
-                digests.insert(key.key_digest.as_bytes(), key.id.as_bytes())?;
-                Ok::<_, ConflictableTransactionError<()>>(())
-            })
-            .map_err(unaborted)
-    }
-
-    fn api_key(&self, id: &str) -> Result<Option<ApiKeyRecord>, StoreError> {
-        self.api_keys
-            .get(id.as_bytes())?
-            .map(|bytes| decode(id.as_bytes(), &bytes))
-            .transpose()
-    }
-
-    fn api_key_by_digest(&self, digest: &str) -> Result<Option<ApiKeyRecord>, StoreError> {
-        let Some(id) = self.api_key_digests.get(digest.as_bytes())? else {
-            return Ok(None);
-        };
-        self.api_key(&String::from_utf8_lossy(&id))
-    }
-
-    fn revoke_api_key(
-        &self,
-        id: &str,
-        at: DateTime<Utc>,
-    ) -> Result<Option<ApiKeyRecord>, StoreError> {
-        let result = (&self.api_keys, &self.api_key_digests).transaction(|(keys, digests)| {
-            let Some(bytes) = keys.get(id.as_bytes())? else {
-                return Ok(None);
-            };
-            let mut key: ApiKeyRecord = decode(id.as_bytes(), &bytes)
-                .map_err(|error| ConflictableTransactionError::Abort(Abort::Corrupt(error)))?;
-            if key.revoked_at.is_none() {
-                key.revoked_at = Some(at);
+    fn update_supplier<'a>(
+        &'a self,
+        code: &'a str,
+        change: &'a mut (dyn FnMut(&mut Supplier) + Send),
+    ) -> StoreFuture<'a, Option<Supplier>> {
+        Box::pin(async move {
+            let change = RefCell::new(change);
+            let result = self.suppliers.transaction(|tree| {
+                let Some(bytes) = tree.get(code.as_bytes())? else {
+                    return Ok(None);
+                };
+                let mut supplier: Supplier = decode(code.as_bytes(), &bytes)
+                    .map_err(|error| ConflictableTransactionError::Abort(Abort::Corrupt(error)))?;
+                (change.borrow_mut())(&mut supplier);
+                tree.insert(code.as_bytes(), encode(&supplier))?;
+                Ok(Some(supplier))
+            });
+            match result {
+                Ok(supplier) => Ok(supplier),
+                Err(TransactionError::Storage(error)) => Err(error.into()),
+                Err(TransactionError::Abort(Abort::Corrupt(error))) => Err(error),
+                Err(TransactionError::Abort(_)) => Ok(None),
             }
-            keys.insert(id.as_bytes(), encode(&key))?;
-            digests.remove(key.key_digest.as_bytes())?;
-            Ok(Some(key))
-        });
-        match result {
-            Ok(key) => Ok(key),
-            Err(TransactionError::Storage(error)) => Err(error.into()),
-            Err(TransactionError::Abort(Abort::Corrupt(error))) => Err(error),
-            Err(TransactionError::Abort(_)) => Ok(None),
-        }
+        })
     }
 
-    fn import_process(
-        &self,
-        supplier: &str,
-        external: &str,
-    ) -> Result<Option<ImportProcess>, StoreError> {
-        let key = pair_key(supplier, external);
-        self.imports
-            .get(&key)?
-            .map(|bytes| decode(&key, &bytes))
-            .transpose()
+    fn import_counts<'a>(&'a self, code: &'a str) -> StoreFuture<'a, ImportCounts> {
+        Box::pin(async move {
+            let mut counts = ImportCounts::default();
+            for state in ImportState::ALL {
+                let count = self
+                    .import_counts
+                    .get(pair_key(code, state.as_str()))?
+                    .and_then(|bytes| <[u8; 8]>::try_from(bytes.as_ref()).ok())
+                    .map(u64::from_be_bytes)
+                    .unwrap_or(0);
+                counts.0.insert(state, count);
+            }
+            Ok(counts)
+        })
+    }
+
+    fn insert_api_key<'a>(&'a self, key: &'a ApiKeyRecord) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            (&self.api_keys, &self.api_key_digests)
+                .transaction(|(keys, digests)| {
+                    keys.insert(key.id.as_bytes(), encode(key))?;
+                    digests.insert(key.key_digest.as_bytes(), key.id.as_bytes())?;
+                    Ok::<_, ConflictableTransactionError<()>>(())
+                })
+                .map_err(unaborted)
+        })
+    }
+
+    fn api_key<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<ApiKeyRecord>> {
+        Box::pin(async move {
+            self.api_keys
+                .get(id.as_bytes())?
+                .map(|bytes| decode(id.as_bytes(), &bytes))
+                .transpose()
+        })
+    }
+
+    fn api_key_by_digest<'a>(&'a self, digest: &'a str) -> StoreFuture<'a, Option<ApiKeyRecord>> {
+        Box::pin(async move {
+            let Some(id) = self.api_key_digests.get(digest.as_bytes())? else {
+                return Ok(None);
+            };
+            let id = String::from_utf8_lossy(&id).into_owned();
+            self.api_key(&id).await
+        })
+    }
+
+    fn revoke_api_key<'a>(
+        &'a self,
+        id: &'a str,
+        at: DateTime<Utc>,
+    ) -> StoreFuture<'a, Option<ApiKeyRecord>> {
+        Box::pin(async move {
+            let result = (&self.api_keys, &self.api_key_digests).transaction(|(keys, digests)| {
+                let Some(bytes) = keys.get(id.as_bytes())? else {
+                    return Ok(None);
+                };
+                let mut key: ApiKeyRecord = decode(id.as_bytes(), &bytes)
+                    .map_err(|error| ConflictableTransactionError::Abort(Abort::Corrupt(error)))?;
+                if key.revoked_at.is_none() {
+                    key.revoked_at = Some(at);
+                }
+                keys.insert(id.as_bytes(), encode(&key))?;
+                digests.remove(key.key_digest.as_bytes())?;
+                Ok(Some(key))
+            });
+            match result {
+                Ok(key) => Ok(key),
+                Err(TransactionError::Storage(error)) => Err(error.into()),
+                Err(TransactionError::Abort(Abort::Corrupt(error))) => Err(error),
+                Err(TransactionError::Abort(_)) => Ok(None),
+            }
+        })
+    }
+
+    fn import_process<'a>(
+        &'a self,
+        supplier: &'a str,
+        external: &'a str,
+    ) -> StoreFuture<'a, Option<ImportProcess>> {
+        Box::pin(async move {
+            let key = pair_key(supplier, external);
+            self.imports
+                .get(&key)?
+                .map(|bytes| decode(&key, &bytes))
+                .transpose()
+        })
     }
 
     fn change_import<'a>(
@@ -427,19 +457,21 @@ impl Store for SledStore {
         })
     }
 
-    fn import_processes(&self, supplier: &str, after: Option<&str>) -> ImportIter {
-        self.import_range(supplier, after)
+    fn import_processes(&self, supplier: &str, after: Option<&str>) -> ImportStream {
+        futures_util::stream::iter(self.import_range(supplier, after)).boxed()
     }
 
-    fn import_listings(&self, supplier: &str) -> ListingIter {
-        self.import_range(supplier, None)
+    fn import_listings(&self, supplier: &str) -> ListingStream {
+        futures_util::stream::iter(self.import_range(supplier, None)).boxed()
     }
 
-    fn account(&self, number: &str) -> Result<Option<PlatformAccount>, StoreError> {
-        self.accounts
-            .get(number.as_bytes())?
-            .map(|bytes| decode(number.as_bytes(), &bytes))
-            .transpose()
+    fn account<'a>(&'a self, number: &'a str) -> StoreFuture<'a, Option<PlatformAccount>> {
+        Box::pin(async move {
+            self.accounts
+                .get(number.as_bytes())?
+                .map(|bytes| decode(number.as_bytes(), &bytes))
+                .transpose()
+        })
     }
 
     fn account_unit<'a>(
@@ -463,94 +495,118 @@ impl Store for SledStore {
         Box::pin(std::future::ready(self.read_meter_points(number)))
     }
 
-    fn put_plugin(&self, record: &PluginRecord, component: &[u8]) -> Result<(), StoreError> {
-        (&self.plugins, &self.plugin_components)
-            .transaction(|(plugins, components)| {
-                components.insert(record.sha256.as_bytes(), component)?;
-                plugins.insert(record.supplier.as_bytes(), encode(record))?;
-                Ok::<_, ConflictableTransactionError<()>>(())
-            })
-            .map_err(unaborted)
+    fn put_plugin<'a>(
+        &'a self,
+        record: &'a PluginRecord,
+        component: &'a [u8],
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            (&self.plugins, &self.plugin_components)
+                .transaction(|(plugins, components)| {
+                    components.insert(record.sha256.as_bytes(), component)?;
+                    plugins.insert(record.supplier.as_bytes(), encode(record))?;
+                    Ok::<_, ConflictableTransactionError<()>>(())
+                })
+                .map_err(unaborted)
+        })
     }
 
-    fn plugin(&self, supplier: &str) -> Result<Option<PluginRecord>, StoreError> {
-        self.plugins
-            .get(supplier.as_bytes())?
-            .map(|bytes| decode(supplier.as_bytes(), &bytes))
-            .transpose()
+    fn plugin<'a>(&'a self, supplier: &'a str) -> StoreFuture<'a, Option<PluginRecord>> {
+        Box::pin(async move {
+            self.plugins
+                .get(supplier.as_bytes())?
+                .map(|bytes| decode(supplier.as_bytes(), &bytes))
+                .transpose()
+        })
     }
 
-    fn plugins(&self) -> Result<Vec<PluginRecord>, StoreError> {
-        self.plugins
-            .iter()
-            .map(|entry| {
-                let (key, value) = entry?;
-                decode(&key, &value)
-            })
-            .collect()
+    fn plugins(&self) -> StoreFuture<'_, Vec<PluginRecord>> {
+        Box::pin(async move {
+            self.plugins
+                .iter()
+                .map(|entry| {
+                    let (key, value) = entry?;
+                    decode(&key, &value)
+                })
+                .collect()
+        })
     }
 
-    fn plugin_component(&self, sha256: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        Ok(self
-            .plugin_components
-            .get(sha256.as_bytes())?
-            .map(|bytes| bytes.to_vec()))
+    fn plugin_component<'a>(&'a self, sha256: &'a str) -> StoreFuture<'a, Option<Vec<u8>>> {
+        Box::pin(async move {
+            Ok(self
+                .plugin_components
+                .get(sha256.as_bytes())?
+                .map(|bytes| bytes.to_vec()))
+        })
     }
 
-    fn remove_plugin(&self, supplier: &str) -> Result<Option<PluginRecord>, StoreError> {
-        self.plugins
-            .remove(supplier.as_bytes())?
-            .map(|bytes| decode(supplier.as_bytes(), &bytes))
-            .transpose()
+    fn remove_plugin<'a>(&'a self, supplier: &'a str) -> StoreFuture<'a, Option<PluginRecord>> {
+        Box::pin(async move {
+            self.plugins
+                .remove(supplier.as_bytes())?
+                .map(|bytes| decode(supplier.as_bytes(), &bytes))
+                .transpose()
+        })
     }
 
-    fn publish_events(&self, events: &[Event]) -> Result<(), StoreError> {
-        (&self.events, &self.outbox, &self.event_ids)
-            .transaction(|(log, outbox, ids)| {
-                for event in events {
-                    write_event(log, outbox, ids, event)?;
-                }
-                Ok::<_, ConflictableTransactionError<()>>(())
-            })
-            .map_err(unaborted)
+    fn publish_events<'a>(&'a self, events: &'a [Event]) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            (&self.events, &self.outbox, &self.event_ids)
+                .transaction(|(log, outbox, ids)| {
+                    for event in events {
+                        write_event(log, outbox, ids, event)?;
+                    }
+                    Ok::<_, ConflictableTransactionError<()>>(())
+                })
+                .map_err(unaborted)
+        })
     }
 
-    fn events_after(&self, after: Option<u64>, limit: usize) -> Result<Vec<Event>, StoreError> {
-        let start = after.map_or(0, |seq| seq.saturating_add(1));
-        self.events
-            .range(start.to_be_bytes()..)
-            .take(limit)
-            .map(|entry| {
-                let (key, value) = entry?;
-                let mut event: Event = decode(&key, &value)?;
-                event.seq = seq_of(&key);
-                event.published_at = self.published_at(event.seq)?;
-                Ok(event)
-            })
-            .collect()
+    fn events_after(&self, after: Option<u64>, limit: usize) -> StoreFuture<'_, Vec<Event>> {
+        Box::pin(async move {
+            let start = after.map_or(0, |seq| seq.saturating_add(1));
+            self.events
+                .range(start.to_be_bytes()..)
+                .take(limit)
+                .map(|entry| {
+                    let (key, value) = entry?;
+                    let mut event: Event = decode(&key, &value)?;
+                    event.seq = seq_of(&key);
+                    event.published_at = self.published_at(event.seq)?;
+                    Ok(event)
+                })
+                .collect()
+        })
     }
 
-    fn event_seq(&self, id: &str) -> Result<Option<u64>, StoreError> {
-        Ok(self.event_ids.get(id.as_bytes())?.map(|key| seq_of(&key)))
+    fn event_seq<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<u64>> {
+        Box::pin(async move { Ok(self.event_ids.get(id.as_bytes())?.map(|key| seq_of(&key))) })
     }
 
-    fn outbox_len(&self) -> Result<usize, StoreError> {
-        Ok(self.outbox.len())
+    fn outbox_len(&self) -> StoreFuture<'_, usize> {
+        Box::pin(async move { Ok(self.outbox.len()) })
     }
 
-    fn secret(&self, name: &str, make: &mut dyn FnMut() -> Vec<u8>) -> Result<Vec<u8>, StoreError> {
-        if let Some(existing) = self.secrets.get(name.as_bytes())? {
-            return Ok(existing.to_vec());
-        }
-        let fresh = make();
-        match self.secrets.compare_and_swap(
-            name.as_bytes(),
-            None as Option<&[u8]>,
-            Some(fresh.clone()),
-        )? {
-            Ok(()) => Ok(fresh),
-            Err(race) => Ok(race.current.map(|value| value.to_vec()).unwrap_or(fresh)),
-        }
+    fn secret<'a>(
+        &'a self,
+        name: &'a str,
+        make: &'a mut (dyn FnMut() -> Vec<u8> + Send),
+    ) -> StoreFuture<'a, Vec<u8>> {
+        Box::pin(async move {
+            if let Some(existing) = self.secrets.get(name.as_bytes())? {
+                return Ok(existing.to_vec());
+            }
+            let fresh = make();
+            match self.secrets.compare_and_swap(
+                name.as_bytes(),
+                None as Option<&[u8]>,
+                Some(fresh.clone()),
+            )? {
+                Ok(()) => Ok(fresh),
+                Err(race) => Ok(race.current.map(|value| value.to_vec()).unwrap_or(fresh)),
+            }
+        })
     }
 
     fn flush(&self) -> BoxFuture<'static, Result<(), StoreError>> {
@@ -632,52 +688,56 @@ impl SledStore {
 }
 
 impl Outbox for SledStore {
-    fn pending_events(
-        &self,
+    fn pending_events<'a>(
+        &'a self,
         limit: usize,
-        skip: &HashSet<u64>,
-    ) -> Result<Vec<PendingEvent>, StoreError> {
-        let mut pending = Vec::with_capacity(limit.min(4096));
-        for entry in self.outbox.iter() {
-            if pending.len() >= limit {
-                break;
+        skip: &'a HashSet<u64>,
+    ) -> StoreFuture<'a, Vec<PendingEvent>> {
+        Box::pin(async move {
+            let mut pending = Vec::with_capacity(limit.min(4096));
+            for entry in self.outbox.iter() {
+                if pending.len() >= limit {
+                    break;
+                }
+                let (key, value) = entry?;
+                let seq = seq_of(&key);
+                if skip.contains(&seq) {
+                    continue;
+                }
+                let record =
+                    StreamRecord::from_stored(&value).map_err(|source| StoreError::Outbox {
+                        seq,
+                        source: Box::new(source),
+                    })?;
+                pending.push(PendingEvent { seq, record });
             }
-            let (key, value) = entry?;
-            let seq = seq_of(&key);
-            if skip.contains(&seq) {
-                continue;
-            }
-            let record =
-                StreamRecord::from_stored(&value).map_err(|source| StoreError::Outbox {
-                    seq,
-                    source: Box::new(source),
-                })?;
-            pending.push(PendingEvent { seq, record });
-        }
-        Ok(pending)
+            Ok(pending)
+        })
     }
 
-    fn mark_published(&self, seqs: &[u64], at: DateTime<Utc>) -> Result<(), StoreError> {
-        let when = at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-        let mut sorted = seqs.to_vec();
-        sorted.sort_unstable();
-        sorted.dedup();
-        let mut runs = sled::Batch::default();
-        for (first, last) in consecutive_runs(&sorted) {
-            let mut value = Vec::with_capacity(8 + when.len());
-            value.extend_from_slice(&first.to_be_bytes());
-            value.extend_from_slice(when.as_bytes());
-            runs.insert(&last.to_be_bytes(), value);
-        }
-        let mut outbox = sled::Batch::default();
-        for seq in &sorted {
-            outbox.remove(&seq.to_be_bytes());
-        }
-        // Published first: a crash in between leaves the event in the outbox, and the relay's
-        // reconciliation with the stream keeps it from being sent twice.
-        self.published_runs.apply_batch(runs)?;
-        self.outbox.apply_batch(outbox)?;
-        Ok(())
+    fn mark_published<'a>(&'a self, seqs: &'a [u64], at: DateTime<Utc>) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let when = at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+            let mut sorted = seqs.to_vec();
+            sorted.sort_unstable();
+            sorted.dedup();
+            let mut runs = sled::Batch::default();
+            for (first, last) in consecutive_runs(&sorted) {
+                let mut value = Vec::with_capacity(8 + when.len());
+                value.extend_from_slice(&first.to_be_bytes());
+                value.extend_from_slice(when.as_bytes());
+                runs.insert(&last.to_be_bytes(), value);
+            }
+            let mut outbox = sled::Batch::default();
+            for seq in &sorted {
+                outbox.remove(&seq.to_be_bytes());
+            }
+            // Published first: a crash in between leaves the event in the outbox, and the relay's
+            // reconciliation with the stream keeps it from being sent twice.
+            self.published_runs.apply_batch(runs)?;
+            self.outbox.apply_batch(outbox)?;
+            Ok(())
+        })
     }
 }
 
@@ -754,14 +814,17 @@ mod tests {
         .expect("a catalogued event")
     }
 
-    #[test]
-    fn the_outbox_hands_out_stream_records_and_publication_is_recorded_per_run() {
+    #[tokio::test]
+    async fn the_outbox_hands_out_stream_records_and_publication_is_recorded_per_run() {
         let dir = tempfile::tempdir().expect("temp dir");
         let store = SledStore::open(dir.path()).expect("store");
         let events: Vec<Event> = (0..10).map(event).collect();
-        store.publish_events(&events).expect("outbox");
+        store.publish_events(&events).await.expect("outbox");
 
-        let pending = store.pending_events(100, &HashSet::new()).expect("pending");
+        let pending = store
+            .pending_events(100, &HashSet::new())
+            .await
+            .expect("pending");
         assert_eq!(pending.len(), 10);
         let ids: Vec<&str> = pending
             .iter()
@@ -773,7 +836,7 @@ mod tests {
         // Events the relay already holds are left out.
         let seqs: Vec<u64> = pending.iter().map(|event| event.seq).collect();
         let skip: HashSet<u64> = seqs[..4].iter().copied().collect();
-        let rest = store.pending_events(3, &skip).expect("pending");
+        let rest = store.pending_events(3, &skip).await.expect("pending");
         assert_eq!(
             rest.iter().map(|event| event.seq).collect::<Vec<_>>(),
             seqs[4..7]
@@ -784,11 +847,11 @@ mod tests {
             .expect("time")
             .with_timezone(&Utc);
         let published = [seqs[6], seqs[0], seqs[2], seqs[1], seqs[5]];
-        store.mark_published(&published, at).expect("mark");
+        store.mark_published(&published, at).await.expect("mark");
         assert_eq!(store.published_runs.len(), 2, "one record per run");
-        assert_eq!(store.outbox_len().expect("len"), 5);
+        assert_eq!(store.outbox_len().await.expect("len"), 5);
 
-        let log = store.events_after(None, 100).expect("log");
+        let log = store.events_after(None, 100).await.expect("log");
         let published_at: Vec<bool> = log
             .iter()
             .map(|event| event.published_at == Some(at))
@@ -805,8 +868,8 @@ mod tests {
         );
     }
 
-    #[test]
-    fn outbox_records_of_the_json_layout_are_still_published() {
+    #[tokio::test]
+    async fn outbox_records_of_the_json_layout_are_still_published() {
         let dir = tempfile::tempdir().expect("temp dir");
         let store = SledStore::open(dir.path()).expect("store");
         let mut old = event(1);
@@ -816,7 +879,10 @@ mod tests {
             .outbox
             .insert(7u64.to_be_bytes(), encode(&old))
             .expect("insert");
-        let pending = store.pending_events(10, &HashSet::new()).expect("pending");
+        let pending = store
+            .pending_events(10, &HashSet::new())
+            .await
+            .expect("pending");
         assert_eq!(pending.len(), 1);
         assert_eq!(pending[0].seq, 7);
         assert_eq!(pending[0].record, StreamRecord::encode(&old));

@@ -71,6 +71,7 @@ pub async fn list_events(
                 state
                     .store
                     .event_seq(text)
+                    .await
                     .map_err(DomainError::from)?
                     .ok_or_else(|| ApiError::Query {
                         name: "after",
@@ -82,12 +83,13 @@ pub async fn list_events(
     let events = state
         .store
         .events_after(after, limit)
+        .await
         .map_err(DomainError::from)?;
     let next_after = (events.len() == limit)
         .then(|| events.last().map(|event| event.seq.to_string()))
         .flatten();
     let relay = state.relay.snapshot();
-    let lag = state.store.outbox_len().map_err(DomainError::from)?;
+    let lag = state.store.outbox_len().await.map_err(DomainError::from)?;
     Ok(Json(EventPage {
         events: events.into_iter().map(event_answer).collect(),
         next_after,
@@ -134,11 +136,13 @@ pub async fn publish_event(
     state
         .store
         .publish_events(std::slice::from_ref(&event))
+        .await
         .map_err(DomainError::from)?;
     state.store.flush().await.map_err(DomainError::from)?;
     event.seq = state
         .store
         .event_seq(&event.id)
+        .await
         .map_err(DomainError::from)?
         .unwrap_or_default();
     Ok((StatusCode::CREATED, Json(event_answer(event))))

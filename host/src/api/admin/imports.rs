@@ -82,7 +82,7 @@ pub async fn list_imports(
         limit,
         after: params.after.filter(|a| !a.is_empty()),
     };
-    let page = state.admin.import_page(&code, &query)?;
+    let page = state.admin.import_page(&code, &query).await?;
     Ok(Json(ImportPage {
         items: page.items.into_iter().map(import_answer).collect(),
         next_after: page.next_after,

@@ -64,7 +64,8 @@ pub async fn list_migrations(
     Ok(Json(
         state
             .migrations
-            .list(&code)?
+            .list(&code)
+            .await?
             .into_iter()
             .map(migration_answer)
             .collect(),

@@ -49,7 +49,13 @@ pub async fn list_teams(
     _: OperatorCaller,
 ) -> Result<Json<Vec<OperationsTeam>>, ApiError> {
     Ok(Json(
-        state.admin.teams()?.into_iter().map(team_answer).collect(),
+        state
+            .admin
+            .teams()
+            .await?
+            .into_iter()
+            .map(team_answer)
+            .collect(),
     ))
 }
 

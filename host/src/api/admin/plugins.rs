@@ -144,7 +144,7 @@ pub async fn get_plugin(
     _: OperatorCaller,
     PathParams(code): PathParams<String>,
 ) -> Result<Json<Plugin>, ApiError> {
-    Ok(Json(plugin_answer(state.plugins.view(&code)?)))
+    Ok(Json(plugin_answer(state.plugins.view(&code).await?)))
 }
 
 #[utoipa::path(delete, path = "/admin/v1/suppliers/{code}/plugin", tag = "admin",

@@ -71,7 +71,8 @@ pub async fn list_suppliers(
     Ok(Json(
         state
             .admin
-            .suppliers()?
+            .suppliers()
+            .await?
             .into_iter()
             .map(supplier_answer)
             .collect(),
@@ -87,7 +88,7 @@ pub async fn get_supplier(
     _: OperatorCaller,
     PathParams(code): PathParams<String>,
 ) -> Result<Json<Supplier>, ApiError> {
-    Ok(Json(supplier_answer(state.admin.supplier(&code)?)))
+    Ok(Json(supplier_answer(state.admin.supplier(&code).await?)))
 }
 
 #[utoipa::path(patch, path = "/admin/v1/suppliers/{code}", tag = "admin",

@@ -34,7 +34,8 @@ impl Additions {
     pub async fn account_view(&self, number: &str) -> Result<AccountView, DomainError> {
         let account = self
             .store
-            .account(number)?
+            .account(number)
+            .await?
             .ok_or(DomainError::AccountNotFound)?;
         let records = self.store.account_records(number).await?;
         let account_start = account

@@ -93,20 +93,20 @@ impl Additions {
 
     /// The imported account `(supplier, external)` if the key may see it and its supplier's
     /// migration is ongoing.
-    pub(crate) fn target(
+    pub(crate) async fn target(
         &self,
         key: &ApiKeyRecord,
         supplier: &str,
         external: &str,
     ) -> Result<Target, DomainError> {
-        let target = self.imported_account(key, supplier, external)?;
+        let target = self.imported_account(key, supplier, external).await?;
         target.supplier.ensure_ongoing()?;
         Ok(target)
     }
 
     /// The imported account `(supplier, external)` if the key may see it (reads work whatever
     /// the supplier's status).
-    pub(crate) fn imported_account(
+    pub(crate) async fn imported_account(
         &self,
         key: &ApiKeyRecord,
         supplier: &str,
@@ -117,11 +117,13 @@ impl Additions {
         }
         let supplier = self
             .store
-            .supplier(supplier)?
+            .supplier(supplier)
+            .await?
             .ok_or(DomainError::AccountNotFound)?;
         let process = self
             .store
-            .import_process(&supplier.code, external)?
+            .import_process(&supplier.code, external)
+            .await?
             .ok_or(DomainError::AccountNotFound)?;
         let number = process
             .platform_account_number
@@ -129,7 +131,8 @@ impl Additions {
             .ok_or(DomainError::AccountNotFound)?;
         let account = self
             .store
-            .account(&number)?
+            .account(&number)
+            .await?
             .ok_or(DomainError::AccountNotFound)?;
         Ok(Target { supplier, account })
     }
@@ -177,10 +180,10 @@ impl Additions {
         field: Option<&str>,
         parse: impl Fn(&Value) -> Result<(String, String, T), DomainError>,
     ) -> Result<Request<T>, DomainError> {
-        let policy = self.policy(key, body)?;
+        let policy = self.policy(key, body).await?;
         let (parsed, ignored) = reading(policy, || parse(body));
         let (supplier, external, mut posted) = parsed?;
-        let target = self.target(key, &supplier, &external)?;
+        let target = self.target(key, &supplier, &external).await?;
         if let Some(mapped) = self.apply_rules(&target, hook, body, field).await? {
             posted = reading(policy, || parse(&mapped)).0?.2;
         }
@@ -247,12 +250,7 @@ impl Additions {
     }
 
     /// What `body`'s supplier does with unknown fields.
-    fn policy(&self, key: &ApiKeyRecord, body: &Value) -> Result<UnknownFields, DomainError> {
-        Ok(unknown_fields_of(
-            self.store.as_ref(),
-            key,
-            body,
-            "import_supplier",
-        )?)
+    async fn policy(&self, key: &ApiKeyRecord, body: &Value) -> Result<UnknownFields, DomainError> {
+        Ok(unknown_fields_of(self.store.as_ref(), key, body, "import_supplier").await?)
     }
 }
