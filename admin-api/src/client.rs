@@ -8,7 +8,7 @@ use crate::events::Event;
 use crate::{
     AccountDetail, ApiKey, ErrorBody, EventPage, FieldErrorBody, ImportPage, ImportQuery,
     IssuedApiKey, Migration, NewApiKey, NewOperationsTeam, NewSupplier, OperationsTeam, Plugin,
-    PluginRecord, PublishEvent, Supplier, SupplierChange, SupplierStatus,
+    PluginRecord, PublishEvent, StorageStatus, Supplier, SupplierChange, SupplierStatus,
 };
 use reqwest::{Method, RequestBuilder, Url};
 use serde::Serialize;
@@ -344,6 +344,11 @@ impl AdminClient {
 
     pub async fn publish_event(&self, event: &PublishEvent) -> Result<Event, ClientError> {
         self.with_body(Method::POST, &["events"], event).await
+    }
+
+    /// Whether the store takes writes, and why not.
+    pub async fn storage(&self) -> Result<StorageStatus, ClientError> {
+        Self::send(self.request(Method::GET, self.url(&["storage"])?)).await
     }
 }
 

@@ -28,6 +28,10 @@ pub struct ServeArgs {
     /// Memory sled's page cache may use, in MiB (default 1024, sled's own).
     #[arg(long, env = "FERRY_STORE_CACHE_MB")]
     pub store_cache_mb: Option<u64>,
+    /// Free space the data directory keeps, in MiB: below it writes are refused with 507
+    /// until space is freed (default 256, or a tenth of the filesystem when less; 0: off).
+    #[arg(long, env = "FERRY_MIN_FREE_MB")]
+    pub min_free_mb: Option<u64>,
     /// Redis URL for the event relay (unset: events wait in the outbox).
     #[arg(long, env = "FERRY_REDIS_URL")]
     pub redis_url: Option<String>,
@@ -93,6 +97,7 @@ struct FileSettings {
     listen: Option<String>,
     data_dir: Option<PathBuf>,
     store_cache_mb: Option<u64>,
+    min_free_mb: Option<u64>,
     redis_url: Option<String>,
     redis_stream: Option<String>,
     redis_maxlen: Option<usize>,
@@ -140,6 +145,9 @@ pub struct Settings {
     pub data_dir: PathBuf,
     /// The bound of sled's page cache.
     pub store_cache_bytes: u64,
+    /// The free-space watermark of the data directory (none: the default for its
+    /// filesystem, [`crate::store::health::default_watermark`]).
+    pub min_free_bytes: Option<u64>,
     pub redis_url: Option<String>,
     pub redis_stream: String,
     pub redis_maxlen: usize,
@@ -252,6 +260,10 @@ impl Settings {
                 .unwrap_or_else(|| format!("file://{}", data_dir.join("bucket").display())),
             data_dir,
             store_cache_bytes,
+            min_free_bytes: args
+                .min_free_mb
+                .or(file.min_free_mb)
+                .map(|mib| mib.saturating_mul(1024 * 1024)),
             redis_url: args.redis_url.or(file.redis_url),
             redis_stream: args
                 .redis_stream

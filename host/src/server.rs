@@ -5,8 +5,10 @@ use crate::api::{self, AppState, sandbox};
 use crate::auth::{self, Authenticator};
 use crate::config::Settings;
 use crate::documents::Bucket;
+use crate::domain::storage::Unwritable;
 use crate::events::relay::{self, RelayConfig, RelayStatus};
 use crate::plugins::{Plugins, Runtime};
+use crate::store::health::{self, StorageHealth};
 use crate::store::{SledStore, Store, StoreError};
 use crate::vendors::{HttpVendors, VendorSettings};
 use serde_json::json;
@@ -39,9 +41,18 @@ pub enum ServerError {
     Config(String),
     #[error("demo set-up failed: {0}")]
     Demo(String),
+    /// A write failed for storage reasons: the server stopped for its supervisor to start it
+    /// again once the storage is repaired.
+    #[error("stopped because the storage failed: {0}")]
+    StorageFailed(Unwritable),
 }
 
-/// Serves until `shutdown` resolves.
+/// How long a server whose storage failed goes on serving reads (answering `/readyz` with 503)
+/// before it stops.
+const FAILED_STORAGE_DRAIN: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Serves until `shutdown` resolves, or until a write fails for storage reasons
+/// ([`ServerError::StorageFailed`]: a supervisor is to start it again).
 pub async fn run(
     settings: Settings,
     shutdown: impl Future<Output = ()> + Send + 'static,
@@ -51,9 +62,14 @@ pub async fn run(
         path: data_dir.display().to_string(),
         source,
     })?;
-    let store = Arc::new(SledStore::open_with_cache(
+    let watermark = settings
+        .min_free_bytes
+        .unwrap_or_else(|| health::default_watermark(data_dir));
+    let storage = Arc::new(StorageHealth::watching(data_dir, watermark));
+    let store = Arc::new(SledStore::open_with(
         &data_dir.join("db"),
         settings.store_cache_bytes,
+        storage.clone(),
     )?);
     // Compile the account document's schema before the first request, not during it.
     crate::domain::request_document::prepare();
@@ -114,6 +130,12 @@ pub async fn run(
     }
 
     let (stop_tasks, stopped) = watch::channel(false);
+    state.storage = storage.clone();
+    let storage_watch = tokio::spawn({
+        let storage = storage.clone();
+        let stopped = stopped.clone();
+        async move { storage.watch(stopped).await }
+    });
     let relay = match &settings.redis_url {
         Some(url) => {
             let status = Arc::new(RelayStatus::new(true));
@@ -163,12 +185,26 @@ pub async fn run(
     if settings.demo {
         app = app.merge(sandbox::router());
     }
+    // A failed write stops the server as a signal would: after FAILED_STORAGE_DRAIN, in which
+    // `/readyz` answers 503 so a load balancer stops sending requests, and once the requests
+    // in flight are done.
+    let storage_failed = storage.clone();
+    let shutdown = async move {
+        tokio::select! {
+            () = shutdown => {}
+            reason = storage_failed.failed() => {
+                tracing::error!(%reason, drain_seconds = FAILED_STORAGE_DRAIN.as_secs(), "the storage failed: reads are served, writes refused, until the server stops for its supervisor to start it again");
+                tokio::time::sleep(FAILED_STORAGE_DRAIN).await;
+            }
+        }
+    };
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
         .await
         .map_err(ServerError::Serve)?;
     tracing::info!("shutting down");
     let _ = stop_tasks.send(true);
+    let _ = storage_watch.await;
     let _ = sweeper.await;
     if let Some(scheduled) = scheduled {
         let _ = scheduled.await;
@@ -178,6 +214,10 @@ pub async fn run(
     }
     if let Some(watcher) = watcher {
         let _ = watcher.await;
+    }
+    if let Some(reason) = storage.failure() {
+        // Nothing more can be made durable in this process; what was acknowledged is.
+        return Err(ServerError::StorageFailed(reason));
     }
     store.flush().await?;
     Ok(())

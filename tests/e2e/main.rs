@@ -17,5 +17,6 @@ mod reads;
 mod real_examples;
 mod staging;
 mod statements;
+mod storage_faults;
 mod support;
 mod transactions;

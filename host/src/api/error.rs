@@ -3,6 +3,7 @@
 
 use crate::auth::AuthError;
 use crate::domain::error::DomainError;
+use crate::domain::storage::StoreError;
 use crate::domain::validation::FieldError;
 use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
@@ -78,6 +79,13 @@ impl ApiError {
                 DomainError::ImportInProgress | DomainError::MigrationAlreadyRunning => {
                     StatusCode::CONFLICT
                 }
+                DomainError::Store(StoreError::Unwritable(reason)) => {
+                    if reason.is_want_of_space() {
+                        StatusCode::INSUFFICIENT_STORAGE
+                    } else {
+                        StatusCode::SERVICE_UNAVAILABLE
+                    }
+                }
                 DomainError::Store(_)
                 | DomainError::VendorUnavailable(_)
                 | DomainError::DocumentStore(_)
@@ -149,6 +157,8 @@ impl ApiError {
             Self::Domain(DomainError::VendorUnavailable(_)) => {
                 "The payment vendor could not be reached; retry the request as it is.".to_owned()
             }
+            // Worded for the operator who can end it: retrying as it is does not help.
+            Self::Domain(DomainError::Store(StoreError::Unwritable(reason))) => reason.to_string(),
             Self::Domain(DomainError::Store(_) | DomainError::DocumentStore(_))
             | Self::Auth(AuthError::Store(_)) => {
                 "A server error occurred; retry the request as it is.".to_owned()
@@ -264,6 +274,45 @@ mod tests {
         assert_eq!(retry_after.as_deref(), Some("1"));
         assert_eq!(body["code"], "process_concurrency_limit_reached");
         assert_eq!(body["errors"], serde_json::json!([]));
+    }
+
+    #[tokio::test]
+    async fn refused_writes_say_why_and_do_not_ask_for_a_retry_as_is() {
+        use crate::domain::storage::Unwritable;
+        let unwritable = |reason| DomainError::Store(StoreError::Unwritable(reason));
+        let cases = [
+            (
+                Unwritable::BelowWatermark {
+                    free_bytes: 10 << 20,
+                    watermark_bytes: 256 << 20,
+                },
+                StatusCode::INSUFFICIENT_STORAGE,
+                "insufficient_storage",
+                "10.0 MiB free, below its watermark of 256.0 MiB",
+            ),
+            (
+                Unwritable::DiskFull,
+                StatusCode::INSUFFICIENT_STORAGE,
+                "insufficient_storage",
+                "disk is full",
+            ),
+            (
+                Unwritable::Failed("Input/output error".into()),
+                StatusCode::SERVICE_UNAVAILABLE,
+                "storage_unavailable",
+                "(Input/output error)",
+            ),
+        ];
+        for (reason, expected_status, code, says) in cases {
+            let (status, retry_after, body) = answer(unwritable(reason)).await;
+            assert_eq!(status, expected_status, "{body}");
+            assert_eq!(retry_after, None);
+            assert_eq!(body["code"], code);
+            let detail = body["detail"].as_str().unwrap_or_default();
+            assert!(detail.contains(says), "{detail}");
+            assert!(detail.contains("operator"), "{detail}");
+            assert!(!detail.contains("retry the request as it is"), "{detail}");
+        }
     }
 
     #[tokio::test]

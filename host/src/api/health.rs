@@ -8,6 +8,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
+use ferry_admin_api::{StorageState, StorageStatus};
 use serde::Serialize;
 use std::time::Instant;
 
@@ -24,13 +25,15 @@ pub struct HealthBody {
     pub status: &'static str,
 }
 
-/// Readiness: the store, and the event relay's state.
+/// Readiness: the store, whether it takes writes, and the event relay's state.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ReadyBody {
     /// `ready` or `unavailable`.
     pub status: &'static str,
-    /// `ok` or `error`.
+    /// `ok`, `read_only` (writes refused for want of space) or `error`.
     pub store: &'static str,
+    /// Whether writes are taken, the free space against its watermark, and why not.
+    pub storage: StorageStatus,
     pub relay: RelayMode,
     /// Null while the relay has not failed.
     #[schema(required = true)]
@@ -46,16 +49,26 @@ pub async fn healthz() -> Json<HealthBody> {
     Json(HealthBody { status: "ok" })
 }
 
-/// Ready when the store answers; the relay's state is reported (events wait durably in the
-/// outbox while Redis is away, so a relay that is retrying does not make Ferry unready).
+/// Ready when the store answers and takes writes; the relay's state is reported (events wait
+/// durably in the outbox while Redis is away, so a relay that is retrying does not make Ferry
+/// unready).
 #[utoipa::path(get, path = "/readyz", tag = "operations",
-    responses((status = 200, body = ReadyBody), (status = 503, description = "The store does not answer", body = ReadyBody)))]
+    responses((status = 200, body = ReadyBody), (status = 503, description = "The store does not answer, or refuses writes (`storage.reason` says why)", body = ReadyBody)))]
 pub async fn readyz(State(state): State<AppState>) -> Response {
-    let store_ok = state.store.supplier("").await.is_ok();
+    let answers = state.store.supplier("").await.is_ok();
+    let storage = state.storage.status();
+    let store = match storage.state {
+        _ if !answers => "error",
+        StorageState::Writable => "ok",
+        StorageState::ReadOnly => "read_only",
+        StorageState::Failed => "error",
+    };
+    let store_ok = store == "ok";
     let relay = state.relay.snapshot();
     let body = ReadyBody {
         status: if store_ok { "ready" } else { "unavailable" },
-        store: if store_ok { "ok" } else { "error" },
+        store,
+        storage,
         relay: relay.state,
         relay_last_error: relay.last_error,
         outbox_pending: state.store.outbox_len().await.unwrap_or(0),

@@ -80,6 +80,8 @@ pub struct AppState {
     pub throttle: throttle::Throttle,
     /// The event relay's live state (replaced by the server when it starts one).
     pub relay: Arc<crate::events::relay::RelayStatus>,
+    /// Whether the store takes writes (replaced by the server with the store's own).
+    pub storage: Arc<crate::store::StorageHealth>,
     pub limits: Limits,
     /// New scheduled migrations, for the server's schedule loop to take (once).
     pub schedule_arrivals: Arc<
@@ -126,6 +128,7 @@ impl AppState {
             metrics: metrics_handle(),
             throttle: throttle::Throttle::new(limits.requests_per_second, limits.request_burst),
             relay: Arc::new(crate::events::relay::RelayStatus::new(false)),
+            storage: Arc::new(crate::store::StorageHealth::unwatched()),
             limits,
             schedule_arrivals: Arc::new(std::sync::Mutex::new(Some(arrivals))),
         }

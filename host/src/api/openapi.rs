@@ -66,6 +66,7 @@ use utoipa::{Modify, OpenApi};
         admin::plugins::set_plugin_config,
         admin::events::list_events,
         admin::events::publish_event,
+        admin::storage::storage_status,
         admin::suppliers::create_supplier,
         admin::suppliers::list_suppliers,
         admin::suppliers::get_supplier,
@@ -122,7 +123,7 @@ impl Modify for Security {
 struct ErrorResponses;
 
 /// (status, component name, description) of every shared failure answer.
-const SHARED: [(&str, &str, &str); 10] = [
+const SHARED: [(&str, &str, &str); 11] = [
     (
         "400",
         "BadRequest",
@@ -171,7 +172,12 @@ const SHARED: [(&str, &str, &str); 10] = [
     (
         "503",
         "PluginBusy",
-        "The supplier's plugin has more calls waiting than it can take (`plugin_busy`); retry after `Retry-After` seconds.",
+        "The supplier's plugin has more calls waiting than it can take (`plugin_busy`); retry after `Retry-After` seconds. Or a write failed for storage reasons (`storage_unavailable`): writes are refused until an operator repairs the storage.",
+    ),
+    (
+        "507",
+        "InsufficientStorage",
+        "Writes are refused because the server's storage is short of space (`insufficient_storage`): retrying as it is does not help until an operator frees space; reads still work.",
     ),
 ];
 
@@ -288,14 +294,22 @@ impl Modify for ErrorResponses {
         }
         for item in openapi.paths.paths.values_mut() {
             let operations = [
-                &mut item.get,
-                &mut item.put,
-                &mut item.post,
-                &mut item.delete,
-                &mut item.patch,
+                (&mut item.get, false),
+                (&mut item.put, true),
+                (&mut item.post, true),
+                (&mut item.delete, true),
+                (&mut item.patch, true),
             ];
-            for operation in operations.into_iter().flatten() {
-                for status in failures(operation) {
+            for (operation, writes) in operations {
+                let Some(operation) = operation else {
+                    continue;
+                };
+                let mut statuses = failures(operation);
+                // Every authenticated write may meet a store that refuses writes.
+                if writes && !schemes(operation).is_empty() {
+                    statuses.push("507");
+                }
+                for status in statuses {
                     let Some((_, name, _)) = SHARED.iter().find(|(s, _, _)| *s == status) else {
                         continue;
                     };

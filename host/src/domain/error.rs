@@ -170,6 +170,10 @@ impl DomainError {
             Self::PluginNotFound => "plugin_not_found",
             Self::PluginRejected(_) => "plugin_rejected",
             Self::InvalidEvent(_) => "invalid_event",
+            Self::Store(StoreError::Unwritable(reason)) if reason.is_want_of_space() => {
+                "insufficient_storage"
+            }
+            Self::Store(StoreError::Unwritable(_)) => "storage_unavailable",
             Self::Store(_) => "server_error",
         }
     }

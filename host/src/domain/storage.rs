@@ -56,6 +56,53 @@ pub enum StoreError {
     /// locks) retries its own internal conflicts and never answers this.
     #[error("the change met a concurrent one")]
     Conflict,
+    /// Writes are refused until an operator acts: nothing of the change was made, reads go on.
+    #[error("{0}")]
+    Unwritable(Unwritable),
+}
+
+/// Why the store refuses writes, worded for the operator who can end it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unwritable {
+    /// The data directory's free space is below the watermark: refused before the disk is
+    /// full, and taken again once space is back above the mark.
+    #[error(
+        "The server's data directory has {} free, below its watermark of {}: writes are refused \
+         until an operator frees space there or grows the volume, and are taken again by \
+         themselves once it is back above the mark. Reads still work.",
+        mebibytes(*free_bytes),
+        mebibytes(*watermark_bytes)
+    )]
+    BelowWatermark {
+        free_bytes: u64,
+        watermark_bytes: u64,
+    },
+    /// A write found the disk full.
+    #[error(
+        "The server's disk is full: writes are refused until an operator frees space on the \
+         data directory's volume; the server then restarts to take writes again. Nothing \
+         acknowledged was lost."
+    )]
+    DiskFull,
+    /// A write failed for another storage reason (an I/O error, a lost database).
+    #[error(
+        "The server's storage failed to write ({0}): writes are refused until an operator \
+         repairs it; the server then restarts to take writes again. Nothing acknowledged \
+         was lost."
+    )]
+    Failed(String),
+}
+
+impl Unwritable {
+    /// Whether want of space is the reason (HTTP 507), not a failure of the storage (503).
+    pub fn is_want_of_space(&self) -> bool {
+        matches!(self, Self::BelowWatermark { .. } | Self::DiskFull)
+    }
+}
+
+/// `bytes` in MiB with one decimal.
+fn mebibytes(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
 }
 
 /// A backend's own error, kept as the source of [`StoreError::Backend`].
@@ -302,6 +349,10 @@ pub trait Store: Send + Sync + 'static {
 
     /// Resolves once everything written so far is on disk.
     fn flush(&self) -> StoreFuture<'static, ()>;
+
+    /// Whether writes would be taken now: a use case with a side effect outside the store (a
+    /// payment vendor's registration, compiling a plugin) asks before it.
+    fn writable(&self) -> Result<(), StoreError>;
 }
 
 #[cfg(test)]

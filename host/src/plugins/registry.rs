@@ -216,6 +216,8 @@ impl Plugins {
             .supplier(supplier)
             .await?
             .ok_or(DomainError::SupplierNotFound)?;
+        // Compiling is long: not for a component that could not be kept.
+        self.store.writable()?;
         let runtime = self.runtime.clone();
         // Compiling takes long: below the host's priority, so that serving goes on meanwhile.
         let (component, bytes) = self

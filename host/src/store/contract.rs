@@ -1,8 +1,9 @@
 //! The storage port's contract, as tests every backend runs: a unit of work is all or
 //! nothing, concurrent units that insert one key keep exactly one, ids are never handed out
 //! twice, the outbox keeps the order changes committed in, an import change carries its
-//! account, counts and events together, and what was committed is there after the store is
-//! opened again.
+//! account, counts and events together, what was committed is there after the store is
+//! opened again, and while its [`StorageHealth`] refuses writes every write answers
+//! [`StoreError::Unwritable`], changes nothing, and reads and the relay go on.
 //!
 //! A backend runs the whole suite with [`contract_tests!`], given a constructor of a fresh,
 //! empty [`Backend`]:
@@ -18,8 +19,10 @@ use crate::domain::import_process::{ImportProcess, ImportState, PlatformAccount}
 use crate::domain::ledger::{LedgerEntry, Transaction, TransactionType};
 use crate::domain::money::Money;
 use crate::domain::notes::{Note, NoteSource};
-use crate::domain::storage::{ImportChange, Store, StoreError};
+use crate::domain::storage::{ImportChange, Store, StoreError, Unwritable};
+use crate::domain::supplier::read_new_supplier;
 use crate::events::outbox::Outbox;
+use crate::store::StorageHealth;
 use chrono::Utc;
 use serde_json::json;
 use std::collections::{BTreeMap, HashSet};
@@ -32,6 +35,8 @@ pub trait Backend {
     fn open(&self) -> Arc<dyn Store>;
     /// [`Backend::open`], with the relay's side of the same store.
     fn open_with_outbox(&self) -> (Arc<dyn Store>, Arc<dyn Outbox>);
+    /// [`Backend::open_with_outbox`], its writes taken while `health` allows them.
+    fn open_with_health(&self, health: Arc<StorageHealth>) -> (Arc<dyn Store>, Arc<dyn Outbox>);
 }
 
 /// One test per scenario of the contract, for the backend `$fresh()` makes.
@@ -71,6 +76,11 @@ macro_rules! contract_tests {
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn an_import_change_carries_its_account_counts_and_events() {
                 scenario::an_import_change_carries_its_account_counts_and_events(&$fresh()).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn refused_writes_change_nothing_and_reads_go_on() {
+                scenario::refused_writes_change_nothing_and_reads_go_on(&$fresh()).await;
             }
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -448,4 +458,69 @@ pub async fn flushed_changes_are_there_after_a_reopen(backend: &dyn Backend) {
     );
     assert_eq!(logged(store.as_ref()).await.len(), 1);
     assert_eq!(store.outbox_len().await.expect("outbox"), 1);
+}
+
+pub async fn refused_writes_change_nothing_and_reads_go_on(backend: &dyn Backend) {
+    let health = Arc::new(StorageHealth::unwatched());
+    let (store, outbox) = backend.open_with_health(health.clone());
+    let supplier = read_new_supplier(
+        &json!({"code": "OLD_CO", "name": "Old Co", "document_root": ""}),
+        Utc::now(),
+    )
+    .expect("a supplier");
+    assert!(store.create_supplier(&supplier).await.expect("taken"));
+    let mut unit = store.account_unit("A-00000001").await.expect("a unit");
+    unit.enqueue(&event("A-00000001")).expect("enqueued");
+    unit.commit().await.expect("committed");
+
+    let reason = Unwritable::Failed("the disk went away".into());
+    health.fail(reason.clone());
+    let refused = |result: Result<(), StoreError>| match result {
+        Err(StoreError::Unwritable(why)) => assert_eq!(why, reason),
+        other => panic!("a write was not refused: {other:?}"),
+    };
+    let mut renamed = supplier.clone();
+    renamed.code = "NEW_CO".into();
+    refused(store.create_supplier(&renamed).await.map(|_| ()));
+    refused(store.publish_events(&[event("A-00000001")]).await);
+    refused(store.writable());
+    let mut unit = store.account_unit("A-00000001").await.expect("a unit");
+    unit.add_note(&note(1, "refused"), "key", &[])
+        .expect("buffered");
+    refused(unit.commit().await);
+    let staged = store
+        .change_import("OLD_CO", "ACC-1", &mut |_| {
+            Err(DomainError::AccountNotFound)
+        })
+        .await;
+    assert!(
+        matches!(
+            staged,
+            Err(DomainError::Store(StoreError::Unwritable(ref why))) if *why == reason
+        ),
+        "{staged:?}"
+    );
+
+    // Nothing of them is there; reads, and the relay's draining, go on.
+    assert!(store.supplier("NEW_CO").await.expect("read").is_none());
+    assert!(store.supplier("OLD_CO").await.expect("read").is_some());
+    let records = store.account_records("A-00000001").await.expect("records");
+    assert!(records.notes.is_empty());
+    assert!(
+        store
+            .import_process("OLD_CO", "ACC-1")
+            .await
+            .expect("read")
+            .is_none()
+    );
+    let pending = outbox
+        .pending_events(10, &HashSet::new())
+        .await
+        .expect("pending");
+    assert_eq!(pending.len(), 1);
+    outbox
+        .mark_published(&[pending[0].seq], Utc::now())
+        .await
+        .expect("published while writes are refused");
+    assert_eq!(store.outbox_len().await.expect("outbox"), 0);
 }

@@ -6,8 +6,10 @@
 mod blocking;
 #[cfg(test)]
 pub mod contract;
+pub mod health;
 mod sled_account;
 mod sled_store;
 
 pub use crate::domain::storage::*;
+pub use health::StorageHealth;
 pub use sled_store::{DEFAULT_CACHE_BYTES, SledStore};

@@ -287,16 +287,18 @@ impl AccountUnit for SledAccountUnit {
             if unit.writes.is_empty() && unit.events.is_empty() {
                 return Ok(());
             }
+            unit.store.health.check()?;
             let large = unit.writes.len() + unit.events.len() >= LARGE_CHANGE_WRITES;
             let apply = || {
                 unit.store
                     .apply_account_writes(&unit.number, &unit.writes, &unit.events)
             };
-            if large {
-                super::blocking::blocking(apply)?;
+            let applied = if large {
+                super::blocking::blocking(apply)
             } else {
-                apply()?;
-            }
+                apply()
+            };
+            applied.map_err(|error| unit.store.health.noted(error))?;
             // Durable before the unit ends (and its lock with it).
             crate::domain::storage::Store::flush(&unit.store).await
         })

@@ -1,6 +1,7 @@
 //! The sled implementation of [`Store`]: one tree per kind of record, JSON values, and
 //! multi-tree transactions for changes that must be atomic.
 
+use super::health::{StorageHealth, is_out_of_space};
 use super::sled_account::{AccountLocks, AccountTable};
 use super::{
     AccountRecords, AccountUnit, DecideImport, ImportChange, ImportCounts, ImportStream,
@@ -13,6 +14,7 @@ use crate::domain::import_process::{ImportProcess, ImportState, PlatformAccount}
 use crate::domain::meter_points::MeterPoint;
 use crate::domain::operations_team::OperationsTeam;
 use crate::domain::plugin::PluginRecord;
+use crate::domain::storage::Unwritable;
 use crate::domain::supplier::Supplier;
 use crate::events::outbox::{Outbox, PendingEvent};
 use crate::events::stream_record::StreamRecord;
@@ -26,6 +28,7 @@ use sled::transaction::{ConflictableTransactionError, TransactionError, Transact
 use std::cell::RefCell;
 use std::collections::HashSet;
 use std::path::Path;
+use std::sync::Arc;
 
 const SEPARATOR: u8 = 0;
 const NUMBER_ATTEMPTS: usize = 16;
@@ -60,6 +63,8 @@ pub struct SledStore {
     pub(super) account_trees: Vec<sled::Tree>,
     /// One lock per stripe of accounts, held by a unit of work from open to commit.
     pub(super) account_locks: std::sync::Arc<AccountLocks>,
+    /// Whether writes are taken (the data directory's free space, a failed write).
+    pub(super) health: Arc<StorageHealth>,
 }
 
 impl std::fmt::Debug for SledStore {
@@ -82,13 +87,23 @@ enum Abort {
 pub const DEFAULT_CACHE_BYTES: u64 = 1024 * 1024 * 1024;
 
 impl SledStore {
-    /// Opens (or creates) the store in `dir` with the default cache.
+    /// Opens (or creates) the store in `dir` with the default cache and no free-space
+    /// watermark.
     pub fn open(dir: &Path) -> Result<Self, StoreError> {
-        Self::open_with_cache(dir, DEFAULT_CACHE_BYTES)
+        Self::open_with(
+            dir,
+            DEFAULT_CACHE_BYTES,
+            Arc::new(StorageHealth::unwatched()),
+        )
     }
 
-    /// Opens (or creates) the store in `dir`, its page cache bounded to `cache_bytes`.
-    pub fn open_with_cache(dir: &Path, cache_bytes: u64) -> Result<Self, StoreError> {
+    /// Opens (or creates) the store in `dir`, its page cache bounded to `cache_bytes`, its
+    /// writes taken while `health` allows them.
+    pub fn open_with(
+        dir: &Path,
+        cache_bytes: u64,
+        health: Arc<StorageHealth>,
+    ) -> Result<Self, StoreError> {
         let db = sled::Config::new()
             .path(dir)
             .cache_capacity(cache_bytes)
@@ -119,8 +134,18 @@ impl SledStore {
                 )
                 .collect::<Result<_, _>>()?,
             account_locks: std::sync::Arc::default(),
+            health,
             db,
         })
+    }
+
+    /// `work`, a write, with a failure for storage reasons noted in the health (writes stop).
+    fn noting_failures<'a, T: Send + 'a>(
+        &self,
+        work: impl std::future::Future<Output = Result<T, StoreError>> + Send + 'a,
+    ) -> StoreFuture<'a, T> {
+        let health = self.health.clone();
+        Box::pin(async move { work.await.map_err(|error| health.noted(error)) })
     }
 
     /// When the relay published event `seq`, if it has.
@@ -211,8 +236,16 @@ fn seq_of(key: &[u8]) -> u64 {
 }
 
 impl From<sled::Error> for StoreError {
+    /// An I/O error is for good: sled keeps the first one and answers it to every later
+    /// write.
     fn from(error: sled::Error) -> Self {
-        StoreError::Backend(Box::new(error))
+        match error {
+            sled::Error::Io(io) if is_out_of_space(&io) => {
+                StoreError::Unwritable(Unwritable::DiskFull)
+            }
+            sled::Error::Io(io) => StoreError::Unwritable(Unwritable::Failed(io.to_string())),
+            other => StoreError::Backend(Box::new(other)),
+        }
     }
 }
 
@@ -241,7 +274,8 @@ fn add_count(
 
 impl Store for SledStore {
     fn create_team<'a>(&'a self, team: &'a OperationsTeam) -> StoreFuture<'a, bool> {
-        Box::pin(async move {
+        self.noting_failures(async move {
+            self.health.check()?;
             let swapped = self.teams.compare_and_swap(
                 team.name.as_bytes(),
                 None as Option<&[u8]>,
@@ -273,7 +307,8 @@ impl Store for SledStore {
     }
 
     fn delete_team<'a>(&'a self, name: &'a str) -> StoreFuture<'a, Option<OperationsTeam>> {
-        Box::pin(async move {
+        self.noting_failures(async move {
+            self.health.check()?;
             self.teams
                 .remove(name.as_bytes())?
                 .map(|bytes| decode(name.as_bytes(), &bytes))
@@ -282,7 +317,8 @@ impl Store for SledStore {
     }
 
     fn create_supplier<'a>(&'a self, supplier: &'a Supplier) -> StoreFuture<'a, bool> {
-        Box::pin(async move {
+        self.noting_failures(async move {
+            self.health.check()?;
             let swapped = self.suppliers.compare_and_swap(
                 supplier.code.as_bytes(),
                 None as Option<&[u8]>,
@@ -318,7 +354,8 @@ impl Store for SledStore {
         code: &'a str,
         change: &'a mut (dyn FnMut(&mut Supplier) + Send),
     ) -> StoreFuture<'a, Option<Supplier>> {
-        Box::pin(async move {
+        self.noting_failures(async move {
+            self.health.check()?;
             let change = RefCell::new(change);
             let result = self.suppliers.transaction(|tree| {
                 let Some(bytes) = tree.get(code.as_bytes())? else {
@@ -356,7 +393,8 @@ impl Store for SledStore {
     }
 
     fn insert_api_key<'a>(&'a self, key: &'a ApiKeyRecord) -> StoreFuture<'a, ()> {
-        Box::pin(async move {
+        self.noting_failures(async move {
+            self.health.check()?;
             (&self.api_keys, &self.api_key_digests)
                 .transaction(|(keys, digests)| {
                     keys.insert(key.id.as_bytes(), encode(key))?;
@@ -391,7 +429,8 @@ impl Store for SledStore {
         id: &'a str,
         at: DateTime<Utc>,
     ) -> StoreFuture<'a, Option<ApiKeyRecord>> {
-        Box::pin(async move {
+        self.noting_failures(async move {
+            self.health.check()?;
             let result = (&self.api_keys, &self.api_key_digests).transaction(|(keys, digests)| {
                 let Some(bytes) = keys.get(id.as_bytes())? else {
                     return Ok(None);
@@ -435,7 +474,10 @@ impl Store for SledStore {
         decide: &'a mut DecideImport<'a>,
     ) -> BoxFuture<'a, Result<ImportChange, DomainError>> {
         Box::pin(async move {
-            let change = self.apply_import_change(supplier, external, decide)?;
+            self.health.check()?;
+            let change = self
+                .apply_import_change(supplier, external, decide)
+                .map_err(|error| self.health.noted_domain(error))?;
             Store::flush(self).await?;
             Ok(change)
         })
@@ -448,9 +490,13 @@ impl Store for SledStore {
         decide: &'a mut DecideImport<'a>,
     ) -> BoxFuture<'a, Result<Vec<Result<ImportChange, DomainError>>, StoreError>> {
         Box::pin(async move {
+            self.health.check()?;
             let outcomes = externals
                 .iter()
-                .map(|external| self.apply_import_change(supplier, external, &mut *decide))
+                .map(|external| {
+                    self.apply_import_change(supplier, external, &mut *decide)
+                        .map_err(|error| self.health.noted_domain(error))
+                })
                 .collect();
             Store::flush(self).await?;
             Ok(outcomes)
@@ -500,7 +546,8 @@ impl Store for SledStore {
         record: &'a PluginRecord,
         component: &'a [u8],
     ) -> StoreFuture<'a, ()> {
-        Box::pin(async move {
+        self.noting_failures(async move {
+            self.health.check()?;
             (&self.plugins, &self.plugin_components)
                 .transaction(|(plugins, components)| {
                     components.insert(record.sha256.as_bytes(), component)?;
@@ -542,7 +589,8 @@ impl Store for SledStore {
     }
 
     fn remove_plugin<'a>(&'a self, supplier: &'a str) -> StoreFuture<'a, Option<PluginRecord>> {
-        Box::pin(async move {
+        self.noting_failures(async move {
+            self.health.check()?;
             self.plugins
                 .remove(supplier.as_bytes())?
                 .map(|bytes| decode(supplier.as_bytes(), &bytes))
@@ -551,7 +599,8 @@ impl Store for SledStore {
     }
 
     fn publish_events<'a>(&'a self, events: &'a [Event]) -> StoreFuture<'a, ()> {
-        Box::pin(async move {
+        self.noting_failures(async move {
+            self.health.check()?;
             (&self.events, &self.outbox, &self.event_ids)
                 .transaction(|(log, outbox, ids)| {
                     for event in events {
@@ -593,10 +642,11 @@ impl Store for SledStore {
         name: &'a str,
         make: &'a mut (dyn FnMut() -> Vec<u8> + Send),
     ) -> StoreFuture<'a, Vec<u8>> {
-        Box::pin(async move {
+        self.noting_failures(async move {
             if let Some(existing) = self.secrets.get(name.as_bytes())? {
                 return Ok(existing.to_vec());
             }
+            self.health.check()?;
             let fresh = make();
             match self.secrets.compare_and_swap(
                 name.as_bytes(),
@@ -614,14 +664,20 @@ impl Store for SledStore {
         // resolve once in this project's tests; the synchronous flush on Tokio's blocking pool
         // has not (concurrent flushes share sled's work: each covers everything before it).
         let db = self.db.clone();
+        let health = self.health.clone();
         Box::pin(async move {
-            tokio::task::spawn_blocking(move || db.flush())
+            let flushed = tokio::task::spawn_blocking(move || db.flush())
                 .await
-                .map_err(|error| {
-                    StoreError::from(sled::Error::ReportableBug(error.to_string()))
-                })??;
-            Ok(())
+                .map_err(|error| sled::Error::ReportableBug(error.to_string()))
+                .and_then(|flushed| flushed);
+            flushed
+                .map(|_| ())
+                .map_err(|error| health.noted(error.into()))
         })
+    }
+
+    fn writable(&self) -> Result<(), StoreError> {
+        self.health.check()
     }
 }
 
@@ -796,7 +852,19 @@ mod tests {
             std::sync::Arc<dyn Store>,
             std::sync::Arc<dyn crate::events::outbox::Outbox>,
         ) {
-            let store = std::sync::Arc::new(SledStore::open(self.dir.path()).expect("store"));
+            self.open_with_health(Arc::new(StorageHealth::unwatched()))
+        }
+
+        fn open_with_health(
+            &self,
+            health: Arc<StorageHealth>,
+        ) -> (
+            std::sync::Arc<dyn Store>,
+            std::sync::Arc<dyn crate::events::outbox::Outbox>,
+        ) {
+            let store = std::sync::Arc::new(
+                SledStore::open_with(self.dir.path(), DEFAULT_CACHE_BYTES, health).expect("store"),
+            );
             (store.clone(), store)
         }
     }

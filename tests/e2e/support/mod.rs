@@ -147,6 +147,20 @@ impl Server {
         self.child.id()
     }
 
+    /// Waits up to `within` for the server to stop by itself; its exit status if it did.
+    pub fn wait_for_exit(&mut self, within: Duration) -> Option<std::process::ExitStatus> {
+        let deadline = std::time::Instant::now() + within;
+        loop {
+            if let Some(exit) = self.child.try_wait().expect("wait") {
+                return Some(exit);
+            }
+            if std::time::Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// SIGTERM, then wait for a clean exit; returns whether it exited successfully.
     pub fn terminate(mut self) -> bool {
         let status = Command::new("kill")

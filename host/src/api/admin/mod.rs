@@ -9,6 +9,7 @@ pub(crate) mod imports;
 pub(crate) mod migrations;
 pub(crate) mod operations_teams;
 pub mod plugins;
+pub(crate) mod storage;
 pub(crate) mod suppliers;
 
 use super::AppState;
@@ -25,6 +26,7 @@ pub fn router() -> Router<AppState> {
         .merge(migrations::router())
         .merge(plugins::router())
         .merge(events::router())
+        .merge(storage::router())
 }
 
 /// A moment as the admin API writes it: RFC 3339 in UTC, with a fraction of a second only

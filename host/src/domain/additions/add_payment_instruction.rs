@@ -66,6 +66,8 @@ impl Additions {
                 ignored,
             });
         }
+        // Not worth asking the vendor for what could not be kept.
+        self.store.writable()?;
         let details = self
             .vendors
             .fetch_instruction(&vendor, &reference)

@@ -1,0 +1,385 @@
+//! A full disk, as an operator meets it: the server's data directory on a small filesystem of
+//! the test's own (a tmpfs it mounts), filled by concurrent writers and a ballast file the test
+//! can free again. Below the free-space watermark every write answers 507
+//! `insufficient_storage`, `/readyz` is not ready, reads go on, and writes are taken again
+//! without a restart once space is back. A write that finds the disk full anyway (no
+//! watermark) is answered the same way; the server then stops by itself, and started again on
+//! the freed disk it has every acknowledged write.
+//!
+//! Mounting needs root (as the machines this project runs its tests on give); without it these
+//! tests fail with that reason rather than pass without trying.
+
+use crate::support::*;
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const NOTES: &str = "/v1/data-import/notes/create/";
+const MIB: u64 = 1024 * 1024;
+/// Notes a request carries, and the length of each body: about 0.5 MiB a request.
+const NOTES_PER_REQUEST: usize = 60;
+const NOTE_BYTES: usize = 8_000;
+const WRITERS: usize = 4;
+
+/// A tmpfs of `size` MiB mounted for the test; unmounted when dropped.
+struct SmallFilesystem {
+    mount: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl SmallFilesystem {
+    fn mount(size_mib: u64) -> SmallFilesystem {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mount = dir.path().join("small");
+        std::fs::create_dir(&mount).expect("mount point");
+        let status = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size_mib}m"), "tmpfs"])
+            .arg(&mount)
+            .status()
+            .expect("run mount");
+        assert!(
+            status.success(),
+            "cannot mount a {size_mib} MiB tmpfs at {} (these tests need root): {status}",
+            mount.display()
+        );
+        SmallFilesystem { mount, _dir: dir }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.mount.join(name)
+    }
+
+    fn free_bytes(&self) -> u64 {
+        free_bytes(&self.mount)
+    }
+}
+
+impl Drop for SmallFilesystem {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.mount).status();
+    }
+}
+
+fn free_bytes(path: &Path) -> u64 {
+    let output = Command::new("df")
+        .args(["-B1", "--output=avail"])
+        .arg(path)
+        .output()
+        .expect("run df");
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .nth(1)
+        .and_then(|line| line.trim().parse().ok())
+        .expect("df's answer")
+}
+
+/// Writes `bytes` of ballast into `path` (less if the disk fills first).
+fn write_ballast(path: &Path, bytes: u64) {
+    use std::io::Write;
+    let mut file = std::fs::File::create(path).expect("ballast");
+    let chunk = vec![0xA5u8; MIB as usize];
+    let mut written = 0;
+    while written < bytes {
+        let size = (bytes - written).min(MIB) as usize;
+        if file.write_all(&chunk[..size]).is_err() {
+            break;
+        }
+        written += size as u64;
+    }
+    let _ = file.sync_all();
+}
+
+fn notes_request(external: &str, label: &str) -> Value {
+    let notes: Vec<Value> = (0..NOTES_PER_REQUEST)
+        .map(|index| {
+            let head = format!("{label}.{index} ");
+            let body = format!("{head}{}", "x".repeat(NOTE_BYTES - head.len()));
+            json!({"body": body})
+        })
+        .collect();
+    json!({"import_supplier": "FULL_CO", "external_account_number": external, "notes": notes})
+}
+
+/// What concurrent writers heard: the labels of the acknowledged requests, and every refusal.
+#[derive(Default)]
+struct Heard {
+    acknowledged: BTreeSet<String>,
+    refusals: Vec<(StatusCode, Value)>,
+}
+
+/// `WRITERS` clients posting notes until each has been refused `refusals_each` times in a row,
+/// or the server is gone, or `patience` is over.
+async fn write_until_refused(
+    server: Arc<Server>,
+    token: &str,
+    external: &str,
+    refusals_each: usize,
+    patience: Duration,
+) -> Heard {
+    let deadline = Instant::now() + patience;
+    let mut writers = Vec::new();
+    for writer in 0..WRITERS {
+        let server = server.clone();
+        let token = token.to_owned();
+        let external = external.to_owned();
+        writers.push(tokio::spawn(async move {
+            let mut heard = Heard::default();
+            let mut refused_in_a_row = 0;
+            let mut sequence = 0;
+            while refused_in_a_row < refusals_each && Instant::now() < deadline {
+                sequence += 1;
+                let label = format!("w{writer}.{sequence}");
+                let response = reqwest::Client::new()
+                    .post(server.url(NOTES))
+                    .header("Authorization", format!("Token {token}"))
+                    .json(&notes_request(&external, &label))
+                    .timeout(REQUEST_TIMEOUT)
+                    .send()
+                    .await;
+                let Ok(response) = response else {
+                    break; // the server stopped
+                };
+                let status = response.status();
+                let body: Value = response.json().await.unwrap_or(Value::Null);
+                if status.is_success() {
+                    heard.acknowledged.insert(label);
+                    refused_in_a_row = 0;
+                } else {
+                    heard.refusals.push((status, body));
+                    refused_in_a_row += 1;
+                }
+            }
+            heard
+        }));
+    }
+    let mut heard = Heard::default();
+    for writer in writers {
+        let one = writer.await.expect("writer");
+        heard.acknowledged.extend(one.acknowledged);
+        heard.refusals.extend(one.refusals);
+    }
+    heard
+}
+
+/// The labels of the notes requests whose every note the account holds.
+async fn labels_kept(server: &Server, number: &str) -> BTreeSet<String> {
+    let view = server.account_view(number).await;
+    let mut notes_by_label = std::collections::BTreeMap::<String, usize>::new();
+    for note in view["notes"].as_array().expect("notes") {
+        let body = note["body"].as_str().unwrap_or_default();
+        if let Some((label, _)) = body.split_once(' ')
+            && let Some((request, _)) = label.rsplit_once('.')
+        {
+            *notes_by_label.entry(request.to_owned()).or_default() += 1;
+        }
+    }
+    let mut kept = BTreeSet::new();
+    for (label, count) in notes_by_label {
+        assert_eq!(
+            count, NOTES_PER_REQUEST,
+            "request {label} was kept in part: {count} of its {NOTES_PER_REQUEST} notes"
+        );
+        kept.insert(label);
+    }
+    kept
+}
+
+fn assert_storage_refusal(status: StatusCode, body: &Value) {
+    assert_eq!(
+        status,
+        StatusCode::INSUFFICIENT_STORAGE,
+        "a write refused for want of space: {body}"
+    );
+    assert_eq!(body["code"], "insufficient_storage", "{body}");
+    assert_eq!(body["errors"], json!([]), "{body}");
+    let detail = body["detail"].as_str().unwrap_or_default();
+    assert!(detail.contains("frees space"), "{detail}");
+    assert!(!detail.contains("retry the request as it is"), "{detail}");
+}
+
+#[tokio::test]
+async fn below_the_watermark_writes_are_refused_reads_go_on_and_writes_resume_without_a_restart() {
+    let disk = SmallFilesystem::mount(96);
+    let watermark = 32 * MIB;
+    let mut redis = Redis::start();
+    let server = Server::start_in(
+        &disk.path("data"),
+        Options {
+            args: vec!["--min-free-mb".into(), (watermark / MIB).to_string()],
+            env: vec![("FERRY_REDIS_URL".into(), redis.url())],
+            ..Options::default()
+        },
+    );
+    // Redis is away until the disk is full: the account's events wait in the outbox.
+    redis.stop();
+    let (token, number) = server
+        .imported_account("FULL_CO", "ACC-1", "2025-01-01")
+        .await;
+    let (status, body) = server.call(Method::GET, "/readyz", None, None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(body["outbox_pending"].as_u64() > Some(0), "{body}");
+    assert_eq!(body["storage"]["state"], "writable", "{body}");
+    assert_eq!(body["storage"]["watermark_bytes"], watermark, "{body}");
+
+    // Something else takes most of the disk: about 16 MiB are left above the watermark, which
+    // the writers fill.
+    let ballast = disk.path("ballast");
+    write_ballast(&ballast, disk.free_bytes() - watermark - 16 * MIB);
+    let server = Arc::new(server);
+    let heard = write_until_refused(server.clone(), &token, "ACC-1", 3, PATIENCE).await;
+    assert!(
+        !heard.acknowledged.is_empty(),
+        "writes were taken above the watermark"
+    );
+    assert!(
+        heard.refusals.len() >= WRITERS * 3,
+        "every writer was refused in the end: {} refusals",
+        heard.refusals.len()
+    );
+    for (status, body) in &heard.refusals {
+        assert_storage_refusal(*status, body);
+    }
+    assert!(
+        disk.free_bytes() > 0,
+        "the watermark kept the disk from filling"
+    );
+
+    // Not ready, and why; reads still served; the console's view says the same.
+    let (status, body) = server.call(Method::GET, "/readyz", None, None).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(body["status"], "unavailable", "{body}");
+    assert_eq!(body["store"], "read_only", "{body}");
+    assert_eq!(body["storage"]["state"], "read_only", "{body}");
+    assert!(
+        body["storage"]["free_bytes"].as_u64().expect("free bytes") < watermark,
+        "{body}"
+    );
+    let (status, storage) = server.admin(Method::GET, "/admin/v1/storage", None).await;
+    assert_eq!(status, StatusCode::OK, "{storage}");
+    assert_eq!(storage["state"], "read_only", "{storage}");
+    assert!(
+        storage["reason"]
+            .as_str()
+            .is_some_and(|reason| reason.contains("frees space")),
+        "{storage}"
+    );
+    let kept = labels_kept(&server, &number).await;
+    assert_eq!(
+        kept, heard.acknowledged,
+        "every acknowledged write, and no other"
+    );
+    // The relay drains the outbox meanwhile.
+    redis.resume();
+    let published = server.wait_for_published().await;
+    assert!(
+        published
+            .iter()
+            .all(|event| event["published_at"].is_string()),
+        "every event was published: {published:?}"
+    );
+    let (_, body) = server.call(Method::GET, "/readyz", None, None).await;
+    assert_eq!(body["storage"]["state"], "read_only", "{body}");
+    let (status, metrics) = server.call(Method::GET, "/metrics", None, None).await;
+    assert_eq!(status, StatusCode::OK);
+    let metrics = metrics.as_str().unwrap_or_default();
+    assert!(
+        metrics.contains("ferry_storage_refused_writes_total{reason=\"insufficient_storage\"}"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("ferry_storage_writable 0"), "{metrics}");
+
+    // Space is back: writes are taken again, by themselves.
+    std::fs::remove_file(&ballast).expect("free the space");
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let (status, body) = server.call(Method::GET, "/readyz", None, None).await;
+        if status == StatusCode::OK {
+            assert_eq!(body["storage"]["state"], "writable", "{body}");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "still not ready with the space back: {body}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (status, body) = server
+        .post(NOTES, &token, &notes_request("ACC-1", "after.1"))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let mut expected = heard.acknowledged.clone();
+    expected.insert("after.1".into());
+    assert_eq!(labels_kept(&server, &number).await, expected);
+}
+
+#[tokio::test]
+async fn a_write_that_finds_the_disk_full_is_refused_and_the_server_restarts_with_every_acknowledged_write()
+ {
+    let disk = SmallFilesystem::mount(48);
+    let data_dir = disk.path("data");
+    let options = Options {
+        args: vec!["--min-free-mb".into(), "0".into()],
+        ..Options::default()
+    };
+    let server = Server::start_in(&data_dir, options.clone());
+    let (token, number) = server
+        .imported_account("FULL_CO", "ACC-1", "2025-01-01")
+        .await;
+    let (status, body) = server
+        .post(NOTES, &token, &notes_request("ACC-1", "before.1"))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+
+    // No watermark: the disk fills for real.
+    let ballast = disk.path("ballast");
+    write_ballast(&ballast, u64::MAX);
+    let server = Arc::new(server);
+    let heard = write_until_refused(server.clone(), &token, "ACC-1", 3, PATIENCE).await;
+    assert!(!heard.refusals.is_empty(), "the full disk refused a write");
+    for (status, body) in &heard.refusals {
+        assert_storage_refusal(*status, body);
+    }
+
+    // Not ready, and why, for a while before it stops. (Reads are served too, but sled may
+    // need to write to answer one, so a read can fail now.)
+    let (status, body) = server.call(Method::GET, "/readyz", None, None).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(body["store"], "error", "{body}");
+    assert_eq!(body["storage"]["state"], "failed", "{body}");
+    assert!(
+        body["storage"]["reason"]
+            .as_str()
+            .is_some_and(|reason| reason.contains("disk is full")),
+        "{body}"
+    );
+    let mut server = Arc::into_inner(server).expect("the writers are done");
+    let exit = server
+        .wait_for_exit(PATIENCE)
+        .expect("the server stops by itself once its storage failed");
+    assert!(!exit.success(), "it stops with a failure status: {exit}");
+
+    // Space freed, started again (as a supervisor would): every acknowledged write is there,
+    // and writes are taken.
+    std::fs::remove_file(&ballast).expect("free the space");
+    drop(server);
+    let server = Server::start_in(&data_dir, options);
+    let mut acknowledged = heard.acknowledged.clone();
+    acknowledged.insert("before.1".into());
+    let kept = labels_kept(&server, &number).await;
+    assert!(
+        kept.is_superset(&acknowledged),
+        "acknowledged but lost: {:?}",
+        acknowledged.difference(&kept).collect::<Vec<_>>()
+    );
+    let (status, body) = server
+        .post(NOTES, &token, &notes_request("ACC-1", "after.1"))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+}
+
+/// The longest any one wait of these tests may take before they fail with a message.
+const PATIENCE: Duration = Duration::from_secs(60);
