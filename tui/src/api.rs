@@ -7,8 +7,8 @@
 pub use ferry_admin_api::{
     AccountDetail, ClientError, Event, EventPage, ImportFailure, ImportItem, ImportPage,
     ImportQuery, ImportState, Migration, MigrationState, Note, PaymentInstruction, Plugin,
-    PluginFailure, PluginRecord, RelayStatus, Statement, Supplier, SupplierPlugin, SupplierStatus,
-    Transaction,
+    PluginFailure, PluginRecord, RelayStatus, Statement, StorageState, StorageStatus, Supplier,
+    SupplierPlugin, SupplierStatus, Transaction,
 };
 use std::future::Future;
 
@@ -68,4 +68,7 @@ pub trait AdminApi: Send + Sync + 'static {
         after: Option<&str>,
         limit: u32,
     ) -> impl Future<Output = Result<EventPage, ClientError>> + Send;
+
+    /// Whether the host's store takes writes, and why not.
+    fn storage(&self) -> impl Future<Output = Result<StorageStatus, ClientError>> + Send;
 }

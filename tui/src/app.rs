@@ -6,7 +6,7 @@
 
 use crate::api::{
     AccountDetail, ClientError, Event, ImportPage, ImportQuery, ImportState, Migration, Plugin,
-    RelayStatus, Supplier, SupplierStatus,
+    RelayStatus, StorageStatus, Supplier, SupplierStatus,
 };
 use crate::calls::{ApiCall, ApiReply, Completed};
 use std::collections::BTreeMap;
@@ -331,6 +331,8 @@ pub struct App {
     pub imports: ImportsState,
     pub events: EventsState,
     pub plugins: PluginsState,
+    /// Whether the host's store takes writes (shown on the Suppliers screen).
+    pub storage: Loadable<StorageStatus>,
 }
 
 impl App {
@@ -365,6 +367,7 @@ impl App {
                 ..EventsState::default()
             },
             plugins: PluginsState::default(),
+            storage: Loadable::Loading,
         }
     }
 
@@ -373,7 +376,7 @@ impl App {
         let selected_code = self.suppliers.selected().map(|s| s.code.clone());
         match self.screen {
             Screen::Suppliers => {
-                let mut calls = vec![ApiCall::Suppliers];
+                let mut calls = vec![ApiCall::Suppliers, ApiCall::Storage];
                 calls.extend(selected_code.map(|code| self.migration_call(&code)));
                 calls
             }
@@ -592,6 +595,10 @@ impl App {
                 Vec::new()
             }
             (ApiCall::Events { after }, ApiReply::Events(page)) => self.take_events(after, page),
+            (ApiCall::Storage, ApiReply::Storage(status)) => {
+                self.storage = Loadable::Ready(status);
+                Vec::new()
+            }
             // A reply that does not belong to its call: nothing to do with it.
             _ => Vec::new(),
         }
@@ -700,6 +707,14 @@ impl App {
                     Loadable::Failed(error.to_string())
                 };
                 self.plugins.details.insert(code, state);
+                Vec::new()
+            }
+            ApiCall::Storage => {
+                self.storage = if error.is_missing_endpoint() {
+                    Loadable::Unavailable("not reported by this host".to_owned())
+                } else {
+                    Loadable::Failed(error.to_string())
+                };
                 Vec::new()
             }
             ApiCall::Events { after } => {

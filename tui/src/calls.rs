@@ -6,7 +6,7 @@
 
 use crate::api::{
     AccountDetail, AdminApi, ClientError, EventPage, ImportPage, ImportQuery, Migration, Plugin,
-    Supplier, SupplierStatus,
+    StorageStatus, Supplier, SupplierStatus,
 };
 
 /// One admin call the console wants made.
@@ -41,6 +41,7 @@ pub enum ApiCall {
     Events {
         after: Option<String>,
     },
+    Storage,
 }
 
 /// A successful answer.
@@ -53,6 +54,7 @@ pub enum ApiReply {
     Account(Box<AccountDetail>),
     Plugin(Plugin),
     Events(EventPage),
+    Storage(StorageStatus),
 }
 
 /// A call with its outcome.
@@ -95,6 +97,7 @@ pub async fn perform<A: AdminApi>(api: &A, call: ApiCall) -> Completed {
             .events(after.as_deref(), EVENTS_PER_REQUEST)
             .await
             .map(ApiReply::Events),
+        ApiCall::Storage => api.storage().await.map(ApiReply::Storage),
     };
     Completed { call, result }
 }

@@ -3,7 +3,7 @@
 
 use crate::api::{
     AccountDetail, AdminApi, ClientError, EventPage, ImportPage, ImportQuery, Migration, Plugin,
-    Supplier, SupplierStatus,
+    StorageStatus, Supplier, SupplierStatus,
 };
 pub use ferry_admin_api::AdminClient;
 
@@ -46,5 +46,9 @@ impl AdminApi for AdminClient {
 
     async fn events(&self, after: Option<&str>, limit: u32) -> Result<EventPage, ClientError> {
         AdminClient::events(self, after, limit).await
+    }
+
+    async fn storage(&self) -> Result<StorageStatus, ClientError> {
+        AdminClient::storage(self).await
     }
 }

@@ -5,7 +5,7 @@
 use super::fixtures;
 use crate::api::{
     AccountDetail, AdminApi, ClientError, Event, EventPage, ImportItem, ImportPage, ImportQuery,
-    Migration, Plugin, Supplier, SupplierStatus,
+    Migration, Plugin, StorageState, StorageStatus, Supplier, SupplierStatus,
 };
 use crate::app::{Action, App};
 use crate::calls::{ApiCall, perform};
@@ -48,6 +48,7 @@ pub struct FakeApi {
     suppliers: Mutex<Vec<Supplier>>,
     imports: Vec<ImportItem>,
     events: Vec<Event>,
+    storage: Mutex<StorageStatus>,
     requests: Mutex<Vec<Request>>,
 }
 
@@ -80,8 +81,26 @@ impl FakeApi {
             suppliers: Mutex::new(suppliers),
             imports: fixtures::imports(),
             events,
+            storage: Mutex::new(StorageStatus {
+                state: StorageState::Writable,
+                free_bytes: Some(44_263_538_688),
+                watermark_bytes: 256 * 1024 * 1024,
+                reason: None,
+            }),
             requests: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The host's store from now on: below its watermark, with the server's own reason.
+    pub fn fill_disk(&self) {
+        *self.storage.lock().expect("lock") = StorageStatus {
+            state: StorageState::ReadOnly,
+            free_bytes: Some(120 * 1024 * 1024),
+            watermark_bytes: 256 * 1024 * 1024,
+            reason: Some(
+                "The server's data directory has 120.0 MiB free, below its watermark of 256.0 MiB: writes are refused until an operator frees space there or grows the volume, and are taken again by themselves once it is back above the mark. Reads still work.".to_owned(),
+            ),
+        };
     }
 
     /// Every request so far, oldest first.
@@ -257,6 +276,11 @@ impl AdminApi for FakeApi {
             after,
             usize::try_from(limit).expect("limit"),
         ))
+    }
+
+    async fn storage(&self) -> Result<StorageStatus, ClientError> {
+        self.receive(Request::new("GET", "/admin/v1/storage", None), false)?;
+        Ok(self.storage.lock().expect("lock").clone())
     }
 }
 

@@ -27,6 +27,14 @@ async fn suppliers_with_a_running_migration() {
 }
 
 #[tokio::test]
+async fn suppliers_on_a_host_whose_disk_is_below_the_watermark() {
+    let api = FakeApi::new(Host::Complete);
+    api.fill_disk();
+    let app = started(&api).await;
+    insta::assert_snapshot!(draw(&app));
+}
+
+#[tokio::test]
 async fn suppliers_without_a_migration() {
     let api = FakeApi::new(Host::Complete);
     let mut app = started(&api).await;

@@ -1,9 +1,10 @@
 //! The Suppliers screen: every supplier with its status, import counts per state and plugin,
-//! and under it the bulk migration of the selected supplier.
+//! under it whether the host's store takes writes, and the bulk migration of the selected
+//! supplier.
 
 use super::columns::{CellText, Column, FittedTable, fit_line};
 use super::{loaded_suppliers, short_digest, time, titled, waiting_text};
-use crate::api::{ImportState, Migration, Supplier, SupplierStatus};
+use crate::api::{ImportState, Migration, StorageState, StorageStatus, Supplier, SupplierStatus};
 use crate::app::{App, Loadable};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -21,11 +22,90 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect) {
     ) else {
         return;
     };
-    let [list_area, migration_area] =
-        Layout::vertical([Constraint::Min(4), Constraint::Length(5)]).areas(area);
+    let storage = storage_line(&app.storage);
+    // Writes refused: the whole reason, for it says what to do.
+    let refused = matches!(
+        &app.storage,
+        Loadable::Ready(status) if status.state != StorageState::Writable
+    );
+    let [list_area, storage_area, migration_area] = Layout::vertical([
+        Constraint::Min(4),
+        Constraint::Length(if refused { 3 } else { 1 }),
+        Constraint::Length(5),
+    ])
+    .areas(area);
     render_table(frame, suppliers, app.suppliers.selected, list_area);
+    if refused {
+        frame.render_widget(
+            Paragraph::new(storage).wrap(ratatui::widgets::Wrap { trim: true }),
+            storage_area,
+        );
+    } else {
+        frame.render_widget(
+            fit_line(storage, usize::from(storage_area.width)),
+            storage_area,
+        );
+    }
     if let Some(supplier) = app.suppliers.selected() {
         render_migration(frame, app, supplier, migration_area);
+    }
+}
+
+/// One line on the store: whether it takes writes, its free space against the watermark, and
+/// why writes are refused (so an operator sees why suppliers' writes fail, and what to do).
+pub(super) fn storage_line(storage: &Loadable<StorageStatus>) -> Line<'static> {
+    let status = match storage {
+        Loadable::Loading => return Line::from(" Storage: …"),
+        Loadable::Unavailable(reason) => return Line::from(format!(" Storage: {reason}")),
+        Loadable::Failed(reason) => {
+            return Line::styled(
+                format!(" Storage: could not be read: {reason}"),
+                Style::new().fg(Color::Yellow),
+            );
+        }
+        Loadable::Ready(status) => status,
+    };
+    let free = status.free_bytes.map_or_else(
+        || "free space unknown".to_owned(),
+        |free| format!("{} free", size(free)),
+    );
+    let watermark = if status.watermark_bytes == 0 {
+        "no watermark".to_owned()
+    } else {
+        format!("writes refused below {}", size(status.watermark_bytes))
+    };
+    match status.state {
+        StorageState::Writable => Line::from(format!(" Storage: writable · {free} · {watermark}")),
+        StorageState::ReadOnly | StorageState::Failed => {
+            let state = if status.state == StorageState::ReadOnly {
+                "READ-ONLY"
+            } else {
+                "FAILED"
+            };
+            Line::styled(
+                format!(
+                    " Storage: {state} · {free} · {watermark} · {}",
+                    status.reason.as_deref().unwrap_or_default()
+                ),
+                Style::new().fg(Color::White).bg(Color::Red),
+            )
+        }
+    }
+}
+
+/// `bytes` in the largest binary unit that keeps it at 1 or more, with one decimal.
+fn size(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
     }
 }
 
