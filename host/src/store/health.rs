@@ -258,25 +258,26 @@ pub fn default_watermark(dir: &Path) -> u64 {
 }
 
 /// Bytes an unprivileged process may still write on the filesystem of `dir`.
-#[cfg(target_os = "linux")]
 fn free_bytes(dir: &Path) -> Option<u64> {
-    let stats = rustix::fs::statvfs(dir).ok()?;
-    Some(stats.f_bavail.saturating_mul(stats.f_frsize))
+    space(dir).map(|(free, _)| free)
 }
 
-#[cfg(not(target_os = "linux"))]
-fn free_bytes(_dir: &Path) -> Option<u64> {
-    None
-}
-
-#[cfg(target_os = "linux")]
 fn filesystem_bytes(dir: &Path) -> Option<u64> {
+    space(dir).map(|(_, size)| size)
+}
+
+/// The free bytes (for an unprivileged process) and the size of the filesystem of `dir`.
+#[cfg(target_os = "linux")]
+fn space(dir: &Path) -> Option<(u64, u64)> {
     let stats = rustix::fs::statvfs(dir).ok()?;
-    Some(stats.f_blocks.saturating_mul(stats.f_frsize))
+    Some((
+        stats.f_bavail.saturating_mul(stats.f_frsize),
+        stats.f_blocks.saturating_mul(stats.f_frsize),
+    ))
 }
 
 #[cfg(not(target_os = "linux"))]
-fn filesystem_bytes(_dir: &Path) -> Option<u64> {
+fn space(_dir: &Path) -> Option<(u64, u64)> {
     None
 }
 
