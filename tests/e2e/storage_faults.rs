@@ -356,6 +356,13 @@ async fn a_write_that_finds_the_disk_full_is_refused_and_the_server_restarts_wit
             .is_some_and(|reason| reason.contains("disk is full")),
         "{body}"
     );
+    let (_, metrics) = server.call(Method::GET, "/metrics", None, None).await;
+    let metrics = metrics.as_str().unwrap_or_default();
+    assert!(
+        metrics.contains("ferry_storage_failures_total 1"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("ferry_storage_writable 0"), "{metrics}");
     let mut server = Arc::into_inner(server).expect("the writers are done");
     let exit = server
         .wait_for_exit(PATIENCE)

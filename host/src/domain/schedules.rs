@@ -9,6 +9,7 @@
 use super::error::DomainError;
 use super::import_process::Schedule;
 use super::imports::Imports;
+use super::storage::StoreError;
 use super::validation::{FieldError, FieldErrors, Nullable, ObjectReader, Optional};
 use chrono::{DateTime, Duration, Utc};
 use serde_json::Value;
@@ -138,6 +139,14 @@ pub async fn run(
                 Ok(None) => {}
                 Ok(Some(again)) => {
                     queue.insert(Due { at: again, ..due });
+                }
+                // Writes refused (a full disk): tried again once they may be taken.
+                Err(DomainError::Store(StoreError::Unwritable(reason))) => {
+                    tracing::warn!(%reason, supplier = %due.supplier, external = %due.external, "scheduled migration waits for the store to take writes");
+                    queue.insert(Due {
+                        at: now + Duration::seconds(5),
+                        ..due
+                    });
                 }
                 Err(error) => {
                     tracing::error!(%error, supplier = %due.supplier, external = %due.external, "scheduled migration failed");
