@@ -164,7 +164,7 @@ pub trait AccountUnit: Send {
     ) -> BoxFuture<'a, Result<Option<MeterPoint>, StoreError>>;
     fn set_meter_point(&mut self, point: &MeterPoint) -> Result<(), StoreError>;
     /// A number never handed out before (ledger entry ids, note ids).
-    fn next_id(&mut self) -> Result<u64, StoreError>;
+    fn next_id(&mut self) -> BoxFuture<'_, Result<u64, StoreError>>;
     /// Puts `event` in the outbox with this change.
     fn enqueue(&mut self, event: &Event) -> Result<(), StoreError>;
     /// Keeps the whole change, durably, with its events; the unit ends.

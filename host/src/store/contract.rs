@@ -239,7 +239,7 @@ pub async fn ids_are_never_handed_out_twice(backend: &dyn Backend) {
                 let mut ids = Vec::new();
                 for _ in 0..50 {
                     let mut unit = store.account_unit(&format!("A-{writer:08X}")).await?;
-                    ids.push(unit.next_id()?);
+                    ids.push(unit.next_id().await?);
                 }
                 Ok::<_, StoreError>(ids)
             })

@@ -272,8 +272,10 @@ impl AccountUnit for SledAccountUnit {
         Ok(())
     }
 
-    fn next_id(&mut self) -> Result<u64, StoreError> {
-        Ok(self.store.db.generate_id()?)
+    fn next_id(&mut self) -> BoxFuture<'_, Result<u64, StoreError>> {
+        Box::pin(std::future::ready(
+            self.store.db.generate_id().map_err(StoreError::from),
+        ))
     }
 
     fn enqueue(&mut self, event: &Event) -> Result<(), StoreError> {

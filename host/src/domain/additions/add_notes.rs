@@ -40,7 +40,7 @@ pub(super) async fn add_note(
     }
     let created_at = input.created_at.unwrap_or(now);
     let note = Note {
-        id: unit.next_id()?,
+        id: unit.next_id().await?,
         body: input.body.clone(),
         document_paths: input.document_paths.clone(),
         created_at,

@@ -161,7 +161,7 @@ impl Additions {
                     } => (kept, balance_after),
                 };
                 let entry = LedgerEntry {
-                    id: unit.next_id()?,
+                    id: unit.next_id().await?,
                     transaction_id: kept.transaction_id.clone(),
                     kind: kept.kind,
                     amount: kept.amount,
