@@ -28,6 +28,10 @@ pub struct ServeArgs {
     /// Memory sled's page cache may use, in MiB (default 1024, sled's own).
     #[arg(long, env = "FERRY_STORE_CACHE_MB")]
     pub store_cache_mb: Option<u64>,
+    /// PostgreSQL to keep everything in (`postgres://user@host/db`), shared by every instance
+    /// given it; unset: sled in the data directory.
+    #[arg(long, env = "FERRY_DATABASE_URL", hide_env_values = true)]
+    pub database_url: Option<String>,
     /// Free space the data directory keeps, in MiB: below it writes are refused with 507
     /// until space is freed (default 256, or a tenth of the filesystem when less; 0: off).
     #[arg(long, env = "FERRY_MIN_FREE_MB")]
@@ -98,6 +102,7 @@ struct FileSettings {
     data_dir: Option<PathBuf>,
     store_cache_mb: Option<u64>,
     min_free_mb: Option<u64>,
+    database_url: Option<String>,
     redis_url: Option<String>,
     redis_stream: Option<String>,
     redis_maxlen: Option<usize>,
@@ -145,6 +150,8 @@ pub struct Settings {
     pub data_dir: PathBuf,
     /// The bound of sled's page cache.
     pub store_cache_bytes: u64,
+    /// PostgreSQL instead of sled.
+    pub database_url: Option<String>,
     /// The free-space watermark of the data directory (none: the default for its
     /// filesystem, [`crate::store::health::default_watermark`]).
     pub min_free_bytes: Option<u64>,
@@ -260,6 +267,7 @@ impl Settings {
                 .unwrap_or_else(|| format!("file://{}", data_dir.join("bucket").display())),
             data_dir,
             store_cache_bytes,
+            database_url: args.database_url.or(file.database_url),
             min_free_bytes: args
                 .min_free_mb
                 .or(file.min_free_mb)

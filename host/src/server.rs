@@ -6,10 +6,11 @@ use crate::auth::{self, Authenticator};
 use crate::config::Settings;
 use crate::documents::Bucket;
 use crate::domain::storage::Unwritable;
+use crate::events::outbox::Outbox;
 use crate::events::relay::{self, RelayConfig, RelayStatus};
 use crate::plugins::{Plugins, Runtime};
 use crate::store::health::{self, StorageHealth};
-use crate::store::{SledStore, Store, StoreError};
+use crate::store::{PgStore, SledStore, Store, StoreError};
 use crate::vendors::{HttpVendors, VendorSettings};
 use serde_json::json;
 use std::future::Future;
@@ -62,15 +63,7 @@ pub async fn run(
         path: data_dir.display().to_string(),
         source,
     })?;
-    let watermark = settings
-        .min_free_bytes
-        .unwrap_or_else(|| health::default_watermark(data_dir));
-    let storage = Arc::new(StorageHealth::watching(data_dir, watermark));
-    let store = Arc::new(SledStore::open_with(
-        &data_dir.join("db"),
-        settings.store_cache_bytes,
-        storage.clone(),
-    )?);
+    let (store, outbox, storage) = open_store(&settings).await?;
     // Compile the account document's schema before the first request, not during it.
     crate::domain::request_document::prepare();
     let operator_key = resolve_operator_key(&settings)?;
@@ -147,7 +140,7 @@ pub async fn run(
                 batch: 1024,
             };
             Some(tokio::spawn(relay::run(
-                store.clone(),
+                outbox.clone(),
                 config,
                 status,
                 stopped.clone(),
@@ -221,6 +214,31 @@ pub async fn run(
     }
     store.flush().await?;
     Ok(())
+}
+
+/// The store the settings name: PostgreSQL (its migrations applied) when a database URL is
+/// given, else sled in the data directory, watched against its free-space watermark.
+async fn open_store(
+    settings: &Settings,
+) -> Result<(Arc<dyn Store>, Arc<dyn Outbox>, Arc<StorageHealth>), ServerError> {
+    if let Some(url) = &settings.database_url {
+        // The database's disk is the database's to watch: failed writes are still answered.
+        let storage = Arc::new(StorageHealth::unwatched());
+        let store = Arc::new(PgStore::connect(url, storage.clone()).await?);
+        tracing::info!("store: PostgreSQL");
+        return Ok((store.clone(), store, storage));
+    }
+    let data_dir = &settings.data_dir;
+    let watermark = settings
+        .min_free_bytes
+        .unwrap_or_else(|| health::default_watermark(data_dir));
+    let storage = Arc::new(StorageHealth::watching(data_dir, watermark));
+    let store = Arc::new(SledStore::open_with(
+        &data_dir.join("db"),
+        settings.store_cache_bytes,
+        storage.clone(),
+    )?);
+    Ok((store.clone(), store, storage))
 }
 
 /// Prints a line on stdout for people and scripts (logs go to stderr).

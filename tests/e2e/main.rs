@@ -1,4 +1,5 @@
-//! End-to-end tests: the real `ferry` binary over real HTTP, with real sled files.
+//! End-to-end tests: the real `ferry` binary over real HTTP, with real sled files (`e2e`) or
+//! a real PostgreSQL database (`e2e-postgres`, the same tests).
 
 mod accounts_v2;
 mod admin;
@@ -18,5 +19,5 @@ mod real_examples;
 mod staging;
 mod statements;
 mod storage_faults;
-mod support;
+pub mod support;
 mod transactions;

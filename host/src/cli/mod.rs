@@ -3,6 +3,7 @@
 
 mod admin_client;
 mod api_key;
+mod db;
 mod events;
 mod meter_point;
 pub mod output;
@@ -73,6 +74,11 @@ pub enum Command {
         #[command(subcommand)]
         action: api_key::ApiKeyAction,
     },
+    /// PostgreSQL: apply the migrations (before starting the instances).
+    Db {
+        #[command(subcommand)]
+        action: db::DbAction,
+    },
 }
 
 /// How operator commands reach the server.
@@ -121,5 +127,6 @@ pub async fn run_operator_command(command: Command) -> anyhow::Result<()> {
             let client = admin_client::connect(&connection)?;
             api_key::run(&client, action).await
         }
+        Command::Db { action } => db::run(action).await,
     }
 }

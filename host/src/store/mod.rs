@@ -1,4 +1,5 @@
-//! The storage port ([`crate::domain::storage`]) on sled, the embedded default.
+//! The storage port ([`crate::domain::storage`]) on sled, the embedded default, and on
+//! PostgreSQL, for many instances over one database.
 //!
 //! The port's types are re-exported here for the binary's edge (the server, tests, benches),
 //! which picks the backend.
@@ -7,9 +8,12 @@ mod blocking;
 #[cfg(test)]
 pub mod contract;
 pub mod health;
+mod postgres_account;
+mod postgres_store;
 mod sled_account;
 mod sled_store;
 
 pub use crate::domain::storage::*;
 pub use health::StorageHealth;
+pub use postgres_store::{PgStore, migrate};
 pub use sled_store::{DEFAULT_CACHE_BYTES, SledStore};

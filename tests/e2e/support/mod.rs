@@ -32,6 +32,79 @@ pub fn plugin(name: &str) -> PathBuf {
     }
 }
 
+/// The store the servers of this test binary run on: `e2e` runs them on sled, `e2e-postgres`
+/// (the same tests) on PostgreSQL, a database of their own each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sled,
+    Postgres,
+}
+
+pub fn backend() -> Backend {
+    if env!("CARGO_CRATE_NAME") == "e2e_postgres" {
+        Backend::Postgres
+    } else {
+        Backend::Sled
+    }
+}
+
+/// The PostgreSQL this machine runs (trust auth), or `FERRY_TEST_DATABASE_URL`'s.
+fn postgres_admin_url() -> String {
+    std::env::var("FERRY_TEST_DATABASE_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".to_owned())
+}
+
+fn psql(sql: &str) -> String {
+    let output = Command::new("psql")
+        .arg(postgres_admin_url())
+        .args(["-XqAt", "-v", "ON_ERROR_STOP=1", "-c", sql])
+        .output()
+        .expect("run psql");
+    assert!(
+        output.status.success(),
+        "psql {sql}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// The database of the server on `data_dir`: made on its first start (its URL kept beside
+/// the directory, so that a restart finds it again).
+fn database_of(data_dir: &Path) -> String {
+    static SWEPT: std::sync::Once = std::sync::Once::new();
+    SWEPT.call_once(drop_abandoned_databases);
+    let kept = data_dir.with_extension("database-url");
+    if let Ok(url) = std::fs::read_to_string(&kept) {
+        return url;
+    }
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let name = format!(
+        "ferry_e2e_{}_{}",
+        std::process::id(),
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    );
+    psql(&format!("CREATE DATABASE {name}"));
+    let admin = postgres_admin_url();
+    let base = admin
+        .rsplit_once('/')
+        .map_or(admin.as_str(), |(base, _)| base);
+    let url = format!("{base}/{name}");
+    std::fs::create_dir_all(data_dir.parent().expect("parent")).expect("parent dir");
+    std::fs::write(&kept, &url).expect("keep the database URL");
+    url
+}
+
+/// Drops the databases earlier runs of these tests left (their process is gone).
+fn drop_abandoned_databases() {
+    let names = psql("SELECT datname FROM pg_database WHERE datname LIKE 'ferry_e2e_%'");
+    for name in names.lines() {
+        let pid = name.split('_').nth(2).unwrap_or_default();
+        if pid != std::process::id().to_string() && !Path::new(&format!("/proc/{pid}")).exists() {
+            psql(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
+        }
+    }
+}
+
 /// A running `ferry serve`; killed when dropped.
 pub struct Server {
     child: Child,
@@ -82,6 +155,9 @@ impl Server {
             .stderr(Stdio::inherit());
         if !options.no_operator_key {
             command.env("FERRY_OPERATOR_KEY", OPERATOR_KEY);
+        }
+        if backend() == Backend::Postgres {
+            command.env("FERRY_DATABASE_URL", database_of(data_dir));
         }
         for (name, value) in &options.env {
             command.env(name, value);
@@ -426,6 +502,13 @@ impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        // A server on a directory of its own: its database goes with it.
+        if self._temp.is_some()
+            && let Ok(url) = std::fs::read_to_string(self.data_dir.with_extension("database-url"))
+            && let Some((_, name)) = url.rsplit_once('/')
+        {
+            psql(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
+        }
     }
 }
 

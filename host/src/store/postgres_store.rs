@@ -1,0 +1,867 @@
+//! The PostgreSQL implementation of [`Store`]: typed tables (`host/migrations/`), each change
+//! one SQL transaction with the events that describe it, the outbox a column of the event log.
+//!
+//! Every instance over one database sees the same data: an account's units of work are
+//! serialized by a row lock on its summary (`SELECT … FOR UPDATE`), an import process's changes
+//! by a row lock on the process, and ids come from a sequence in blocks, one per unit. A commit is durable
+//! when it returns, so [`Store::flush`] has nothing to wait for. Errors are classified once
+//! ([`classify`]): a serialization failure is [`StoreError::Conflict`], a full disk or a lost
+//! connection [`StoreError::Unwritable`].
+
+use super::health::StorageHealth;
+use super::postgres_account::PgAccountUnit;
+use super::{
+    AccountRecords, AccountUnit, DecideImport, ImportChange, ImportCounts, ImportStream,
+    ListingStream, Store, StoreError, StoreFuture,
+};
+use crate::domain::api_key::ApiKeyRecord;
+use crate::domain::error::DomainError;
+use crate::domain::events::Event;
+use crate::domain::import_process::{ImportListing, ImportProcess, ImportState, PlatformAccount};
+use crate::domain::meter_points::MeterPoint;
+use crate::domain::operations_team::OperationsTeam;
+use crate::domain::plugin::PluginRecord;
+use crate::domain::storage::Unwritable;
+use crate::domain::supplier::Supplier;
+use crate::events::outbox::{Outbox, PendingEvent};
+use crate::events::stream_record::StreamRecord;
+use chrono::{DateTime, Utc};
+use futures_util::StreamExt;
+use futures_util::future::BoxFuture;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use sqlx::postgres::{PgPool, PgPoolOptions, PgRow};
+use sqlx::types::Json;
+use sqlx::{Postgres, Row};
+use std::collections::HashSet;
+use std::sync::Arc;
+
+/// The migrations, embedded: applied on start and by `ferry db migrate`.
+pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
+
+/// Rows of a list read at a time.
+const LIST_PAGE: i64 = 1000;
+/// Attempts of an import change whose new platform account number was taken meanwhile.
+const NUMBER_ATTEMPTS: usize = 16;
+
+#[derive(Clone)]
+pub struct PgStore {
+    pub(super) pool: PgPool,
+    health: Arc<StorageHealth>,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgStore").finish_non_exhaustive()
+    }
+}
+
+impl PgStore {
+    /// Connects to `url` and applies the migrations not applied yet.
+    pub async fn connect(url: &str, health: Arc<StorageHealth>) -> Result<Self, StoreError> {
+        let pool = PgPoolOptions::new()
+            .max_connections(16)
+            .connect(url)
+            .await
+            .map_err(classify)?;
+        migrate(&pool).await?;
+        Ok(Self { pool, health })
+    }
+
+    fn import_range<T: Send + 'static>(
+        &self,
+        supplier: &str,
+        after: Option<&str>,
+        read: fn(&PgRow) -> Result<T, StoreError>,
+    ) -> BoxStream<T> {
+        struct Page {
+            pool: PgPool,
+            supplier: String,
+            after: Option<String>,
+            done: bool,
+        }
+        let start = Page {
+            pool: self.pool.clone(),
+            supplier: supplier.to_owned(),
+            after: after.map(str::to_owned),
+            done: false,
+        };
+        futures_util::stream::unfold(start, move |mut page| async move {
+            if page.done {
+                return None;
+            }
+            let rows = sqlx::query(
+                "SELECT external, state, platform_account_number, account_created_at, record \
+                 FROM import_processes WHERE supplier = $1 AND ($2::text IS NULL OR external > $2) \
+                 ORDER BY external LIMIT $3",
+            )
+            .bind(&page.supplier)
+            .bind(&page.after)
+            .bind(LIST_PAGE)
+            .fetch_all(&page.pool)
+            .await;
+            let items: Vec<Result<T, StoreError>> = match rows {
+                Ok(rows) => {
+                    page.done = (rows.len() as i64) < LIST_PAGE;
+                    page.after = rows.last().and_then(|row| row.try_get("external").ok());
+                    rows.iter().map(read).collect()
+                }
+                Err(error) => {
+                    page.done = true;
+                    vec![Err(classify(error))]
+                }
+            };
+            Some((futures_util::stream::iter(items), page))
+        })
+        .flatten()
+        .boxed()
+    }
+
+    /// One import change in its own transaction; `Ok(None)` when the new account's number
+    /// was taken meanwhile (decide again).
+    async fn try_import_change(
+        &self,
+        supplier: &str,
+        external: &str,
+        decide: &mut DecideImport<'_>,
+    ) -> Result<Option<ImportChange>, DomainError> {
+        let mut tx = self.pool.begin().await.map_err(classify)?;
+        let current: Option<ImportProcess> = sqlx::query(
+            "SELECT record FROM import_processes WHERE supplier = $1 AND external = $2 FOR UPDATE",
+        )
+        .bind(supplier)
+        .bind(external)
+        .fetch_optional(&mut *tx)
+        .await
+        .map_err(classify)?
+        .map(|row| record(&row, external))
+        .transpose()?;
+        let change = decide(current.as_ref())?;
+        if let Some(account) = &change.account {
+            let inserted = sqlx::query(
+                "INSERT INTO accounts (number, record) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+            )
+            .bind(&account.number)
+            .bind(Json(account))
+            .execute(&mut *tx)
+            .await
+            .map_err(classify)?;
+            if inserted.rows_affected() == 0 {
+                return Ok(None);
+            }
+        }
+        let process = &change.process;
+        let written = sqlx::query(
+            "INSERT INTO import_processes \
+             (supplier, external, state, platform_account_number, account_created_at, record) \
+             VALUES ($1, $2, $3, $4, $5, $6) \
+             ON CONFLICT (supplier, external) DO UPDATE SET state = EXCLUDED.state, \
+             platform_account_number = EXCLUDED.platform_account_number, \
+             account_created_at = EXCLUDED.account_created_at, record = EXCLUDED.record",
+        )
+        .bind(supplier)
+        .bind(external)
+        .bind(state_name(process.state))
+        .bind(&process.platform_account_number)
+        .bind(process.account_created_at)
+        .bind(Json(process))
+        .execute(&mut *tx)
+        .await;
+        match written {
+            Ok(_) => {}
+            // Staged by another instance between our read and our write.
+            Err(error) if current.is_none() && is_unique_violation(&error) => {
+                return Err(StoreError::Conflict.into());
+            }
+            Err(error) => return Err(classify(error).into()),
+        }
+        insert_events(&mut tx, &change.events).await?;
+        tx.commit().await.map_err(classify)?;
+        Ok(Some(change))
+    }
+
+    async fn import_change(
+        &self,
+        supplier: &str,
+        external: &str,
+        decide: &mut DecideImport<'_>,
+    ) -> Result<ImportChange, DomainError> {
+        self.health.check()?;
+        for _ in 0..NUMBER_ATTEMPTS {
+            match self.try_import_change(supplier, external, decide).await {
+                Ok(Some(change)) => return Ok(change),
+                Ok(None) => continue,
+                Err(DomainError::Store(StoreError::Conflict)) => continue,
+                Err(other) => return Err(other),
+            }
+        }
+        Err(StoreError::NumbersExhausted.into())
+    }
+
+    async fn one<T: DeserializeOwned>(
+        &self,
+        sql: &'static str,
+        key: &str,
+    ) -> Result<Option<T>, StoreError> {
+        sqlx::query(sql)
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(classify)?
+            .map(|row| record(&row, key))
+            .transpose()
+    }
+
+    async fn all<T: DeserializeOwned>(&self, sql: &'static str) -> Result<Vec<T>, StoreError> {
+        sqlx::query(sql)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(classify)?
+            .iter()
+            .map(|row| record(row, sql))
+            .collect()
+    }
+
+    /// Inserts `value` under `key` unless the key is taken; whether it was inserted.
+    async fn insert_new<T: Serialize + Sync>(
+        &self,
+        sql: &'static str,
+        key: &str,
+        value: &T,
+    ) -> Result<bool, StoreError> {
+        self.health.check()?;
+        let done = sqlx::query(sql)
+            .bind(key)
+            .bind(Json(value))
+            .execute(&self.pool)
+            .await
+            .map_err(classify)?;
+        Ok(done.rows_affected() == 1)
+    }
+}
+
+type BoxStream<T> = futures_util::stream::BoxStream<'static, Result<T, StoreError>>;
+
+/// Applies the migrations not applied yet (`ferry db migrate`, and every start).
+pub async fn migrate(pool: &PgPool) -> Result<(), StoreError> {
+    MIGRATOR
+        .run(pool)
+        .await
+        .map_err(|error| StoreError::Backend(Box::new(error)))
+}
+
+/// The backend-neutral error of a PostgreSQL one.
+pub(super) fn classify(error: sqlx::Error) -> StoreError {
+    if let sqlx::Error::Database(database) = &error {
+        match database.code().as_deref() {
+            // serialization_failure, deadlock_detected: nothing was kept; run it again.
+            Some("40001" | "40P01") => return StoreError::Conflict,
+            // disk_full, insufficient_resources
+            Some("53100" | "53000") => return StoreError::Unwritable(Unwritable::DiskFull),
+            // the server is shutting down or refuses connections
+            Some(code) if code.starts_with("57P") || code.starts_with("08") => {
+                return StoreError::Unwritable(Unwritable::Failed(database.message().to_owned()));
+            }
+            _ => {}
+        }
+    }
+    match error {
+        sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed => {
+            StoreError::Unwritable(Unwritable::Failed(error.to_string()))
+        }
+        other => StoreError::Backend(Box::new(other)),
+    }
+}
+
+pub(super) fn is_unique_violation(error: &sqlx::Error) -> bool {
+    matches!(error, sqlx::Error::Database(database) if database.code().as_deref() == Some("23505"))
+}
+
+/// The `record` column of `row`, as a `T`.
+pub(super) fn record<T: DeserializeOwned>(row: &PgRow, key: &str) -> Result<T, StoreError> {
+    let value: Value = row.try_get("record").map_err(classify)?;
+    serde_json::from_value(value).map_err(|source| StoreError::Corrupt {
+        key: key.to_owned(),
+        source,
+    })
+}
+
+fn state_name(state: ImportState) -> &'static str {
+    state.as_str()
+}
+
+fn listing(row: &PgRow) -> Result<ImportListing, StoreError> {
+    let external: String = row.try_get("external").map_err(classify)?;
+    let state: String = row.try_get("state").map_err(classify)?;
+    Ok(ImportListing {
+        state: serde_json::from_value(Value::String(state)).map_err(|source| {
+            StoreError::Corrupt {
+                key: external.clone(),
+                source,
+            }
+        })?,
+        platform_account_number: row.try_get("platform_account_number").map_err(classify)?,
+        account_created_at: row.try_get("account_created_at").map_err(classify)?,
+        external_account_number: external,
+    })
+}
+
+fn process(row: &PgRow) -> Result<ImportProcess, StoreError> {
+    let external: String = row.try_get("external").map_err(classify)?;
+    record(row, &external)
+}
+
+/// Writes `events` to the log, unpublished, in their order.
+pub(super) async fn insert_events(
+    tx: &mut sqlx::Transaction<'static, Postgres>,
+    events: &[Event],
+) -> Result<(), StoreError> {
+    if events.is_empty() {
+        return Ok(());
+    }
+    let ids: Vec<&str> = events.iter().map(|event| event.id.as_str()).collect();
+    let subjects: Vec<Option<&str>> = events
+        .iter()
+        .map(|event| event.subject.as_deref())
+        .collect();
+    let records: Vec<Json<&Event>> = events.iter().map(Json).collect();
+    sqlx::query(
+        "INSERT INTO events (id, subject, record) \
+         SELECT id, subject, record FROM UNNEST($1::text[], $2::text[], $3::jsonb[]) \
+         WITH ORDINALITY AS event (id, subject, record, position) ORDER BY position",
+    )
+    .bind(&ids)
+    .bind(&subjects)
+    .bind(&records)
+    .execute(&mut **tx)
+    .await
+    .map_err(classify)?;
+    Ok(())
+}
+
+/// An event of the log with its position and publication.
+fn logged_event(row: &PgRow) -> Result<Event, StoreError> {
+    let seq: i64 = row.try_get("seq").map_err(classify)?;
+    let mut event: Event = record(row, &seq.to_string())?;
+    event.seq = u64::try_from(seq).unwrap_or_default();
+    event.published_at = row.try_get("published_at").map_err(classify)?;
+    Ok(event)
+}
+
+fn seq_param(seq: u64) -> i64 {
+    i64::try_from(seq).unwrap_or(i64::MAX)
+}
+
+impl Store for PgStore {
+    fn create_supplier<'a>(&'a self, supplier: &'a Supplier) -> StoreFuture<'a, bool> {
+        Box::pin(self.insert_new(
+            "INSERT INTO suppliers (code, record) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+            &supplier.code,
+            supplier,
+        ))
+    }
+
+    fn supplier<'a>(&'a self, code: &'a str) -> StoreFuture<'a, Option<Supplier>> {
+        Box::pin(self.one("SELECT record FROM suppliers WHERE code = $1", code))
+    }
+
+    fn suppliers(&self) -> StoreFuture<'_, Vec<Supplier>> {
+        Box::pin(self.all("SELECT record FROM suppliers ORDER BY code"))
+    }
+
+    fn update_supplier<'a>(
+        &'a self,
+        code: &'a str,
+        change: &'a mut (dyn FnMut(&mut Supplier) + Send),
+    ) -> StoreFuture<'a, Option<Supplier>> {
+        Box::pin(async move {
+            self.health.check()?;
+            let mut tx = self.pool.begin().await.map_err(classify)?;
+            let Some(row) = sqlx::query("SELECT record FROM suppliers WHERE code = $1 FOR UPDATE")
+                .bind(code)
+                .fetch_optional(&mut *tx)
+                .await
+                .map_err(classify)?
+            else {
+                return Ok(None);
+            };
+            let mut supplier: Supplier = record(&row, code)?;
+            change(&mut supplier);
+            sqlx::query("UPDATE suppliers SET record = $2 WHERE code = $1")
+                .bind(code)
+                .bind(Json(&supplier))
+                .execute(&mut *tx)
+                .await
+                .map_err(classify)?;
+            tx.commit().await.map_err(classify)?;
+            Ok(Some(supplier))
+        })
+    }
+
+    fn import_counts<'a>(&'a self, code: &'a str) -> StoreFuture<'a, ImportCounts> {
+        Box::pin(async move {
+            let rows = sqlx::query(
+                "SELECT state, count(*) AS count FROM import_processes WHERE supplier = $1 \
+                 GROUP BY state",
+            )
+            .bind(code)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(classify)?;
+            let mut counts = ImportCounts::default();
+            for state in ImportState::ALL {
+                counts.0.insert(state, 0);
+            }
+            for row in rows {
+                let state: String = row.try_get("state").map_err(classify)?;
+                let count: i64 = row.try_get("count").map_err(classify)?;
+                if let Some(state) = ImportState::ALL.into_iter().find(|s| s.as_str() == state) {
+                    counts
+                        .0
+                        .insert(state, u64::try_from(count).unwrap_or_default());
+                }
+            }
+            Ok(counts)
+        })
+    }
+
+    fn create_team<'a>(&'a self, team: &'a OperationsTeam) -> StoreFuture<'a, bool> {
+        Box::pin(self.insert_new(
+            "INSERT INTO operations_teams (name, record) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+            &team.name,
+            team,
+        ))
+    }
+
+    fn team<'a>(&'a self, name: &'a str) -> StoreFuture<'a, Option<OperationsTeam>> {
+        Box::pin(self.one("SELECT record FROM operations_teams WHERE name = $1", name))
+    }
+
+    fn teams(&self) -> StoreFuture<'_, Vec<OperationsTeam>> {
+        Box::pin(self.all("SELECT record FROM operations_teams ORDER BY name"))
+    }
+
+    fn delete_team<'a>(&'a self, name: &'a str) -> StoreFuture<'a, Option<OperationsTeam>> {
+        Box::pin(async move {
+            self.health.check()?;
+            sqlx::query("DELETE FROM operations_teams WHERE name = $1 RETURNING record")
+                .bind(name)
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(classify)?
+                .map(|row| record(&row, name))
+                .transpose()
+        })
+    }
+
+    fn insert_api_key<'a>(&'a self, key: &'a ApiKeyRecord) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            self.health.check()?;
+            sqlx::query(
+                "INSERT INTO api_keys (id, key_digest, revoked_at, record) VALUES ($1, $2, $3, $4)",
+            )
+            .bind(&key.id)
+            .bind(&key.key_digest)
+            .bind(key.revoked_at)
+            .bind(Json(key))
+            .execute(&self.pool)
+            .await
+            .map_err(classify)?;
+            Ok(())
+        })
+    }
+
+    fn api_key<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<ApiKeyRecord>> {
+        Box::pin(self.one("SELECT record FROM api_keys WHERE id = $1", id))
+    }
+
+    fn api_key_by_digest<'a>(&'a self, digest: &'a str) -> StoreFuture<'a, Option<ApiKeyRecord>> {
+        Box::pin(self.one(
+            "SELECT record FROM api_keys WHERE key_digest = $1 AND revoked_at IS NULL",
+            digest,
+        ))
+    }
+
+    fn revoke_api_key<'a>(
+        &'a self,
+        id: &'a str,
+        at: DateTime<Utc>,
+    ) -> StoreFuture<'a, Option<ApiKeyRecord>> {
+        Box::pin(async move {
+            self.health.check()?;
+            let mut tx = self.pool.begin().await.map_err(classify)?;
+            let Some(row) = sqlx::query("SELECT record FROM api_keys WHERE id = $1 FOR UPDATE")
+                .bind(id)
+                .fetch_optional(&mut *tx)
+                .await
+                .map_err(classify)?
+            else {
+                return Ok(None);
+            };
+            let mut key: ApiKeyRecord = record(&row, id)?;
+            key.revoked_at.get_or_insert(at);
+            sqlx::query("UPDATE api_keys SET revoked_at = $2, record = $3 WHERE id = $1")
+                .bind(id)
+                .bind(key.revoked_at)
+                .bind(Json(&key))
+                .execute(&mut *tx)
+                .await
+                .map_err(classify)?;
+            tx.commit().await.map_err(classify)?;
+            Ok(Some(key))
+        })
+    }
+
+    fn import_process<'a>(
+        &'a self,
+        supplier: &'a str,
+        external: &'a str,
+    ) -> StoreFuture<'a, Option<ImportProcess>> {
+        Box::pin(async move {
+            sqlx::query("SELECT record FROM import_processes WHERE supplier = $1 AND external = $2")
+                .bind(supplier)
+                .bind(external)
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(classify)?
+                .map(|row| record(&row, external))
+                .transpose()
+        })
+    }
+
+    fn change_import<'a>(
+        &'a self,
+        supplier: &'a str,
+        external: &'a str,
+        decide: &'a mut DecideImport<'a>,
+    ) -> BoxFuture<'a, Result<ImportChange, DomainError>> {
+        Box::pin(self.import_change(supplier, external, decide))
+    }
+
+    fn change_imports<'a>(
+        &'a self,
+        supplier: &'a str,
+        externals: &'a [String],
+        decide: &'a mut DecideImport<'a>,
+    ) -> BoxFuture<'a, Result<Vec<Result<ImportChange, DomainError>>, StoreError>> {
+        Box::pin(async move {
+            self.health.check()?;
+            let mut outcomes = Vec::with_capacity(externals.len());
+            for external in externals {
+                outcomes.push(self.import_change(supplier, external, &mut *decide).await);
+            }
+            Ok(outcomes)
+        })
+    }
+
+    fn import_processes(&self, supplier: &str, after: Option<&str>) -> ImportStream {
+        self.import_range(supplier, after, process)
+    }
+
+    fn import_listings(&self, supplier: &str) -> ListingStream {
+        self.import_range(supplier, None, listing)
+    }
+
+    fn account<'a>(&'a self, number: &'a str) -> StoreFuture<'a, Option<PlatformAccount>> {
+        Box::pin(self.one("SELECT record FROM accounts WHERE number = $1", number))
+    }
+
+    fn account_unit<'a>(
+        &'a self,
+        number: &'a str,
+    ) -> BoxFuture<'a, Result<Box<dyn AccountUnit>, StoreError>> {
+        Box::pin(async move {
+            let unit: Box<dyn AccountUnit> =
+                Box::new(PgAccountUnit::open(self.clone(), number).await?);
+            Ok(unit)
+        })
+    }
+
+    fn account_records<'a>(&'a self, number: &'a str) -> StoreFuture<'a, AccountRecords> {
+        Box::pin(super::postgres_account::account_records(&self.pool, number))
+    }
+
+    fn meter_points<'a>(&'a self, number: &'a str) -> StoreFuture<'a, Vec<MeterPoint>> {
+        Box::pin(super::postgres_account::meter_points(&self.pool, number))
+    }
+
+    fn put_plugin<'a>(
+        &'a self,
+        record: &'a PluginRecord,
+        component: &'a [u8],
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            self.health.check()?;
+            let mut tx = self.pool.begin().await.map_err(classify)?;
+            sqlx::query(
+                "INSERT INTO plugin_components (sha256, component) VALUES ($1, $2) \
+                 ON CONFLICT DO NOTHING",
+            )
+            .bind(&record.sha256)
+            .bind(component)
+            .execute(&mut *tx)
+            .await
+            .map_err(classify)?;
+            sqlx::query(
+                "INSERT INTO plugins (supplier, sha256, record) VALUES ($1, $2, $3) \
+                 ON CONFLICT (supplier) DO UPDATE SET sha256 = EXCLUDED.sha256, \
+                 record = EXCLUDED.record",
+            )
+            .bind(&record.supplier)
+            .bind(&record.sha256)
+            .bind(Json(record))
+            .execute(&mut *tx)
+            .await
+            .map_err(classify)?;
+            tx.commit().await.map_err(classify)?;
+            Ok(())
+        })
+    }
+
+    fn plugin<'a>(&'a self, supplier: &'a str) -> StoreFuture<'a, Option<PluginRecord>> {
+        Box::pin(self.one("SELECT record FROM plugins WHERE supplier = $1", supplier))
+    }
+
+    fn plugins(&self) -> StoreFuture<'_, Vec<PluginRecord>> {
+        Box::pin(self.all("SELECT record FROM plugins ORDER BY supplier"))
+    }
+
+    fn plugin_component<'a>(&'a self, sha256: &'a str) -> StoreFuture<'a, Option<Vec<u8>>> {
+        Box::pin(async move {
+            sqlx::query_scalar("SELECT component FROM plugin_components WHERE sha256 = $1")
+                .bind(sha256)
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(classify)
+        })
+    }
+
+    fn remove_plugin<'a>(&'a self, supplier: &'a str) -> StoreFuture<'a, Option<PluginRecord>> {
+        Box::pin(async move {
+            self.health.check()?;
+            sqlx::query("DELETE FROM plugins WHERE supplier = $1 RETURNING record")
+                .bind(supplier)
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(classify)?
+                .map(|row| record(&row, supplier))
+                .transpose()
+        })
+    }
+
+    fn publish_events<'a>(&'a self, events: &'a [Event]) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            self.health.check()?;
+            let mut tx = self.pool.begin().await.map_err(classify)?;
+            insert_events(&mut tx, events).await?;
+            tx.commit().await.map_err(classify)
+        })
+    }
+
+    fn events_after(&self, after: Option<u64>, limit: usize) -> StoreFuture<'_, Vec<Event>> {
+        Box::pin(async move {
+            sqlx::query(
+                "SELECT seq, record, published_at FROM events WHERE seq > $1 ORDER BY seq LIMIT $2",
+            )
+            .bind(after.map_or(0, seq_param))
+            .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+            .fetch_all(&self.pool)
+            .await
+            .map_err(classify)?
+            .iter()
+            .map(logged_event)
+            .collect()
+        })
+    }
+
+    fn event_seq<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<u64>> {
+        Box::pin(async move {
+            let seq: Option<i64> = sqlx::query_scalar("SELECT seq FROM events WHERE id = $1")
+                .bind(id)
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(classify)?;
+            Ok(seq.and_then(|seq| u64::try_from(seq).ok()))
+        })
+    }
+
+    fn outbox_len(&self) -> StoreFuture<'_, usize> {
+        Box::pin(async move {
+            let count: i64 =
+                sqlx::query_scalar("SELECT count(*) FROM events WHERE published_at IS NULL")
+                    .fetch_one(&self.pool)
+                    .await
+                    .map_err(classify)?;
+            Ok(usize::try_from(count).unwrap_or_default())
+        })
+    }
+
+    fn secret<'a>(
+        &'a self,
+        name: &'a str,
+        make: &'a mut (dyn FnMut() -> Vec<u8> + Send),
+    ) -> StoreFuture<'a, Vec<u8>> {
+        Box::pin(async move {
+            let existing: Option<Vec<u8>> =
+                sqlx::query_scalar("SELECT value FROM secrets WHERE name = $1")
+                    .bind(name)
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(classify)?;
+            if let Some(existing) = existing {
+                return Ok(existing);
+            }
+            self.health.check()?;
+            // The first instance to write it wins; the others read what it wrote.
+            let fresh = make();
+            sqlx::query("INSERT INTO secrets (name, value) VALUES ($1, $2) ON CONFLICT DO NOTHING")
+                .bind(name)
+                .bind(&fresh)
+                .execute(&self.pool)
+                .await
+                .map_err(classify)?;
+            sqlx::query_scalar("SELECT value FROM secrets WHERE name = $1")
+                .bind(name)
+                .fetch_one(&self.pool)
+                .await
+                .map_err(classify)
+        })
+    }
+
+    fn flush(&self) -> StoreFuture<'static, ()> {
+        // Every change is committed, durably, before it returns.
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn writable(&self) -> Result<(), StoreError> {
+        self.health.check()
+    }
+}
+
+impl Outbox for PgStore {
+    fn pending_events<'a>(
+        &'a self,
+        limit: usize,
+        skip: &'a HashSet<u64>,
+    ) -> StoreFuture<'a, Vec<PendingEvent>> {
+        Box::pin(async move {
+            let skipped: Vec<i64> = skip.iter().copied().map(seq_param).collect();
+            let rows = sqlx::query(
+                "SELECT seq, record, published_at FROM events \
+                 WHERE published_at IS NULL AND NOT (seq = ANY($1)) ORDER BY seq LIMIT $2",
+            )
+            .bind(&skipped)
+            .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+            .fetch_all(&self.pool)
+            .await
+            .map_err(classify)?;
+            rows.iter()
+                .map(|row| {
+                    let event = logged_event(row)?;
+                    Ok(PendingEvent {
+                        seq: event.seq,
+                        record: StreamRecord::encode(&event),
+                    })
+                })
+                .collect()
+        })
+    }
+
+    fn mark_published<'a>(&'a self, seqs: &'a [u64], at: DateTime<Utc>) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let seqs: Vec<i64> = seqs.iter().copied().map(seq_param).collect();
+            sqlx::query("UPDATE events SET published_at = $2 WHERE seq = ANY($1)")
+                .bind(&seqs)
+                .bind(at)
+                .execute(&self.pool)
+                .await
+                .map_err(classify)?;
+            Ok(())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A database of its own for one test, on the PostgreSQL of `FERRY_TEST_DATABASE_URL`
+    /// (default: this machine's, trust auth); dropped with the backend.
+    struct PgBackend {
+        admin_url: String,
+        name: String,
+        url: String,
+    }
+
+    fn blocking<T>(work: impl std::future::Future<Output = T>) -> T {
+        tokio::task::block_in_place(|| tokio::runtime::Handle::current().block_on(work))
+    }
+
+    impl PgBackend {
+        fn new() -> Self {
+            let admin_url = std::env::var("FERRY_TEST_DATABASE_URL")
+                .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".to_owned());
+            let name = format!("ferry_test_{}", uuid::Uuid::new_v4().simple());
+            blocking(async {
+                let pool = PgPool::connect(&admin_url).await.expect("PostgreSQL");
+                sqlx::query(&format!("CREATE DATABASE {name}"))
+                    .execute(&pool)
+                    .await
+                    .expect("a database of the test's own");
+            });
+            let base = admin_url
+                .rsplit_once('/')
+                .map_or(admin_url.as_str(), |(base, _)| base);
+            let url = format!("{base}/{name}");
+            Self {
+                admin_url,
+                name,
+                url,
+            }
+        }
+    }
+
+    impl Drop for PgBackend {
+        fn drop(&mut self) {
+            let admin_url = self.admin_url.clone();
+            let name = self.name.clone();
+            // Off the test's runtime, which may be ending.
+            let _ = std::thread::spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("runtime");
+                runtime.block_on(async {
+                    if let Ok(pool) = PgPool::connect(&admin_url).await {
+                        let _ =
+                            sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+                                .execute(&pool)
+                                .await;
+                    }
+                });
+            })
+            .join();
+        }
+    }
+
+    impl crate::store::contract::Backend for PgBackend {
+        fn open(&self) -> Arc<dyn Store> {
+            self.open_with_outbox().0
+        }
+
+        fn open_with_outbox(&self) -> (Arc<dyn Store>, Arc<dyn Outbox>) {
+            self.open_with_health(Arc::new(StorageHealth::unwatched()))
+        }
+
+        fn open_with_health(
+            &self,
+            health: Arc<StorageHealth>,
+        ) -> (Arc<dyn Store>, Arc<dyn Outbox>) {
+            let store = Arc::new(blocking(PgStore::connect(&self.url, health)).expect("store"));
+            (store.clone(), store)
+        }
+    }
+
+    crate::store::contract::contract_tests!(PgBackend::new);
+}
