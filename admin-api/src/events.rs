@@ -41,7 +41,8 @@ pub struct EventPage {
 /// How the relay that publishes events to Redis is doing.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct RelayStatus {
-    /// `disabled` (no Redis configured), `connecting`, `connected` or `retrying`.
+    /// `disabled` (no Redis configured), `connecting`, `connected`, `retrying`, or `standby`
+    /// (another instance over the same database publishes).
     pub state: String,
     #[schema(required = true)]
     pub last_error: Option<String>,

@@ -2,8 +2,9 @@
 //! platform.
 //!
 //! Data flows one way: [`api`] (HTTP) → [`domain`] (rules and use cases) → [`store`]
-//! (sled). [`auth`] issues and checks tokens, [`config`] resolves settings, [`server`] runs
-//! it all, and [`cli`] is the `ferry` command line.
+//! (sled, or PostgreSQL for many instances). [`auth`] issues and checks tokens, [`config`]
+//! resolves settings, [`server`] runs it all ([`lease`]: what one instance at a time does),
+//! and [`cli`] is the `ferry` command line.
 
 pub mod api;
 pub mod auth;
@@ -12,6 +13,7 @@ pub mod config;
 pub mod documents;
 pub mod domain;
 pub mod events;
+pub mod lease;
 pub mod plugins;
 pub mod server;
 pub mod store;

@@ -8,6 +8,7 @@ use crate::documents::Bucket;
 use crate::domain::storage::Unwritable;
 use crate::events::outbox::Outbox;
 use crate::events::relay::{self, RelayConfig, RelayStatus};
+use crate::lease;
 use crate::plugins::{Plugins, Runtime};
 use crate::store::health::{self, StorageHealth};
 use crate::store::{PgStore, SledStore, Store, StoreError};
@@ -47,6 +48,9 @@ pub enum ServerError {
     #[error("stopped because the storage failed: {0}")]
     StorageFailed(Unwritable),
 }
+
+/// How often the plugins in use are compared with those the store holds.
+const PLUGIN_SYNC_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// How long a server whose storage failed goes on serving reads (answering `/readyz` with 503)
 /// before it stops.
@@ -123,6 +127,8 @@ pub async fn run(
     }
 
     let (stop_tasks, stopped) = watch::channel(false);
+    // This instance, among those over one database (leases name their holder by it).
+    let instance = format!("{}-{}", std::process::id(), uuid::Uuid::new_v4().simple());
     state.storage = storage.clone();
     let storage_watch = tokio::spawn({
         let storage = storage.clone();
@@ -139,20 +145,48 @@ pub async fn run(
                 max_len: settings.redis_maxlen,
                 batch: 1024,
             };
-            Some(tokio::spawn(relay::run(
-                outbox.clone(),
-                config,
-                status,
+            let standby = status.clone();
+            let outbox = outbox.clone();
+            Some(tokio::spawn(lease::run_while_held(
+                store.clone(),
+                "event-relay",
+                instance.clone(),
                 stopped.clone(),
+                move || standby.standing_by(),
+                move |stop| relay::run(outbox.clone(), config.clone(), status.clone(), stop),
             )))
         }
         None => None,
     };
-    let sweeper = tokio::spawn(sweep_expired(
-        state.clone(),
-        settings.expiry_sweep,
-        stopped.clone(),
-    ));
+    // A plugin installed, replaced or removed through another instance is used here within
+    // a second or two.
+    let plugin_sync = tokio::spawn({
+        let plugins = plugins.clone();
+        let mut stop = stopped.clone();
+        async move {
+            loop {
+                tokio::select! {
+                    _ = tokio::time::sleep(PLUGIN_SYNC_EVERY) => {}
+                    _ = stop.changed() => return,
+                }
+                if let Err(error) = plugins.sync_with_store().await {
+                    tracing::warn!(%error, "cannot read the stored plugins");
+                }
+            }
+        }
+    });
+    let sweeper = {
+        let state = state.clone();
+        let every = settings.expiry_sweep;
+        tokio::spawn(lease::run_while_held(
+            store.clone(),
+            "expiry-sweep",
+            instance.clone(),
+            stopped.clone(),
+            || {},
+            move |stop| sweep_expired(state.clone(), every, stop),
+        ))
+    };
     let arrivals = state
         .schedule_arrivals
         .lock()
@@ -198,6 +232,7 @@ pub async fn run(
     tracing::info!("shutting down");
     let _ = stop_tasks.send(true);
     let _ = storage_watch.await;
+    let _ = plugin_sync.await;
     let _ = sweeper.await;
     if let Some(scheduled) = scheduled {
         let _ = scheduled.await;

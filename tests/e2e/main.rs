@@ -8,6 +8,7 @@ mod cli;
 mod crash;
 mod errors;
 mod events;
+mod instances;
 mod meter_points;
 mod notes;
 mod operations;

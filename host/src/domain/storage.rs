@@ -350,6 +350,18 @@ pub trait Store: Send + Sync + 'static {
     /// Resolves once everything written so far is on disk.
     fn flush(&self) -> StoreFuture<'static, ()>;
 
+    /// Takes the lease `name` for `holder`, or keeps it, until `ttl` from now; whether
+    /// `holder` holds it. Only one holder at a time does the work a lease names (the relay, the
+    /// expiry sweep), whichever instance it runs on.
+    fn hold_lease<'a>(
+        &'a self,
+        name: &'a str,
+        holder: &'a str,
+        ttl: std::time::Duration,
+    ) -> StoreFuture<'a, bool>;
+    /// Gives the lease up, if `holder` holds it.
+    fn release_lease<'a>(&'a self, name: &'a str, holder: &'a str) -> StoreFuture<'a, ()>;
+
     /// Whether writes would be taken now: a use case with a side effect outside the store (a
     /// payment vendor's registration, compiling a plugin) asks before it.
     fn writable(&self) -> Result<(), StoreError>;

@@ -41,6 +41,9 @@ pub enum RelayMode {
     Connected,
     /// Redis cannot be reached; retrying with backoff.
     Retrying,
+    /// Another instance over the same database publishes the events (it holds the relay's
+    /// lease); this one takes over if that one stops.
+    Standby,
 }
 
 impl RelayMode {
@@ -51,6 +54,7 @@ impl RelayMode {
             Self::Connecting => "connecting",
             Self::Connected => "connected",
             Self::Retrying => "retrying",
+            Self::Standby => "standby",
         }
     }
 }
@@ -91,6 +95,14 @@ impl RelayStatus {
 
     fn update(&self, change: impl FnOnce(&mut RelayState)) {
         change(&mut self.0.lock().unwrap_or_else(PoisonError::into_inner));
+    }
+
+    /// Another instance holds the relay's lease.
+    pub fn standing_by(&self) {
+        self.update(|s| {
+            s.state = RelayMode::Standby;
+            s.last_error = None;
+        });
     }
 }
 

@@ -116,33 +116,90 @@ impl Plugins {
             overruns: Mutex::default(),
             low_priority: LowPriorityThreads::default(),
         };
-        for record in plugins.store.plugins().await? {
-            let Some(bytes) = plugins.store.plugin_component(&record.sha256).await? else {
-                tracing::error!(supplier = %record.supplier, "a stored plugin has no component");
-                continue;
+        plugins.sync_with_store().await?;
+        Ok(plugins)
+    }
+
+    /// Makes the plugins in use those the store holds: loads the ones installed or replaced
+    /// (through another instance over the same database), takes a new configuration, drops
+    /// the ones removed. One that no longer loads is logged and left out.
+    pub async fn sync_with_store(&self) -> Result<(), DomainError> {
+        let stored = self.store.plugins().await?;
+        let kept: std::collections::HashSet<&str> = stored
+            .iter()
+            .map(|record| record.supplier.as_str())
+            .collect();
+        let gone: Vec<String> = self
+            .installed
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .keys()
+            .filter(|supplier| !kept.contains(supplier.as_str()))
+            .cloned()
+            .collect();
+        for supplier in gone {
+            tracing::info!(supplier, "plugin removed elsewhere");
+            self.swap(&supplier, None);
+        }
+        for record in stored {
+            let current = self.current(&record.supplier);
+            let component = match current {
+                Some(current)
+                    if current.record.sha256 == record.sha256
+                        && current.record.config == record.config =>
+                {
+                    continue;
+                }
+                Some(current) if current.record.sha256 == record.sha256 => {
+                    current.component.clone()
+                }
+                _ => match self.load_stored(&record).await? {
+                    Some(component) => Arc::new(component),
+                    None => continue,
+                },
             };
-            match plugins.runtime.load(&bytes) {
-                Ok(component) => {
-                    let supplier = record.supplier.clone();
-                    let record = PluginRecord {
-                        wit_version: Some(component.version().as_str().to_owned()),
-                        ..record
-                    };
-                    plugins.swap(
-                        &supplier,
-                        Some(Installed {
-                            config: config_pairs(&record.config),
-                            record,
-                            component: Arc::new(component),
-                        }),
-                    );
-                }
-                Err(error) => {
-                    tracing::error!(supplier = %record.supplier, %error, "a stored plugin no longer loads")
-                }
+            let supplier = record.supplier.clone();
+            let record = PluginRecord {
+                wit_version: Some(component.version().as_str().to_owned()),
+                ..record
+            };
+            tracing::info!(supplier, plugin = %record.label(), "plugin in use");
+            self.swap(
+                &supplier,
+                Some(Installed {
+                    config: config_pairs(&record.config),
+                    record,
+                    component,
+                }),
+            );
+        }
+        Ok(())
+    }
+
+    /// Compiles a stored plugin's component (below the host's priority); `None` when it
+    /// cannot be used.
+    async fn load_stored(
+        &self,
+        record: &PluginRecord,
+    ) -> Result<Option<LoadedComponent>, DomainError> {
+        let Some(bytes) = self.store.plugin_component(&record.sha256).await? else {
+            tracing::error!(supplier = %record.supplier, "a stored plugin has no component");
+            return Ok(None);
+        };
+        let runtime = self.runtime.clone();
+        let loaded = self
+            .low_priority
+            .spawn(move || runtime.load(&bytes))
+            .map_err(DomainError::PluginFailed)?
+            .await
+            .map_err(|error| DomainError::PluginFailed(error.to_string()))?;
+        match loaded {
+            Ok(component) => Ok(Some(component)),
+            Err(error) => {
+                tracing::error!(supplier = %record.supplier, %error, "a stored plugin no longer loads");
+                Ok(None)
             }
         }
-        Ok(plugins)
     }
 
     /// The same plugins, their calls passing `bulkhead`.

@@ -37,6 +37,9 @@ pub trait Backend {
     fn open_with_outbox(&self) -> (Arc<dyn Store>, Arc<dyn Outbox>);
     /// [`Backend::open_with_outbox`], its writes taken while `health` allows them.
     fn open_with_health(&self, health: Arc<StorageHealth>) -> (Arc<dyn Store>, Arc<dyn Outbox>);
+    /// Whether several instances share the backend's data (then a lease has one holder at a
+    /// time); one that only one process opens gives every lease to whoever asks.
+    fn shared(&self) -> bool;
 }
 
 /// One test per scenario of the contract, for the backend `$fresh()` makes.
@@ -81,6 +84,11 @@ macro_rules! contract_tests {
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn refused_writes_change_nothing_and_reads_go_on() {
                 scenario::refused_writes_change_nothing_and_reads_go_on(&$fresh()).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn a_lease_has_one_holder_at_a_time() {
+                scenario::a_lease_has_one_holder_at_a_time(&$fresh()).await;
             }
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -523,4 +531,61 @@ pub async fn refused_writes_change_nothing_and_reads_go_on(backend: &dyn Backend
         .await
         .expect("published while writes are refused");
     assert_eq!(store.outbox_len().await.expect("outbox"), 0);
+}
+
+pub async fn a_lease_has_one_holder_at_a_time(backend: &dyn Backend) {
+    let first = backend.open();
+    let minute = std::time::Duration::from_secs(60);
+    assert!(first.hold_lease("relay", "a", minute).await.expect("lease"));
+    assert!(
+        first
+            .hold_lease("relay", "a", minute)
+            .await
+            .expect("renewed")
+    );
+    if !backend.shared() {
+        return;
+    }
+    // Another instance on the same data.
+    let second = backend.open();
+    assert!(
+        !second
+            .hold_lease("relay", "b", minute)
+            .await
+            .expect("asked")
+    );
+    assert!(
+        second
+            .hold_lease("sweep", "b", minute)
+            .await
+            .expect("another lease")
+    );
+    first.release_lease("relay", "a").await.expect("released");
+    assert!(
+        second
+            .hold_lease("relay", "b", minute)
+            .await
+            .expect("taken")
+    );
+    // An expired lease goes to whoever asks next.
+    let instant = std::time::Duration::from_millis(1);
+    assert!(
+        second
+            .hold_lease("relay", "b", instant)
+            .await
+            .expect("shortened")
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    assert!(
+        first
+            .hold_lease("relay", "a", minute)
+            .await
+            .expect("taken over")
+    );
+    assert!(
+        !second
+            .hold_lease("relay", "b", minute)
+            .await
+            .expect("asked")
+    );
 }

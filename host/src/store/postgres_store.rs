@@ -737,6 +737,39 @@ impl Store for PgStore {
     fn writable(&self) -> Result<(), StoreError> {
         self.health.check()
     }
+
+    fn hold_lease<'a>(
+        &'a self,
+        name: &'a str,
+        holder: &'a str,
+        ttl: std::time::Duration,
+    ) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            // The database's clock decides: instances' clocks may differ.
+            let held: Option<String> = sqlx::query_scalar(
+                "INSERT INTO leases (name, holder, expires_at)                  VALUES ($1, $2, now() + $3 * interval '1 millisecond')                  ON CONFLICT (name) DO UPDATE SET holder = EXCLUDED.holder,                  expires_at = EXCLUDED.expires_at                  WHERE leases.holder = EXCLUDED.holder OR leases.expires_at < now()                  RETURNING holder",
+            )
+            .bind(name)
+            .bind(holder)
+            .bind(i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX))
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(classify)?;
+            Ok(held.is_some())
+        })
+    }
+
+    fn release_lease<'a>(&'a self, name: &'a str, holder: &'a str) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            sqlx::query("DELETE FROM leases WHERE name = $1 AND holder = $2")
+                .bind(name)
+                .bind(holder)
+                .execute(&self.pool)
+                .await
+                .map_err(classify)?;
+            Ok(())
+        })
+    }
 }
 
 impl Outbox for PgStore {
@@ -860,6 +893,10 @@ mod tests {
         ) -> (Arc<dyn Store>, Arc<dyn Outbox>) {
             let store = Arc::new(blocking(PgStore::connect(&self.url, health)).expect("store"));
             (store.clone(), store)
+        }
+
+        fn shared(&self) -> bool {
+            true
         }
     }
 

@@ -679,6 +679,20 @@ impl Store for SledStore {
     fn writable(&self) -> Result<(), StoreError> {
         self.health.check()
     }
+
+    /// One process holds a sled directory: it holds every lease.
+    fn hold_lease<'a>(
+        &'a self,
+        _name: &'a str,
+        _holder: &'a str,
+        _ttl: std::time::Duration,
+    ) -> StoreFuture<'a, bool> {
+        Box::pin(std::future::ready(Ok(true)))
+    }
+
+    fn release_lease<'a>(&'a self, _name: &'a str, _holder: &'a str) -> StoreFuture<'a, ()> {
+        Box::pin(std::future::ready(Ok(())))
+    }
 }
 
 impl SledStore {
@@ -866,6 +880,10 @@ mod tests {
                 SledStore::open_with(self.dir.path(), DEFAULT_CACHE_BYTES, health).expect("store"),
             );
             (store.clone(), store)
+        }
+
+        fn shared(&self) -> bool {
+            false
         }
     }
 

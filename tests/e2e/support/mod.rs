@@ -94,6 +94,11 @@ fn database_of(data_dir: &Path) -> String {
     url
 }
 
+/// A new database for servers to share, dropped with `dir` (its URL kept in it).
+pub fn shared_database(dir: &Path) -> String {
+    database_of(&dir.join("shared"))
+}
+
 /// Drops the databases earlier runs of these tests left (their process is gone).
 fn drop_abandoned_databases() {
     let names = psql("SELECT datname FROM pg_database WHERE datname LIKE 'ferry_e2e_%'");

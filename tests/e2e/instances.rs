@@ -1,0 +1,249 @@
+//! Three `ferry serve` instances over one PostgreSQL database, with a client spreading its
+//! requests over them, behave as one service: a token issued by one works on the others, an
+//! account staged on one is migrated through another, concurrent duplicate transactions sent
+//! to different instances are added once, a plugin installed through one is used by the
+//! others within seconds, and when the instance that publishes events (the relay's lease
+//! holder) is killed under write load the others keep serving, lose no acknowledged write, and
+//! one of them takes the relay over: every event arrives in Redis exactly once.
+//!
+//! PostgreSQL only (`e2e-postgres`): instances cannot share a sled directory.
+
+use crate::support::*;
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const TRANSACTIONS: &str = "/v1/data-import/transactions/create/";
+const NOTES: &str = "/v1/data-import/notes/create/";
+const STREAM: &str = "ferry:events";
+const PATIENCE: Duration = Duration::from_secs(30);
+
+fn charge(id: &str) -> Value {
+    json!({"import_supplier": "OLD_CO", "external_account_number": "ACC-1", "transactions": [
+        {"transaction_id": id, "transaction_date": "2025-01-02", "amount": "1.00", "type": "CHARGE",
+         "reason": "IMPORTED_CHARGE"}]})
+}
+
+/// The relay's state on `server`, from `/readyz` (none when it does not answer).
+async fn relay_state(server: &Server) -> Option<String> {
+    let response = reqwest::Client::new()
+        .get(server.url("/readyz"))
+        .timeout(Duration::from_secs(5))
+        .send()
+        .await
+        .ok()?;
+    let body: Value = response.json().await.ok()?;
+    body["relay"].as_str().map(str::to_owned)
+}
+
+/// Waits until one of `servers` publishes events (holds the relay's lease); its index.
+async fn relay_holder(servers: &[Arc<Server>]) -> usize {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        for (index, server) in servers.iter().enumerate() {
+            if relay_state(server).await.as_deref() == Some("connected") {
+                return index;
+            }
+        }
+        assert!(Instant::now() < deadline, "no instance took the relay");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn three_instances_over_one_database_behave_as_one_service() {
+    if backend() != Backend::Postgres {
+        return; // instances cannot share a sled directory
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let database = shared_database(dir.path());
+    let redis = Redis::start();
+    let options = Options {
+        env: vec![
+            ("FERRY_DATABASE_URL".into(), database.clone()),
+            ("FERRY_REDIS_URL".into(), redis.url()),
+            ("FERRY_RATE_LIMIT_PER_SECOND".into(), "0".into()),
+        ],
+        ..Options::default()
+    };
+    let servers: Vec<Arc<Server>> = ["a", "b", "c"]
+        .iter()
+        .map(|name| Arc::new(Server::start_in(&dir.path().join(name), options.clone())))
+        .collect();
+    let (a, b, c) = (&servers[0], &servers[1], &servers[2]);
+
+    // A token from one instance works on the others; staged on one, migrated through another.
+    let token = a.supplier_with_token("OLD_CO").await;
+    let mut staged = account("OLD_CO", "ACC-1");
+    open_period_from(&mut staged, "2025-01-01");
+    assert_eq!(b.stage(&token, &staged).await, StatusCode::CREATED);
+    let number = c.migrate(&token, "OLD_CO", "ACC-1").await;
+    let (status, body) = a
+        .get(
+            "/v1/data-import/account-transfer-status/OLD_CO/ACC-1/",
+            &token,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["platform_account_number"], number.as_str());
+
+    // The same transaction sent to every instance at once is added once.
+    let mut sends = Vec::new();
+    for _ in 0..4 {
+        for server in &servers {
+            let (server, token) = (server.clone(), token.clone());
+            sends.push(tokio::spawn(async move {
+                server.post(TRANSACTIONS, &token, &charge("T-SAME")).await
+            }));
+        }
+    }
+    let mut added = 0;
+    for send in sends {
+        let (status, body) = send.await.expect("send");
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        if body["results"][0]["status"] == "TRANSACTION_ADDED_TO_ACCOUNT" {
+            added += 1;
+        }
+    }
+    assert_eq!(added, 1, "added once across the instances");
+    let view = b.account_view(&number).await;
+    assert_eq!(view["ledger_entries"].as_array().map(Vec::len), Some(1));
+
+    // A plugin installed through one instance is used by the others within seconds.
+    a.install_plugin("OLD_CO", "fault_trap", json!({})).await;
+    for server in [b, c] {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let (status, body) = server
+                .post(VALIDATE, &token, &account("OLD_CO", "ACC-2"))
+                .await;
+            if status == StatusCode::INTERNAL_SERVER_ERROR {
+                assert_error(&body, "plugin_failed");
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the plugin installed through another instance is not used: {status} {body}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    let (status, body) = a
+        .admin(Method::DELETE, "/admin/v1/suppliers/OLD_CO/plugin", None)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    for server in [b, c] {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while server
+            .post(VALIDATE, &token, &account("OLD_CO", "ACC-2"))
+            .await
+            .0
+            != StatusCode::OK
+        {
+            assert!(
+                Instant::now() < deadline,
+                "the removed plugin is still used"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    // Writers on every instance; the relay's instance is killed while they write.
+    let holder = relay_holder(&servers).await;
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut writers = Vec::new();
+    for (index, server) in servers.iter().enumerate() {
+        let (server, token, stop) = (server.clone(), token.clone(), stop.clone());
+        writers.push(tokio::spawn(async move {
+            let mut acknowledged = Vec::new();
+            let mut sequence = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                sequence += 1;
+                let id = format!("T-{index}-{sequence}");
+                let response = reqwest::Client::new()
+                    .post(server.url(TRANSACTIONS))
+                    .header("Authorization", format!("Token {token}"))
+                    .json(&charge(&id))
+                    .timeout(Duration::from_secs(10))
+                    .send()
+                    .await;
+                match response {
+                    Ok(response) if response.status() == StatusCode::CREATED => {
+                        acknowledged.push(id);
+                    }
+                    Ok(response) => panic!("{id}: {}", response.status()),
+                    // The instance was killed: move on to the next one.
+                    Err(_) => break,
+                }
+                let note = json!({"import_supplier": "OLD_CO", "external_account_number": "ACC-1",
+                    "notes": [{"body": format!("note {index}-{sequence}")}]});
+                let _ = reqwest::Client::new()
+                    .post(server.url(NOTES))
+                    .header("Authorization", format!("Token {token}"))
+                    .json(&note)
+                    .timeout(Duration::from_secs(10))
+                    .send()
+                    .await;
+            }
+            acknowledged
+        }));
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let killed = servers[holder].pid();
+    let status = std::process::Command::new("kill")
+        .args(["-9", &killed.to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    let survivors: Vec<Arc<Server>> = servers
+        .iter()
+        .enumerate()
+        .filter(|(index, _)| *index != holder)
+        .map(|(_, server)| server.clone())
+        .collect();
+    // The survivors keep serving, and one of them takes the relay over.
+    let next = relay_holder(&survivors).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let mut acknowledged = BTreeSet::new();
+    for writer in writers {
+        acknowledged.extend(writer.await.expect("writer"));
+    }
+    assert!(
+        acknowledged
+            .iter()
+            .any(|id| !id.starts_with(&format!("T-{holder}-"))),
+        "the survivors took writes"
+    );
+
+    // Nothing acknowledged was lost.
+    let view = survivors[0].account_view(&number).await;
+    let kept: BTreeSet<String> = view["transactions"]
+        .as_array()
+        .expect("transactions")
+        .iter()
+        .filter_map(|t| t["transaction_id"].as_str().map(str::to_owned))
+        .collect();
+    let lost: Vec<&String> = acknowledged.difference(&kept).collect();
+    assert!(lost.is_empty(), "acknowledged but lost: {lost:?}");
+
+    // Every event of the log is in the stream, once.
+    let log = survivors[next].wait_for_published().await;
+    let mut in_stream: BTreeMap<String, usize> = BTreeMap::new();
+    for (_, fields) in redis.entries(STREAM).await {
+        *in_stream.entry(fields["id"].clone()).or_default() += 1;
+    }
+    let twice: Vec<_> = in_stream.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(twice.is_empty(), "events published twice: {twice:?}");
+    let logged: BTreeSet<String> = log
+        .iter()
+        .filter_map(|event| event["id"].as_str().map(str::to_owned))
+        .collect();
+    let missing: Vec<_> = logged
+        .iter()
+        .filter(|id| !in_stream.contains_key(*id))
+        .collect();
+    assert!(missing.is_empty(), "events never published: {missing:?}");
+}
