@@ -150,6 +150,63 @@ async fn three_instances_over_one_database_behave_as_one_service() {
         }
     }
 
+    // One bulk migration per supplier across the instances, its accounts left alone by the
+    // others.
+    let bulk_token = a.supplier_with_token("BULK_CO").await;
+    let mut staging = Vec::new();
+    for part in 0..4 {
+        let (server, token) = (servers[part % 3].clone(), bulk_token.clone());
+        staging.push(tokio::spawn(async move {
+            for index in 0..50 {
+                server
+                    .stage(&token, &account("BULK_CO", &format!("B-{part}-{index:02}")))
+                    .await;
+            }
+        }));
+    }
+    for task in staging {
+        task.await.expect("staged");
+    }
+    let (status, job) = a
+        .admin(Method::POST, "/admin/v1/suppliers/BULK_CO/migrations", None)
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{job}");
+    assert_eq!(job["total"], 200, "{job}");
+    let (status, again) = b
+        .admin(Method::POST, "/admin/v1/suppliers/BULK_CO/migrations", None)
+        .await;
+    match status {
+        StatusCode::CONFLICT => assert_error(&again, "migration_already_running"),
+        // The first had already ended: nothing was left to claim.
+        StatusCode::ACCEPTED => assert_eq!(again["total"], 0, "{again}"),
+        other => panic!("a second bulk migration through another instance: {other} {again}"),
+    }
+    let id = job["id"].as_str().expect("id").to_owned();
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let (_, job) = a
+            .admin(
+                Method::GET,
+                &format!("/admin/v1/suppliers/BULK_CO/migrations/{id}"),
+                None,
+            )
+            .await;
+        if job["state"] != "RUNNING" {
+            assert_eq!(job["state"], "COMPLETED", "{job}");
+            assert_eq!(job["processed"], 200, "{job}");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the bulk migration did not end: {job}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (_, supplier) = c
+        .admin(Method::GET, "/admin/v1/suppliers/BULK_CO", None)
+        .await;
+    assert_eq!(supplier["counts"]["PROCESSED"], 200, "{supplier}");
+
     // Writers on every instance; the relay's instance is killed while they write.
     let holder = relay_holder(&servers).await;
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));

@@ -633,21 +633,37 @@ impl Imports {
     }
 
     /// Puts every `IN_PROGRESS` process back to `PENDING`: no bulk migration survives a
-    /// restart.
+    /// restart. Over a shared database, a supplier whose bulk migration runs on another
+    /// instance (its lease is held) is left alone; while this runs, none can start.
     pub async fn release_interrupted(&self) -> Result<usize, DomainError> {
         let mut released = 0;
+        let holder = format!("release-{}", uuid::Uuid::new_v4().simple());
         for supplier in self.store.suppliers().await? {
-            let stuck: Vec<String> = filtered(
+            let lease = super::migrations::bulk_lease(&supplier.code);
+            if !self
+                .store
+                .hold_lease(&lease, &holder, super::migrations::BULK_LEASE_TTL)
+                .await?
+            {
+                continue;
+            }
+            let stuck: Result<Vec<String>, _> = filtered(
                 self.store.import_listings(&supplier.code),
                 ListFilter::State(ImportState::InProgress),
             )
             .map_ok(|p| p.external_account_number)
             .try_collect()
-            .await?;
-            if !stuck.is_empty() {
-                self.release(&supplier.code, &stuck).await?;
-                released += stuck.len();
-            }
+            .await;
+            let outcome = match stuck {
+                Ok(stuck) if !stuck.is_empty() => self
+                    .release(&supplier.code, &stuck)
+                    .await
+                    .map(|_| stuck.len()),
+                Ok(_) => Ok(0),
+                Err(error) => Err(error.into()),
+            };
+            let _ = self.store.release_lease(&lease, &holder).await;
+            released += outcome?;
         }
         Ok(released)
     }

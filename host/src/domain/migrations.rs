@@ -2,7 +2,9 @@
 //! as a background job. The job first claims the accounts (they show `IN_PROGRESS`), then
 //! migrates them one by one; pausing the supplier stops it and puts the unmigrated accounts
 //! back to `PENDING`. Jobs live in memory: a restart releases claimed accounts
-//! ([`Imports::release_interrupted`]).
+//! ([`Imports::release_interrupted`]). Over a shared database a job holds its supplier's
+//! bulk-migration lease ([`bulk_lease`]) while it runs, so one runs per supplier across the
+//! instances and a starting instance leaves the accounts of another's job alone.
 
 use super::error::DomainError;
 use super::import_process::ImportState;
@@ -74,11 +76,22 @@ impl Job {
 /// Accounts migrated between two yields to the runtime.
 const YIELD_EVERY: u64 = 64;
 
+/// How long a job's lease lasts unless renewed, and how often the job renews it.
+pub const BULK_LEASE_TTL: std::time::Duration = std::time::Duration::from_secs(10);
+const BULK_LEASE_RENEW: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The lease a supplier's running bulk migration holds.
+pub fn bulk_lease(supplier: &str) -> String {
+    format!("bulk-migration:{supplier}")
+}
+
 #[derive(Clone)]
 pub struct Migrations {
     store: Arc<dyn Store>,
     imports: Imports,
     jobs: Arc<Mutex<HashMap<String, Vec<Arc<Job>>>>>,
+    /// This process, as the holder of its jobs' leases.
+    holder: String,
 }
 
 impl std::fmt::Debug for Migrations {
@@ -93,6 +106,7 @@ impl Migrations {
             store,
             imports,
             jobs: Arc::default(),
+            holder: format!("bulk-{}", uuid::Uuid::new_v4().simple()),
         }
     }
 
@@ -109,11 +123,21 @@ impl Migrations {
             .await?
             .ok_or(DomainError::SupplierNotFound)?;
         supplier.ensure_ongoing()?;
+        let lease = bulk_lease(&supplier.code);
+        // Another instance's job for this supplier holds it.
+        if !self
+            .store
+            .hold_lease(&lease, &self.holder, BULK_LEASE_TTL)
+            .await?
+        {
+            return Err(DomainError::MigrationAlreadyRunning);
+        }
         let job_id = uuid::Uuid::now_v7().to_string();
         {
             let mut jobs = self.jobs.lock().unwrap_or_else(PoisonError::into_inner);
             let list = jobs.entry(supplier.code.clone()).or_default();
             if list.iter().any(|job| job.is_running()) {
+                // This process's own job holds the lease: it stays held.
                 return Err(DomainError::MigrationAlreadyRunning);
             }
             // A placeholder keeps a second start out while this one claims accounts.
@@ -132,6 +156,7 @@ impl Migrations {
             Ok(claimed) => claimed,
             Err(error) => {
                 self.replace(&supplier.code, &job_id, None);
+                let _ = self.store.release_lease(&lease, &self.holder).await;
                 return Err(error);
             }
         };
@@ -175,7 +200,23 @@ impl Migrations {
     async fn run(self, job: Arc<Job>, claimed: Vec<String>) {
         let mut remaining = claimed.into_iter();
         let mut since_yield = 0u64;
+        let lease = bulk_lease(&job.supplier);
+        let mut renewed = std::time::Instant::now();
         let state = loop {
+            if renewed.elapsed() >= BULK_LEASE_RENEW {
+                match self
+                    .store
+                    .hold_lease(&lease, &self.holder, BULK_LEASE_TTL)
+                    .await
+                {
+                    Ok(true) => renewed = std::time::Instant::now(),
+                    Ok(false) => {
+                        tracing::error!(supplier = %job.supplier, "the bulk migration's lease passed to another instance: stopping");
+                        break MigrationState::Stopped;
+                    }
+                    Err(error) => tracing::warn!(%error, "cannot renew the bulk migration's lease"),
+                }
+            }
             let ongoing = matches!(
                 self.store.supplier(&job.supplier).await,
                 Ok(Some(supplier)) if supplier.status == SupplierStatus::Ongoing
@@ -206,6 +247,7 @@ impl Migrations {
             tracing::error!(accounts = remaining.len(), %error, "cannot release the claimed accounts");
         }
         job.finish(state);
+        let _ = self.store.release_lease(&lease, &self.holder).await;
         tracing::info!(supplier = %job.supplier, job = %job.id, ?state, "bulk migration ended");
     }
 
