@@ -49,6 +49,10 @@ pub enum ServerError {
     StorageFailed(Unwritable),
 }
 
+/// How often an instance looks for bulk migrations whose instance died (their lease lasts
+/// [`crate::domain::migrations::BULK_LEASE_TTL`]).
+const ORPHANS_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// How often the plugins in use are compared with those the store holds.
 const PLUGIN_SYNC_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
@@ -110,6 +114,12 @@ pub async fn run(
         Arc::new(vendors),
         plugins.clone(),
     );
+    // A bulk migration that a restart (or another instance's end) interrupted goes on here.
+    match state.migrations.resume_orphans().await {
+        Ok(0) => {}
+        Ok(count) => tracing::warn!(count, "interrupted bulk migrations taken over"),
+        Err(error) => tracing::error!(%error, "cannot take interrupted bulk migrations over"),
+    }
     match state.imports.release_interrupted().await {
         Ok(0) => {}
         Ok(count) => tracing::warn!(
@@ -175,6 +185,22 @@ pub async fn run(
             }
         }
     });
+    // Bulk migrations whose instance died are taken over by the first instance to notice.
+    let orphans = tokio::spawn({
+        let migrations = state.migrations.clone();
+        let mut stop = stopped.clone();
+        async move {
+            loop {
+                tokio::select! {
+                    _ = tokio::time::sleep(ORPHANS_EVERY) => {}
+                    _ = stop.changed() => return,
+                }
+                if let Err(error) = migrations.resume_orphans().await {
+                    tracing::warn!(%error, "cannot look for interrupted bulk migrations");
+                }
+            }
+        }
+    });
     let sweeper = {
         let state = state.clone();
         let every = settings.expiry_sweep;
@@ -233,6 +259,7 @@ pub async fn run(
     let _ = stop_tasks.send(true);
     let _ = storage_watch.await;
     let _ = plugin_sync.await;
+    let _ = orphans.await;
     let _ = sweeper.await;
     if let Some(scheduled) = scheduled {
         let _ = scheduled.await;

@@ -304,3 +304,78 @@ async fn three_instances_over_one_database_behave_as_one_service() {
         .collect();
     assert!(missing.is_empty(), "events never published: {missing:?}");
 }
+
+#[tokio::test]
+async fn a_bulk_migration_is_taken_over_when_its_instance_dies() {
+    if backend() != Backend::Postgres {
+        return; // instances cannot share a sled directory
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let options = Options {
+        env: vec![
+            ("FERRY_DATABASE_URL".into(), shared_database(dir.path())),
+            ("FERRY_RATE_LIMIT_PER_SECOND".into(), "0".into()),
+        ],
+        ..Options::default()
+    };
+    let first = Server::start_in(&dir.path().join("first"), options.clone());
+    let second = Server::start_in(&dir.path().join("second"), options);
+    let token = first.supplier_with_token("SLOW_CO").await;
+    for index in 0..40 {
+        second
+            .stage(&token, &account("SLOW_CO", &format!("S-{index:02}")))
+            .await;
+    }
+    // Every migration now takes the plugin's whole deadline (and fails): a job of seconds.
+    first
+        .install_plugin("SLOW_CO", "fault_loop_forever", json!({}))
+        .await;
+    let (status, job) = first
+        .admin(Method::POST, "/admin/v1/suppliers/SLOW_CO/migrations", None)
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{job}");
+    assert_eq!(job["total"], 40, "{job}");
+    let path = format!(
+        "/admin/v1/suppliers/SLOW_CO/migrations/{}",
+        job["id"].as_str().expect("id")
+    );
+
+    // Its progress is seen from the other instance.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let (status, seen) = second.admin(Method::GET, &path, None).await;
+    assert_eq!(status, StatusCode::OK, "{seen}");
+    assert_eq!(seen["state"], "RUNNING", "{seen}");
+    let done = seen["processed"].as_u64().unwrap_or(0) + seen["failed"].as_u64().unwrap_or(0);
+    assert!(done > 0 && done < 40, "{seen}");
+
+    // Its instance dies; the other takes the job over and finishes it.
+    let status = std::process::Command::new("kill")
+        .args(["-9", &first.pid().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let ended = loop {
+        let (status, job) = second.admin(Method::GET, &path, None).await;
+        assert_eq!(status, StatusCode::OK, "{job}");
+        if job["state"] != "RUNNING" {
+            break job;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the job was not taken over: {job}"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
+    assert_eq!(ended["state"], "COMPLETED", "{ended}");
+    // An account the dead instance finished in its last moment, before it recorded it, is
+    // not counted: progress is recorded after each account.
+    let counted = ended["processed"].as_u64().unwrap_or(0) + ended["failed"].as_u64().unwrap_or(0);
+    assert!((39..=40).contains(&counted), "{ended}");
+    let (_, supplier) = second
+        .admin(Method::GET, "/admin/v1/suppliers/SLOW_CO", None)
+        .await;
+    assert_eq!(supplier["counts"]["IN_PROGRESS"], 0, "{supplier}");
+    assert_eq!(supplier["counts"]["PENDING"], 0, "{supplier}");
+    drop(first);
+}

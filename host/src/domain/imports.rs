@@ -632,13 +632,23 @@ impl Imports {
         .await
     }
 
-    /// Puts every `IN_PROGRESS` process back to `PENDING`: no bulk migration survives a
-    /// restart. Over a shared database, a supplier whose bulk migration runs on another
-    /// instance (its lease is held) is left alone; while this runs, none can start.
+    /// Puts back to `PENDING` the `IN_PROGRESS` processes no bulk migration will go on with
+    /// (claimed by a migration that a restart interrupted). A supplier with a bulk migration
+    /// recorded as running (here, on another instance, or to be taken over) or whose lease is
+    /// held is left alone; while this runs, none can start.
     pub async fn release_interrupted(&self) -> Result<usize, DomainError> {
         let mut released = 0;
         let holder = format!("release-{}", uuid::Uuid::new_v4().simple());
         for supplier in self.store.suppliers().await? {
+            let running = self
+                .store
+                .migrations(&supplier.code)
+                .await?
+                .iter()
+                .any(|job| job.state == super::migrations::MigrationState::Running);
+            if running {
+                continue;
+            }
             let lease = super::migrations::bulk_lease(&supplier.code);
             if !self
                 .store

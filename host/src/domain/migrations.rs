@@ -1,10 +1,14 @@
 //! Bulk migrations: an operator starts the migration of every pending account of a supplier
 //! as a background job. The job first claims the accounts (they show `IN_PROGRESS`), then
 //! migrates them one by one; pausing the supplier stops it and puts the unmigrated accounts
-//! back to `PENDING`. Jobs live in memory: a restart releases claimed accounts
-//! ([`Imports::release_interrupted`]). Over a shared database a job holds its supplier's
-//! bulk-migration lease ([`bulk_lease`]) while it runs, so one runs per supplier across the
-//! instances and a starting instance leaves the accounts of another's job alone.
+//! back to `PENDING`.
+//!
+//! A job is a row in the store ([`Store::put_migration`]), its progress written after every
+//! account, so every instance over a shared database lists it. While it runs it holds its supplier's
+//! bulk-migration lease ([`bulk_lease`]): one job runs per supplier across the instances, and
+//! when its instance dies (or the server restarts) the lease expires and the first instance
+//! to notice ([`Migrations::resume_orphans`]) takes the job over, with the accounts it had
+//! claimed and its counts so far.
 
 use super::error::DomainError;
 use super::import_process::ImportState;
@@ -13,14 +17,15 @@ use super::supplier::SupplierStatus;
 use crate::domain::storage::Store;
 use chrono::{DateTime, Utc};
 use futures_util::TryStreamExt;
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 pub use ferry_admin_api::MigrationState;
 
-/// A snapshot of a job, as answered.
-#[derive(Debug, Clone)]
+/// A snapshot of a job, as answered and as stored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MigrationView {
     pub id: String,
     pub supplier: String,
@@ -169,6 +174,12 @@ impl Migrations {
             started_at: Utc::now(),
             end: Mutex::new(None),
         });
+        if let Err(error) = self.store.put_migration(&job.view()).await {
+            self.replace(&supplier.code, &job_id, None);
+            let _ = self.imports.release(&supplier.code, &claimed).await;
+            let _ = self.store.release_lease(&lease, &self.holder).await;
+            return Err(error.into());
+        }
         self.replace(&supplier.code, &job_id, Some(job.clone()));
         tracing::info!(supplier = %supplier.code, job = %job_id, accounts = claimed.len(), "bulk migration started");
         tokio::spawn(self.clone().run(job.clone(), claimed));
@@ -234,6 +245,10 @@ impl Migrations {
                     job.failed.fetch_add(1, Ordering::Relaxed)
                 }
             };
+            // Progress after every account, for every instance to see and one to go on from.
+            if let Err(error) = self.store.put_migration(&job.view()).await {
+                tracing::warn!(%error, "cannot record the bulk migration's progress");
+            }
             since_yield += 1;
             if since_yield >= YIELD_EVERY {
                 since_yield = 0;
@@ -247,21 +262,30 @@ impl Migrations {
             tracing::error!(accounts = remaining.len(), %error, "cannot release the claimed accounts");
         }
         job.finish(state);
+        if let Err(error) = self.store.put_migration(&job.view()).await {
+            tracing::error!(%error, job = %job.id, "cannot record the end of the bulk migration");
+        }
         let _ = self.store.release_lease(&lease, &self.holder).await;
         tracing::info!(supplier = %job.supplier, job = %job.id, ?state, "bulk migration ended");
     }
 
-    /// The supplier's jobs, newest first.
+    /// The supplier's jobs, newest first: as stored, those running here as they are now.
     pub async fn list(&self, supplier: &str) -> Result<Vec<MigrationView>, DomainError> {
         self.store
             .supplier(supplier)
             .await?
             .ok_or(DomainError::SupplierNotFound)?;
-        let mut views: Vec<MigrationView> = self
-            .jobs_of(supplier)
-            .iter()
-            .map(|job| job.view())
+        let mut views: HashMap<String, MigrationView> = self
+            .store
+            .migrations(supplier)
+            .await?
+            .into_iter()
+            .map(|view| (view.id.clone(), view))
             .collect();
+        for job in self.jobs_of(supplier) {
+            views.insert(job.id.clone(), job.view());
+        }
+        let mut views: Vec<MigrationView> = views.into_values().collect();
         views.sort_by(|a, b| {
             b.started_at
                 .cmp(&a.started_at)
@@ -270,11 +294,69 @@ impl Migrations {
         Ok(views)
     }
 
-    pub fn get(&self, supplier: &str, id: &str) -> Result<MigrationView, DomainError> {
-        self.jobs_of(supplier)
-            .iter()
-            .find(|job| job.id == id)
-            .map(|job| job.view())
+    pub async fn get(&self, supplier: &str, id: &str) -> Result<MigrationView, DomainError> {
+        if let Some(job) = self.jobs_of(supplier).iter().find(|job| job.id == id) {
+            return Ok(job.view());
+        }
+        self.store
+            .migrations(supplier)
+            .await?
+            .into_iter()
+            .find(|view| view.id == id)
             .ok_or(DomainError::MigrationNotFound)
+    }
+
+    /// Takes over the jobs recorded as running whose instance is gone (their lease is free):
+    /// each goes on with the accounts it had claimed (those still `IN_PROGRESS`) and its
+    /// counts so far. Returns how many were taken over.
+    pub async fn resume_orphans(&self) -> Result<usize, DomainError> {
+        let mut resumed = 0;
+        for supplier in self.store.suppliers().await? {
+            let running_here = self
+                .jobs_of(&supplier.code)
+                .iter()
+                .any(|job| job.is_running());
+            if running_here {
+                continue;
+            }
+            let Some(orphan) = self
+                .store
+                .migrations(&supplier.code)
+                .await?
+                .into_iter()
+                .find(|view| view.state == MigrationState::Running)
+            else {
+                continue;
+            };
+            let lease = bulk_lease(&supplier.code);
+            if !self
+                .store
+                .hold_lease(&lease, &self.holder, BULK_LEASE_TTL)
+                .await?
+            {
+                continue; // its instance is alive
+            }
+            let claimed: Vec<String> = filtered(
+                self.store.import_listings(&supplier.code),
+                ListFilter::State(ImportState::InProgress),
+            )
+            .map_ok(|process| process.external_account_number)
+            .try_collect()
+            .await?;
+            let job = Arc::new(Job {
+                id: orphan.id.clone(),
+                supplier: supplier.code.clone(),
+                total: orphan.total,
+                processed: AtomicU64::new(orphan.processed),
+                failed: AtomicU64::new(orphan.failed),
+                started_at: orphan.started_at,
+                end: Mutex::new(None),
+            });
+            self.replace(&supplier.code, &job.id, Some(job.clone()));
+            tracing::warn!(supplier = %supplier.code, job = %job.id, accounts = claimed.len(), "bulk migration taken over from an instance that is gone");
+            tokio::spawn(self.clone().run(job, claimed));
+            resumed += 1;
+        }
+        Ok(resumed)
     }
 }

@@ -15,6 +15,7 @@ use super::events::Event;
 use super::import_process::{ImportListing, ImportProcess, ImportState, PlatformAccount};
 use super::ledger::{AccountSummary, LedgerEntry, Transaction};
 use super::meter_points::MeterPoint;
+use super::migrations::MigrationView;
 use super::notes::Note;
 use super::operations_team::OperationsTeam;
 use super::payment_instruction::PaymentInstruction;
@@ -349,6 +350,11 @@ pub trait Store: Send + Sync + 'static {
 
     /// Resolves once everything written so far is on disk.
     fn flush(&self) -> StoreFuture<'static, ()>;
+
+    /// Records a bulk migration as it stands (a new one, or its progress).
+    fn put_migration<'a>(&'a self, migration: &'a MigrationView) -> StoreFuture<'a, ()>;
+    /// The supplier's bulk migrations as last recorded.
+    fn migrations<'a>(&'a self, supplier: &'a str) -> StoreFuture<'a, Vec<MigrationView>>;
 
     /// Takes the lease `name` for `holder`, or keeps it, until `ttl` from now; whether
     /// `holder` holds it. Only one holder at a time does the work a lease names (the relay, the

@@ -19,6 +19,7 @@ use crate::domain::error::DomainError;
 use crate::domain::events::Event;
 use crate::domain::import_process::{ImportListing, ImportProcess, ImportState, PlatformAccount};
 use crate::domain::meter_points::MeterPoint;
+use crate::domain::migrations::MigrationView;
 use crate::domain::operations_team::OperationsTeam;
 use crate::domain::plugin::PluginRecord;
 use crate::domain::storage::Unwritable;
@@ -736,6 +737,35 @@ impl Store for PgStore {
 
     fn writable(&self) -> Result<(), StoreError> {
         self.health.check()
+    }
+
+    fn put_migration<'a>(&'a self, migration: &'a MigrationView) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            sqlx::query(
+                "INSERT INTO migrations (supplier, id, record) VALUES ($1, $2, $3) \
+                 ON CONFLICT (supplier, id) DO UPDATE SET record = EXCLUDED.record",
+            )
+            .bind(&migration.supplier)
+            .bind(&migration.id)
+            .bind(Json(migration))
+            .execute(&self.pool)
+            .await
+            .map_err(classify)?;
+            Ok(())
+        })
+    }
+
+    fn migrations<'a>(&'a self, supplier: &'a str) -> StoreFuture<'a, Vec<MigrationView>> {
+        Box::pin(async move {
+            sqlx::query("SELECT record FROM migrations WHERE supplier = $1 ORDER BY id")
+                .bind(supplier)
+                .fetch_all(&self.pool)
+                .await
+                .map_err(classify)?
+                .iter()
+                .map(|row| record(row, supplier))
+                .collect()
+        })
     }
 
     fn hold_lease<'a>(

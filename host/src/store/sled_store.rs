@@ -12,6 +12,7 @@ use crate::domain::error::DomainError;
 use crate::domain::events::Event;
 use crate::domain::import_process::{ImportProcess, ImportState, PlatformAccount};
 use crate::domain::meter_points::MeterPoint;
+use crate::domain::migrations::MigrationView;
 use crate::domain::operations_team::OperationsTeam;
 use crate::domain::plugin::PluginRecord;
 use crate::domain::storage::Unwritable;
@@ -47,6 +48,8 @@ pub struct SledStore {
     plugin_components: sled::Tree,
     /// Operations teams, by name.
     teams: sled::Tree,
+    /// Bulk migrations, by supplier and id.
+    migrations: sled::Tree,
     /// Every event, by `seq`.
     events: sled::Tree,
     /// Events not yet published, by `seq`.
@@ -119,6 +122,7 @@ impl SledStore {
             plugins: db.open_tree("plugins")?,
             plugin_components: db.open_tree("plugin_components")?,
             teams: db.open_tree("operations_teams")?,
+            migrations: db.open_tree("migrations")?,
             events: db.open_tree("events")?,
             outbox: db.open_tree("outbox")?,
             event_ids: db.open_tree("event_ids")?,
@@ -678,6 +682,28 @@ impl Store for SledStore {
 
     fn writable(&self) -> Result<(), StoreError> {
         self.health.check()
+    }
+
+    fn put_migration<'a>(&'a self, migration: &'a MigrationView) -> StoreFuture<'a, ()> {
+        self.noting_failures(async move {
+            self.migrations.insert(
+                pair_key(&migration.supplier, &migration.id),
+                encode(migration),
+            )?;
+            Ok(())
+        })
+    }
+
+    fn migrations<'a>(&'a self, supplier: &'a str) -> StoreFuture<'a, Vec<MigrationView>> {
+        Box::pin(async move {
+            self.migrations
+                .scan_prefix(pair_key(supplier, ""))
+                .map(|entry| {
+                    let (key, value) = entry?;
+                    decode(&key, &value)
+                })
+                .collect()
+        })
     }
 
     /// One process holds a sled directory: it holds every lease.

@@ -81,5 +81,7 @@ pub async fn get_migration(
     _: OperatorCaller,
     PathParams((code, id)): PathParams<(String, String)>,
 ) -> Result<Json<Migration>, ApiError> {
-    Ok(Json(migration_answer(state.migrations.get(&code, &id)?)))
+    Ok(Json(migration_answer(
+        state.migrations.get(&code, &id).await?,
+    )))
 }
