@@ -142,8 +142,10 @@ pub async fn run(
     state.storage = storage.clone();
     let storage_watch = tokio::spawn({
         let storage = storage.clone();
-        let stopped = stopped.clone();
-        async move { storage.watch(stopped).await }
+        every(health::POLL_INTERVAL, stopped.clone(), move || {
+            storage.refresh();
+            std::future::ready(())
+        })
     });
     let relay = match &settings.redis_url {
         Some(url) => {
@@ -172,34 +174,26 @@ pub async fn run(
     // a second or two.
     let plugin_sync = tokio::spawn({
         let plugins = plugins.clone();
-        let mut stop = stopped.clone();
-        async move {
-            loop {
-                tokio::select! {
-                    _ = tokio::time::sleep(PLUGIN_SYNC_EVERY) => {}
-                    _ = stop.changed() => return,
-                }
+        every(PLUGIN_SYNC_EVERY, stopped.clone(), move || {
+            let plugins = plugins.clone();
+            async move {
                 if let Err(error) = plugins.sync_with_store().await {
                     tracing::warn!(%error, "cannot read the stored plugins");
                 }
             }
-        }
+        })
     });
     // Bulk migrations whose instance died are taken over by the first instance to notice.
     let orphans = tokio::spawn({
         let migrations = state.migrations.clone();
-        let mut stop = stopped.clone();
-        async move {
-            loop {
-                tokio::select! {
-                    _ = tokio::time::sleep(ORPHANS_EVERY) => {}
-                    _ = stop.changed() => return,
-                }
+        every(ORPHANS_EVERY, stopped.clone(), move || {
+            let migrations = migrations.clone();
+            async move {
                 if let Err(error) = migrations.resume_orphans().await {
                     tracing::warn!(%error, "cannot look for interrupted bulk migrations");
                 }
             }
-        }
+        })
     });
     let sweeper = {
         let state = state.clone();
@@ -276,6 +270,24 @@ pub async fn run(
     }
     store.flush().await?;
     Ok(())
+}
+
+/// Runs `work` every `period` (the first time one period after the start) until `stop`.
+async fn every<F, Fut>(period: std::time::Duration, mut stop: watch::Receiver<bool>, mut work: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = ()>,
+{
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(period) => {}
+            _ = stop.changed() => return,
+        }
+        if *stop.borrow() {
+            return;
+        }
+        work().await;
+    }
 }
 
 /// The store the settings name: PostgreSQL (its migrations applied) when a database URL is

@@ -21,8 +21,8 @@ use tokio::sync::watch;
 /// enough that writes cannot overshoot the mark by much, rare enough to cost nothing.
 const READING_MAX_AGE: Duration = Duration::from_millis(100);
 
-/// How often the free space is read when no write asks (for recovery, metrics and the
-/// console).
+/// How often the server reads the free space when no write asks (for recovery, metrics and
+/// the console): [`StorageHealth::refresh`].
 pub const POLL_INTERVAL: Duration = Duration::from_millis(500);
 
 /// The default watermark: 256 MiB, or a tenth of the filesystem when that is less.
@@ -51,11 +51,7 @@ impl StorageHealth {
         let health = Self {
             dir: Some(dir.to_owned()),
             watermark_bytes,
-            reading: Mutex::new(Reading {
-                free_bytes: None,
-                at: Instant::now(),
-            }),
-            failure: watch::channel(None).0,
+            ..Self::unwatched()
         };
         health.refresh();
         health
@@ -88,12 +84,10 @@ impl StorageHealth {
         refusal.map_or(Ok(()), |reason| Err(StoreError::Unwritable(reason)))
     }
 
+    /// Why writes are refused now, on a reading at most [`READING_MAX_AGE`] old.
     fn refusal(&self) -> Option<Unwritable> {
-        if let Some(failure) = self.failure.borrow().clone() {
-            return Some(failure);
-        }
         if self.watermark_bytes == 0 {
-            return None;
+            return self.refusal_given(None);
         }
         let fresh = {
             let reading = self.reading.lock().unwrap_or_else(PoisonError::into_inner);
@@ -102,11 +96,21 @@ impl StorageHealth {
         let free_bytes = match fresh {
             Some(free) => free,
             None => self.refresh(),
-        }?;
-        (free_bytes < self.watermark_bytes).then_some(Unwritable::BelowWatermark {
-            free_bytes,
-            watermark_bytes: self.watermark_bytes,
-        })
+        };
+        self.refusal_given(free_bytes)
+    }
+
+    /// Why writes are refused, given this reading of the free space.
+    fn refusal_given(&self, free_bytes: Option<u64>) -> Option<Unwritable> {
+        if let Some(failure) = self.failure.borrow().clone() {
+            return Some(failure);
+        }
+        free_bytes
+            .filter(|free| *free < self.watermark_bytes)
+            .map(|free_bytes| Unwritable::BelowWatermark {
+                free_bytes,
+                watermark_bytes: self.watermark_bytes,
+            })
     }
 
     /// Reads the free space again; logs crossing the watermark either way.
@@ -139,23 +143,9 @@ impl StorageHealth {
             }
         }
         metrics::gauge!("ferry_storage_watermark_bytes").set(self.watermark_bytes as f64);
-        metrics::gauge!("ferry_storage_writable").set(if self.refusal_cached() {
-            0.0
-        } else {
-            1.0
-        });
+        let writable = self.refusal_given(free_bytes).is_none();
+        metrics::gauge!("ferry_storage_writable").set(if writable { 1.0 } else { 0.0 });
         free_bytes
-    }
-
-    /// Whether writes are refused, on the reading already taken.
-    fn refusal_cached(&self) -> bool {
-        if self.failure.borrow().is_some() {
-            return true;
-        }
-        let reading = self.reading.lock().unwrap_or_else(PoisonError::into_inner);
-        reading
-            .free_bytes
-            .is_some_and(|free| free < self.watermark_bytes)
     }
 
     /// Records a write that failed for storage reasons: from now on writes are refused, and
@@ -216,11 +206,12 @@ impl StorageHealth {
     }
 
     pub fn status(&self) -> StorageStatus {
+        // The refusal first: it may take a new reading, which the status then shows.
+        let refusal = self.refusal();
         let free_bytes = {
             let reading = self.reading.lock().unwrap_or_else(PoisonError::into_inner);
             reading.free_bytes
         };
-        let refusal = self.refusal();
         let state = match &refusal {
             None => StorageState::Writable,
             Some(Unwritable::BelowWatermark { .. }) => StorageState::ReadOnly,
@@ -231,20 +222,6 @@ impl StorageHealth {
             free_bytes,
             watermark_bytes: self.watermark_bytes,
             reason: refusal.map(|reason| reason.to_string()),
-        }
-    }
-
-    /// Reads the free space every [`POLL_INTERVAL`] until told to stop.
-    pub async fn watch(&self, mut stop: watch::Receiver<bool>) {
-        loop {
-            tokio::select! {
-                _ = tokio::time::sleep(POLL_INTERVAL) => {}
-                _ = stop.changed() => return,
-            }
-            if *stop.borrow() {
-                return;
-            }
-            self.refresh();
         }
     }
 }
