@@ -30,16 +30,22 @@ use std::sync::Arc;
 
 /// A place a backend keeps its data in, for the length of one test.
 pub trait Backend {
-    /// Opens the store on this backend's data; again after every handle was dropped, the
+    /// Opens the store on this backend's data, its writes taken while `health` allows them,
+    /// with the relay's side of the same store; again after every handle was dropped, the
     /// same data.
-    fn open(&self) -> Arc<dyn Store>;
-    /// [`Backend::open`], with the relay's side of the same store.
-    fn open_with_outbox(&self) -> (Arc<dyn Store>, Arc<dyn Outbox>);
-    /// [`Backend::open_with_outbox`], its writes taken while `health` allows them.
     fn open_with_health(&self, health: Arc<StorageHealth>) -> (Arc<dyn Store>, Arc<dyn Outbox>);
     /// Whether several instances share the backend's data (then a lease has one holder at a
     /// time); one that only one process opens gives every lease to whoever asks.
     fn shared(&self) -> bool;
+
+    /// [`Backend::open_with_health`], always writable.
+    fn open_with_outbox(&self) -> (Arc<dyn Store>, Arc<dyn Outbox>) {
+        self.open_with_health(Arc::new(StorageHealth::unwatched()))
+    }
+
+    fn open(&self) -> Arc<dyn Store> {
+        self.open_with_outbox().0
+    }
 }
 
 /// One test per scenario of the contract, for the backend `$fresh()` makes.
@@ -47,54 +53,29 @@ pub trait Backend {
 #[doc(hidden)]
 macro_rules! contract_tests {
     ($fresh:expr) => {
+        $crate::store::contract::contract_tests!(
+            @scenarios $fresh;
+            a_failed_change_leaves_nothing,
+            concurrent_inserts_of_one_key_keep_one,
+            ids_are_never_handed_out_twice,
+            the_outbox_keeps_the_order_of_commits,
+            the_relay_reads_the_outbox_in_commit_order,
+            an_import_change_carries_its_account_counts_and_events,
+            refused_writes_change_nothing_and_reads_go_on,
+            a_lease_has_one_holder_at_a_time,
+            flushed_changes_are_there_after_a_reopen,
+        );
+    };
+    (@scenarios $fresh:expr; $($scenario:ident),* $(,)?) => {
         mod contract {
             use super::*;
-            use $crate::store::contract as scenario;
 
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn a_failed_change_leaves_nothing() {
-                scenario::a_failed_change_leaves_nothing(&$fresh()).await;
-            }
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn concurrent_inserts_of_one_key_keep_one() {
-                scenario::concurrent_inserts_of_one_key_keep_one(&$fresh()).await;
-            }
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn ids_are_never_handed_out_twice() {
-                scenario::ids_are_never_handed_out_twice(&$fresh()).await;
-            }
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn the_outbox_keeps_the_order_of_commits() {
-                scenario::the_outbox_keeps_the_order_of_commits(&$fresh()).await;
-            }
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn the_relay_reads_the_outbox_in_commit_order() {
-                scenario::the_relay_reads_the_outbox_in_commit_order(&$fresh()).await;
-            }
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn an_import_change_carries_its_account_counts_and_events() {
-                scenario::an_import_change_carries_its_account_counts_and_events(&$fresh()).await;
-            }
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn refused_writes_change_nothing_and_reads_go_on() {
-                scenario::refused_writes_change_nothing_and_reads_go_on(&$fresh()).await;
-            }
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn a_lease_has_one_holder_at_a_time() {
-                scenario::a_lease_has_one_holder_at_a_time(&$fresh()).await;
-            }
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn flushed_changes_are_there_after_a_reopen() {
-                scenario::flushed_changes_are_there_after_a_reopen(&$fresh()).await;
-            }
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $scenario() {
+                    $crate::store::contract::$scenario(&$fresh()).await;
+                }
+            )*
         }
     };
 }

@@ -7,7 +7,9 @@
 //! transactions), with its events; the constraints (one transaction id per account, one row
 //! per note dedupe key) stand behind the checks the unit makes first.
 
-use super::postgres_store::{PgStore, classify, insert_events, is_unique_violation, record};
+use super::postgres_store::{
+    PgStore, classify, decoded, insert_events, is_unique_violation, record,
+};
 use crate::domain::events::Event;
 use crate::domain::ledger::{AccountSummary, LedgerEntry, Transaction};
 use crate::domain::meter_points::MeterPoint;
@@ -59,14 +61,7 @@ impl PgAccountUnit {
             .fetch_one(&mut *tx)
             .await
             .map_err(classify)?;
-        let summary: Option<serde_json::Value> = row.try_get("record").map_err(classify)?;
-        let summary = match summary {
-            Some(value) => serde_json::from_value(value).map_err(|source| StoreError::Corrupt {
-                key: number.to_owned(),
-                source,
-            })?,
-            None => AccountSummary::default(),
-        };
+        let summary = summary_of(row.try_get("record").map_err(classify)?, number)?;
         Ok(Self {
             store,
             number: number.to_owned(),
@@ -336,11 +331,7 @@ impl AccountUnit for PgAccountUnit {
             let Some(row) = row else {
                 return Ok(Vec::new());
             };
-            let dates: serde_json::Value = row.try_get("created_at").map_err(classify)?;
-            serde_json::from_value(dates).map_err(|source| StoreError::Corrupt {
-                key: key.to_owned(),
-                source,
-            })
+            decoded(row.try_get("created_at").map_err(classify)?, key)
         })
     }
 
@@ -480,6 +471,17 @@ impl AccountUnit for PgAccountUnit {
     }
 }
 
+/// An account's summary as stored (none: nothing posted yet, the default).
+fn summary_of(
+    stored: Option<serde_json::Value>,
+    number: &str,
+) -> Result<AccountSummary, StoreError> {
+    stored.map_or_else(
+        || Ok(AccountSummary::default()),
+        |value| decoded(value, number),
+    )
+}
+
 /// Every record of one kind of account `number`, in key order.
 async fn records<T: DeserializeOwned>(
     pool: &PgPool,
@@ -506,13 +508,7 @@ pub(super) async fn account_records(
             .fetch_optional(pool)
             .await
             .map_err(classify)?;
-    let summary = match summary.flatten() {
-        Some(value) => serde_json::from_value(value).map_err(|source| StoreError::Corrupt {
-            key: number.to_owned(),
-            source,
-        })?,
-        None => AccountSummary::default(),
-    };
+    let summary = summary_of(summary.flatten(), number)?;
     Ok(AccountRecords {
         summary,
         notes: records(

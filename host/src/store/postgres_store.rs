@@ -163,7 +163,7 @@ impl PgStore {
         )
         .bind(supplier)
         .bind(external)
-        .bind(state_name(process.state))
+        .bind(process.state.as_str())
         .bind(&process.platform_account_number)
         .bind(process.account_created_at)
         .bind(Json(process))
@@ -281,27 +281,22 @@ pub(super) fn is_unique_violation(error: &sqlx::Error) -> bool {
 
 /// The `record` column of `row`, as a `T`.
 pub(super) fn record<T: DeserializeOwned>(row: &PgRow, key: &str) -> Result<T, StoreError> {
-    let value: Value = row.try_get("record").map_err(classify)?;
+    decoded(row.try_get("record").map_err(classify)?, key)
+}
+
+/// A stored JSON value (of the record at `key`) as a `T`.
+pub(super) fn decoded<T: DeserializeOwned>(value: Value, key: &str) -> Result<T, StoreError> {
     serde_json::from_value(value).map_err(|source| StoreError::Corrupt {
         key: key.to_owned(),
         source,
     })
 }
 
-fn state_name(state: ImportState) -> &'static str {
-    state.as_str()
-}
-
 fn listing(row: &PgRow) -> Result<ImportListing, StoreError> {
     let external: String = row.try_get("external").map_err(classify)?;
     let state: String = row.try_get("state").map_err(classify)?;
     Ok(ImportListing {
-        state: serde_json::from_value(Value::String(state)).map_err(|source| {
-            StoreError::Corrupt {
-                key: external.clone(),
-                source,
-            }
-        })?,
+        state: decoded(Value::String(state), &external)?,
         platform_account_number: row.try_get("platform_account_number").map_err(classify)?,
         account_created_at: row.try_get("account_created_at").map_err(classify)?,
         external_account_number: external,
@@ -417,7 +412,7 @@ impl Store for PgStore {
             for row in rows {
                 let state: String = row.try_get("state").map_err(classify)?;
                 let count: i64 = row.try_get("count").map_err(classify)?;
-                if let Some(state) = ImportState::ALL.into_iter().find(|s| s.as_str() == state) {
+                if let Some(state) = ImportState::parse(&state) {
                     counts
                         .0
                         .insert(state, u64::try_from(count).unwrap_or_default());
@@ -909,14 +904,6 @@ mod tests {
     }
 
     impl crate::store::contract::Backend for PgBackend {
-        fn open(&self) -> Arc<dyn Store> {
-            self.open_with_outbox().0
-        }
-
-        fn open_with_outbox(&self) -> (Arc<dyn Store>, Arc<dyn Outbox>) {
-            self.open_with_health(Arc::new(StorageHealth::unwatched()))
-        }
-
         fn open_with_health(
             &self,
             health: Arc<StorageHealth>,

@@ -882,19 +882,6 @@ mod tests {
     }
 
     impl crate::store::contract::Backend for SledBackend {
-        fn open(&self) -> std::sync::Arc<dyn Store> {
-            self.open_with_outbox().0
-        }
-
-        fn open_with_outbox(
-            &self,
-        ) -> (
-            std::sync::Arc<dyn Store>,
-            std::sync::Arc<dyn crate::events::outbox::Outbox>,
-        ) {
-            self.open_with_health(Arc::new(StorageHealth::unwatched()))
-        }
-
         fn open_with_health(
             &self,
             health: Arc<StorageHealth>,
