@@ -75,8 +75,19 @@ pub struct PluginView {
 
 struct Installed {
     record: PluginRecord,
+    /// The record's configuration, in the form each call passes.
     config: PluginConfig,
     component: Arc<LoadedComponent>,
+}
+
+impl Installed {
+    fn new(record: PluginRecord, component: Arc<LoadedComponent>) -> Self {
+        Self {
+            config: config_pairs(&record.config),
+            record,
+            component,
+        }
+    }
 }
 
 pub struct Plugins {
@@ -164,14 +175,7 @@ impl Plugins {
                 ..record
             };
             tracing::info!(supplier, plugin = %record.label(), "plugin in use");
-            self.swap(
-                &supplier,
-                Some(Installed {
-                    config: config_pairs(&record.config),
-                    record,
-                    component,
-                }),
-            );
+            self.swap(&supplier, Some(Installed::new(record, component)));
         }
         Ok(())
     }
@@ -310,11 +314,7 @@ impl Plugins {
         self.record_overrun(supplier, false);
         self.swap(
             supplier,
-            Some(Installed {
-                config: config_pairs(&record.config),
-                record: record.clone(),
-                component: Arc::new(component),
-            }),
+            Some(Installed::new(record.clone(), Arc::new(component))),
         );
         tracing::info!(supplier, plugin = %record.label(), hooks = ?record.hooks, "plugin installed");
         Ok(record)
@@ -338,11 +338,7 @@ impl Plugins {
         self.store.flush().await?;
         self.swap(
             supplier,
-            Some(Installed {
-                config: config_pairs(&record.config),
-                record: record.clone(),
-                component: current.component.clone(),
-            }),
+            Some(Installed::new(record.clone(), current.component.clone())),
         );
         Ok(record)
     }
