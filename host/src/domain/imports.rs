@@ -640,13 +640,8 @@ impl Imports {
         let mut released = 0;
         let holder = format!("release-{}", uuid::Uuid::new_v4().simple());
         for supplier in self.store.suppliers().await? {
-            let running = self
-                .store
-                .migrations(&supplier.code)
-                .await?
-                .iter()
-                .any(|job| job.state == super::migrations::MigrationState::Running);
-            if running {
+            let recorded = super::migrations::running_job(self.store.as_ref(), &supplier.code);
+            if recorded.await?.is_some() {
                 continue;
             }
             let lease = super::migrations::bulk_lease(&supplier.code);
@@ -657,25 +652,29 @@ impl Imports {
             {
                 continue;
             }
-            let stuck: Result<Vec<String>, _> = filtered(
-                self.store.import_listings(&supplier.code),
-                ListFilter::State(ImportState::InProgress),
-            )
-            .map_ok(|p| p.external_account_number)
-            .try_collect()
-            .await;
-            let outcome = match stuck {
+            let outcome = match self.in_progress(&supplier.code).await {
                 Ok(stuck) if !stuck.is_empty() => self
                     .release(&supplier.code, &stuck)
                     .await
                     .map(|_| stuck.len()),
                 Ok(_) => Ok(0),
-                Err(error) => Err(error.into()),
+                Err(error) => Err(error),
             };
             let _ = self.store.release_lease(&lease, &holder).await;
             released += outcome?;
         }
         Ok(released)
+    }
+
+    /// The external numbers of the supplier's `IN_PROGRESS` processes (claimed by a migration).
+    pub async fn in_progress(&self, supplier: &str) -> Result<Vec<String>, DomainError> {
+        Ok(filtered(
+            self.store.import_listings(supplier),
+            ListFilter::State(ImportState::InProgress),
+        )
+        .map_ok(|process| process.external_account_number)
+        .try_collect()
+        .await?)
     }
 
     /// The rules are applied again at migration time: they may have changed since staging

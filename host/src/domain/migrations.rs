@@ -52,6 +52,33 @@ struct Job {
 }
 
 impl Job {
+    /// A job starting now, with nothing done.
+    fn starting(id: &str, supplier: &str, total: u64) -> Self {
+        Self::from_view(&MigrationView {
+            id: id.to_owned(),
+            supplier: supplier.to_owned(),
+            state: MigrationState::Running,
+            total,
+            processed: 0,
+            failed: 0,
+            started_at: Utc::now(),
+            finished_at: None,
+        })
+    }
+
+    /// A job going on from where `view` recorded it (taken over from another instance).
+    fn from_view(view: &MigrationView) -> Self {
+        Self {
+            id: view.id.clone(),
+            supplier: view.supplier.clone(),
+            total: view.total,
+            processed: AtomicU64::new(view.processed),
+            failed: AtomicU64::new(view.failed),
+            started_at: view.started_at,
+            end: Mutex::new(None),
+        }
+    }
+
     fn view(&self) -> MigrationView {
         let end = *self.end.lock().unwrap_or_else(PoisonError::into_inner);
         MigrationView {
@@ -84,6 +111,19 @@ const YIELD_EVERY: u64 = 64;
 /// How long a job's lease lasts unless renewed, and how often the job renews it.
 pub const BULK_LEASE_TTL: std::time::Duration = std::time::Duration::from_secs(10);
 const BULK_LEASE_RENEW: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The supplier's bulk migration recorded as running (here, on another instance, or on one
+/// that is gone), if any.
+pub async fn running_job(
+    store: &dyn Store,
+    supplier: &str,
+) -> Result<Option<MigrationView>, DomainError> {
+    Ok(store
+        .migrations(supplier)
+        .await?
+        .into_iter()
+        .find(|view| view.state == MigrationState::Running))
+}
 
 /// The lease a supplier's running bulk migration holds.
 pub fn bulk_lease(supplier: &str) -> String {
@@ -146,15 +186,7 @@ impl Migrations {
                 return Err(DomainError::MigrationAlreadyRunning);
             }
             // A placeholder keeps a second start out while this one claims accounts.
-            list.push(Arc::new(Job {
-                id: job_id.clone(),
-                supplier: supplier.code.clone(),
-                total: 0,
-                processed: AtomicU64::new(0),
-                failed: AtomicU64::new(0),
-                started_at: Utc::now(),
-                end: Mutex::new(None),
-            }));
+            list.push(Arc::new(Job::starting(&job_id, &supplier.code, 0)));
         }
         let claimed = self.claim_pending(&supplier.code).await;
         let claimed = match claimed {
@@ -165,15 +197,7 @@ impl Migrations {
                 return Err(error);
             }
         };
-        let job = Arc::new(Job {
-            id: job_id.clone(),
-            supplier: supplier.code.clone(),
-            total: claimed.len() as u64,
-            processed: AtomicU64::new(0),
-            failed: AtomicU64::new(0),
-            started_at: Utc::now(),
-            end: Mutex::new(None),
-        });
+        let job = Arc::new(Job::starting(&job_id, &supplier.code, claimed.len() as u64));
         if let Err(error) = self.store.put_migration(&job.view()).await {
             self.replace(&supplier.code, &job_id, None);
             let _ = self.imports.release(&supplier.code, &claimed).await;
@@ -319,13 +343,7 @@ impl Migrations {
             if running_here {
                 continue;
             }
-            let Some(orphan) = self
-                .store
-                .migrations(&supplier.code)
-                .await?
-                .into_iter()
-                .find(|view| view.state == MigrationState::Running)
-            else {
+            let Some(orphan) = running_job(self.store.as_ref(), &supplier.code).await? else {
                 continue;
             };
             let lease = bulk_lease(&supplier.code);
@@ -336,22 +354,8 @@ impl Migrations {
             {
                 continue; // its instance is alive
             }
-            let claimed: Vec<String> = filtered(
-                self.store.import_listings(&supplier.code),
-                ListFilter::State(ImportState::InProgress),
-            )
-            .map_ok(|process| process.external_account_number)
-            .try_collect()
-            .await?;
-            let job = Arc::new(Job {
-                id: orphan.id.clone(),
-                supplier: supplier.code.clone(),
-                total: orphan.total,
-                processed: AtomicU64::new(orphan.processed),
-                failed: AtomicU64::new(orphan.failed),
-                started_at: orphan.started_at,
-                end: Mutex::new(None),
-            });
+            let claimed = self.imports.in_progress(&supplier.code).await?;
+            let job = Arc::new(Job::from_view(&orphan));
             self.replace(&supplier.code, &job.id, Some(job.clone()));
             tracing::warn!(supplier = %supplier.code, job = %job.id, accounts = claimed.len(), "bulk migration taken over from an instance that is gone");
             tokio::spawn(self.clone().run(job, claimed));
