@@ -170,11 +170,6 @@ impl SledStore {
             .and_then(|at| DateTime::parse_from_rfc3339(&String::from_utf8_lossy(&at)).ok())
             .map(|at| at.with_timezone(&Utc)))
     }
-
-    /// Whether the database answers (for `/readyz`).
-    pub fn is_healthy(&self) -> bool {
-        self.db.size_on_disk().is_ok()
-    }
 }
 
 pub(super) fn encode<T: Serialize>(value: &T) -> Vec<u8> {
