@@ -918,4 +918,28 @@ mod tests {
     }
 
     crate::store::contract::contract_tests!(PgBackend::new);
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_url_that_asks_for_tls_is_served_over_tls() {
+        let backend = PgBackend::new();
+        let plain = PgPool::connect(&backend.url).await.expect("PostgreSQL");
+        let offered: String = sqlx::query_scalar("SHOW ssl")
+            .fetch_one(&plain)
+            .await
+            .expect("SHOW ssl");
+        let tls_url = format!("{}?sslmode=require", backend.url);
+        let health = Arc::new(StorageHealth::unwatched());
+        if offered != "on" {
+            // A server without TLS refuses a client that requires it: never plain text.
+            assert!(PgStore::connect(&tls_url, health).await.is_err());
+            return;
+        }
+        let store = PgStore::connect(&tls_url, health).await.expect("over TLS");
+        let encrypted: bool =
+            sqlx::query_scalar("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()")
+                .fetch_one(&store.pool)
+                .await
+                .expect("pg_stat_ssl");
+        assert!(encrypted, "the connection is not encrypted");
+    }
 }
