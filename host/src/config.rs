@@ -36,7 +36,8 @@ pub struct ServeArgs {
     /// until space is freed (default 256, or a tenth of the filesystem when less; 0: off).
     #[arg(long, env = "FERRY_MIN_FREE_MB")]
     pub min_free_mb: Option<u64>,
-    /// Redis URL for the event relay (unset: events wait in the outbox).
+    /// Redis URL for the event relay and the rate limits shared by every instance (unset:
+    /// events wait in the outbox, each instance counts its own requests).
     #[arg(long, env = "FERRY_REDIS_URL")]
     pub redis_url: Option<String>,
     /// Redis stream the relay writes to (default ferry:events).

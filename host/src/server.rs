@@ -53,6 +53,10 @@ pub enum ServerError {
 /// [`crate::domain::migrations::BULK_LEASE_TTL`]).
 const ORPHANS_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
 
+/// How often an instance over a shared database reads every scheduled migration again, so
+/// that one staged through an instance that is gone still runs (at most this late).
+const SCHEDULE_RESCAN_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// How often the plugins in use are compared with those the store holds.
 const PLUGIN_SYNC_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
@@ -114,6 +118,14 @@ pub async fn run(
         Arc::new(vendors),
         plugins.clone(),
     );
+    // With Redis, a key's rate limit is counted there: it holds across every instance.
+    if let Some(url) = &settings.redis_url {
+        state.throttle = state
+            .throttle
+            .clone()
+            .shared_through(url)
+            .map_err(|error| ServerError::Config(format!("invalid Redis URL: {error}")))?;
+    }
     // A bulk migration that a restart (or another instance's end) interrupted goes on here.
     match state.migrations.resume_orphans().await {
         Ok(0) => {}
@@ -215,6 +227,12 @@ pub async fn run(
     let scheduled = arrivals.map(|arrivals| {
         tokio::spawn(crate::domain::schedules::run(
             state.imports.clone(),
+            instance.clone(),
+            // One process holds a sled directory: it knows every schedule already.
+            settings
+                .database_url
+                .is_some()
+                .then_some(SCHEDULE_RESCAN_EVERY),
             arrivals,
             stopped.clone(),
         ))

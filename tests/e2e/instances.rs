@@ -4,7 +4,9 @@
 //! to different instances are added once, a plugin installed through one is used by the
 //! others within seconds, and when the instance that publishes events (the relay's lease
 //! holder) is killed under write load the others keep serving, lose no acknowledged write, and
-//! one of them takes the relay over: every event arrives in Redis exactly once.
+//! one of them takes the relay over: every event arrives in Redis exactly once. A key's rate
+//! limit, counted in Redis, holds across the instances (and each counts its own while Redis is
+//! away). A migration scheduled through one instance runs on another when its own is gone.
 //!
 //! PostgreSQL only (`e2e-postgres`): instances cannot share a sled directory.
 
@@ -52,26 +54,41 @@ async fn relay_holder(servers: &[Arc<Server>]) -> usize {
     }
 }
 
+/// An instance per name over one new database, rate limits off unless `env` sets them.
+fn instances_over_one_database<const N: usize>(
+    dir: &std::path::Path,
+    names: [&str; N],
+    env: &[(&str, String)],
+) -> [Server; N] {
+    let mut options = Options {
+        env: vec![
+            ("FERRY_DATABASE_URL".into(), shared_database(dir)),
+            ("FERRY_RATE_LIMIT_PER_SECOND".into(), "0".into()),
+        ],
+        ..Options::default()
+    };
+    for (name, value) in env {
+        options.env.retain(|(set, _)| set != name);
+        options.env.push(((*name).to_owned(), value.clone()));
+    }
+    names.map(|name| Server::start_in(&dir.join(name), options.clone()))
+}
+
 #[tokio::test]
 async fn three_instances_over_one_database_behave_as_one_service() {
     if backend() != Backend::Postgres {
         return; // instances cannot share a sled directory
     }
     let dir = tempfile::tempdir().expect("temp dir");
-    let database = shared_database(dir.path());
     let redis = Redis::start();
-    let options = Options {
-        env: vec![
-            ("FERRY_DATABASE_URL".into(), database.clone()),
-            ("FERRY_REDIS_URL".into(), redis.url()),
-            ("FERRY_RATE_LIMIT_PER_SECOND".into(), "0".into()),
-        ],
-        ..Options::default()
-    };
-    let servers: Vec<Arc<Server>> = ["a", "b", "c"]
-        .iter()
-        .map(|name| Arc::new(Server::start_in(&dir.path().join(name), options.clone())))
-        .collect();
+    let servers: Vec<Arc<Server>> = instances_over_one_database(
+        dir.path(),
+        ["a", "b", "c"],
+        &[("FERRY_REDIS_URL", redis.url())],
+    )
+    .into_iter()
+    .map(Arc::new)
+    .collect();
     let (a, b, c) = (&servers[0], &servers[1], &servers[2]);
 
     // A token from one instance works on the others; staged on one, migrated through another.
@@ -248,12 +265,7 @@ async fn three_instances_over_one_database_behave_as_one_service() {
         }));
     }
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let killed = servers[holder].pid();
-    let status = std::process::Command::new("kill")
-        .args(["-9", &killed.to_string()])
-        .status()
-        .expect("kill");
-    assert!(status.success());
+    servers[holder].kill_hard();
     let survivors: Vec<Arc<Server>> = servers
         .iter()
         .enumerate()
@@ -311,15 +323,7 @@ async fn a_bulk_migration_is_taken_over_when_its_instance_dies() {
         return; // instances cannot share a sled directory
     }
     let dir = tempfile::tempdir().expect("temp dir");
-    let options = Options {
-        env: vec![
-            ("FERRY_DATABASE_URL".into(), shared_database(dir.path())),
-            ("FERRY_RATE_LIMIT_PER_SECOND".into(), "0".into()),
-        ],
-        ..Options::default()
-    };
-    let first = Server::start_in(&dir.path().join("first"), options.clone());
-    let second = Server::start_in(&dir.path().join("second"), options);
+    let [first, second] = instances_over_one_database(dir.path(), ["first", "second"], &[]);
     let token = first.supplier_with_token("SLOW_CO").await;
     for index in 0..40 {
         second
@@ -349,11 +353,7 @@ async fn a_bulk_migration_is_taken_over_when_its_instance_dies() {
     assert!(done > 0 && done < 40, "{seen}");
 
     // Its instance dies; the other takes the job over and finishes it.
-    let status = std::process::Command::new("kill")
-        .args(["-9", &first.pid().to_string()])
-        .status()
-        .expect("kill");
-    assert!(status.success());
+    first.kill_hard();
     let deadline = Instant::now() + Duration::from_secs(90);
     let ended = loop {
         let (status, job) = second.admin(Method::GET, &path, None).await;
@@ -378,4 +378,136 @@ async fn a_bulk_migration_is_taken_over_when_its_instance_dies() {
     assert_eq!(supplier["counts"]["IN_PROGRESS"], 0, "{supplier}");
     assert_eq!(supplier["counts"]["PENDING"], 0, "{supplier}");
     drop(first);
+}
+
+/// Sends `count` requests of one key, each to the next of `servers` in turn; how many were
+/// taken (anything but 429) and how long they took.
+async fn spread_requests(servers: &[&Server], token: &str, count: usize) -> (usize, Duration) {
+    let started = Instant::now();
+    let mut taken = 0;
+    for index in 0..count {
+        let (status, body) = servers[index % servers.len()]
+            .get(
+                "/v1/data-import/account-transfer-status/RATE_CO/NOBODY/",
+                token,
+            )
+            .await;
+        match status {
+            StatusCode::TOO_MANY_REQUESTS => assert_error(&body, "throttled"),
+            _ => taken += 1,
+        }
+    }
+    (taken, started.elapsed())
+}
+
+#[tokio::test]
+async fn a_keys_rate_limit_holds_across_instances_through_redis() {
+    if backend() != Backend::Postgres {
+        return; // instances cannot share a sled directory
+    }
+    const BURST: usize = 4;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut redis = Redis::start();
+    let [a, b] = instances_over_one_database(
+        dir.path(),
+        ["a", "b"],
+        &[
+            ("FERRY_REDIS_URL", redis.url()),
+            ("FERRY_RATE_LIMIT_PER_SECOND", "1".to_owned()),
+            ("FERRY_RATE_LIMIT_BURST", BURST.to_string()),
+        ],
+    );
+    let token = a.supplier_with_token("RATE_CO").await;
+
+    // The burst spent on one instance is spent on the other too.
+    let (taken, elapsed) = spread_requests(&[&a], &token, BURST).await;
+    assert_eq!(taken, BURST);
+    let started = Instant::now();
+    let (status, body) = b
+        .get(
+            "/v1/data-import/account-transfer-status/RATE_CO/NOBODY/",
+            &token,
+        )
+        .await;
+    // At one request a second, a request may pass again once a second has gone by.
+    if elapsed + started.elapsed() < Duration::from_secs(1) {
+        assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
+        assert_error(&body, "throttled");
+    }
+
+    // Spread over both, a key gets its rate once, not once per instance: after the burst, one
+    // request a second (and one more for the second under way).
+    tokio::time::sleep(Duration::from_secs(BURST as u64 + 1)).await;
+    let (taken, elapsed) = spread_requests(&[&a, &b], &token, 4 * BURST).await;
+    let allowed = BURST + elapsed.as_secs() as usize + 1;
+    assert!(
+        (BURST..=allowed).contains(&taken),
+        "{taken} of {} requests taken in {elapsed:?}, at most {allowed} allowed",
+        4 * BURST
+    );
+
+    // Without Redis each instance counts on its own: requests are still answered, and the
+    // limit still holds per instance.
+    redis.stop();
+    let (taken, elapsed) = spread_requests(&[&a, &b], &token, 4 * BURST).await;
+    let allowed = 2 * (BURST + elapsed.as_secs() as usize + 1);
+    assert!(
+        (1..=allowed).contains(&taken),
+        "{taken} of {} requests taken in {elapsed:?} with Redis away, at most {allowed} allowed",
+        4 * BURST
+    );
+
+    // Once Redis is back, the count is shared again.
+    redis.resume();
+    tokio::time::sleep(Duration::from_secs(BURST as u64 + 2)).await;
+    let (taken, elapsed) = spread_requests(&[&a, &b], &token, 4 * BURST).await;
+    let allowed = BURST + elapsed.as_secs() as usize + 1;
+    assert!(
+        (BURST..=allowed).contains(&taken),
+        "{taken} of {} requests taken in {elapsed:?} after Redis came back, at most {allowed} allowed",
+        4 * BURST
+    );
+}
+
+#[tokio::test]
+async fn a_scheduled_migration_runs_on_another_instance_when_its_own_is_gone() {
+    if backend() != Backend::Postgres {
+        return; // instances cannot share a sled directory
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let [staging, other] = instances_over_one_database(dir.path(), ["staging", "other"], &[]);
+    let token = staging.supplier_with_token("OLD_CO").await;
+
+    // Scheduled through one instance, which dies before the window opens; the other had read
+    // the schedules when it started, before this one was made.
+    let start = (chrono::Utc::now() + chrono::Duration::seconds(3))
+        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let (status, answer) = staging
+        .post(
+            "/v2/data-import/accounts/",
+            &token,
+            &json!({"payload": account("OLD_CO", "ACC-1"),
+                    "task_params": {"schedule_window_start": start}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    staging.kill_hard();
+
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let (status, body) = other
+            .get("/v2/data-import/accounts/OLD_CO/ACC-1/", &token)
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        if body["status"] == "PROCESSED" {
+            assert!(body["platform_identifier"].is_string(), "{body}");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the other instance did not run the schedule: {body}"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    drop(staging);
 }

@@ -64,7 +64,11 @@ impl FromRequestParts<AppState> for SupplierCaller {
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
         let key = state.auth.supplier_caller(authorization(parts)).await?;
-        state.throttle.check(&key.id).map_err(ApiError::Throttled)?;
+        state
+            .throttle
+            .check(&key.id)
+            .await
+            .map_err(ApiError::Throttled)?;
         Ok(Self(key))
     }
 }

@@ -58,6 +58,10 @@ pub struct ProcessRequest {
     pub operations_team_name: Option<String>,
 }
 
+/// How long one instance may hold a scheduled migration before another may run it (a run
+/// takes well under a second; the lease outlives an instance that died running it).
+const SCHEDULED_RUN_LEASE: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// The import use cases over one store.
 #[derive(Clone)]
 pub struct Imports {
@@ -333,8 +337,35 @@ impl Imports {
     /// its window it errors (`schedule_window_passed`), a supplier no longer ongoing errors
     /// it too, a dry run records its outcome. `Ok(Some(at))` asks to be run again at `at`:
     /// the process was busy (a bulk migration holds it), the window moved later (it was
-    /// scheduled again), or something passing went wrong (a busy plugin, the store).
+    /// scheduled again), another instance runs it now, or something passing went wrong (a
+    /// busy plugin, the store).
+    ///
+    /// Every instance over one database knows every schedule; the one that takes the
+    /// schedule's lease (`holder` names it) runs it, so a dry run or a passed window is
+    /// recorded once.
     pub async fn run_scheduled(
+        &self,
+        supplier: &str,
+        external: &str,
+        holder: &str,
+    ) -> Result<Option<DateTime<Utc>>, DomainError> {
+        let lease = format!("scheduled-migration:{supplier}:{external}");
+        if !self
+            .store
+            .hold_lease(&lease, holder, SCHEDULED_RUN_LEASE)
+            .await?
+        {
+            return Ok(Some(Utc::now() + chrono::Duration::seconds(5)));
+        }
+        let outcome = self.run_scheduled_holding(supplier, external).await;
+        if let Err(error) = self.store.release_lease(&lease, holder).await {
+            tracing::warn!(%error, lease, "cannot give the lease of a scheduled migration up");
+        }
+        outcome
+    }
+
+    /// [`Imports::run_scheduled`] once its lease is held.
+    async fn run_scheduled_holding(
         &self,
         supplier: &str,
         external: &str,
@@ -394,28 +425,11 @@ impl Imports {
         }
     }
 
-    /// Every process whose scheduled migration has not run yet (read once at start).
+    /// Every process whose scheduled migration has not run yet.
     pub async fn scheduled(&self) -> Result<Vec<Due>, DomainError> {
-        let mut due = Vec::new();
-        for supplier in self.store.suppliers().await? {
-            let mut processes = self.store.import_processes(&supplier.code, None);
-            while let Some(process) = processes.next().await {
-                let process = process?;
-                if let Some(schedule) = &process.schedule
-                    && process.awaits_migration()
-                {
-                    due.push(Due {
-                        at: schedule.window_start,
-                        supplier: process.supplier_code.clone(),
-                        external: process.external_account_number.clone(),
-                    });
-                }
-            }
-        }
-        Ok(due)
+        Ok(self.store.scheduled_migrations().await?)
     }
 
-    /// Migrates a staged account, or with `dry_run` says whether it would succeed.
     /// Migrates a staged account: the platform account it created. A dry run keeps nothing
     /// and, as on the real platform, answers a refusal either way: the error the real run
     /// would give, or [`DomainError::DryRunWouldSucceed`].

@@ -4,7 +4,10 @@
 //! The schedule is written with the staged account (so a restart loses none: the loop reads
 //! every pending schedule when it starts), and the [`Scheduler`] is told of new ones as they
 //! are made. The loop keeps them in time order and runs each through
-//! [`Imports::run_scheduled`](super::imports::Imports::run_scheduled), one at a time.
+//! [`Imports::run_scheduled`](super::imports::Imports::run_scheduled), one at a time. Over a
+//! shared database every instance also reads every schedule again now and then, so each
+//! schedule runs on whichever instance takes it first, even when the one that staged it is
+//! gone.
 
 use super::error::DomainError;
 use super::import_process::Schedule;
@@ -115,19 +118,20 @@ pub fn read_task_params(body: &Value, now: DateTime<Utc>) -> Result<Schedule, Do
 }
 
 /// Runs scheduled migrations as their windows open, until told to stop: first every schedule
-/// already written, then each new one `arrivals` brings.
+/// already written, then each new one `arrivals` brings. With `rescan`, every schedule is read
+/// again that often, so that a schedule staged through another instance over the same
+/// database runs here too when that instance is gone (`instance` names this one in the
+/// schedules' leases).
 pub async fn run(
     imports: Imports,
+    instance: String,
+    rescan: Option<std::time::Duration>,
     mut arrivals: mpsc::UnboundedReceiver<Due>,
     mut stop: watch::Receiver<bool>,
 ) {
-    let mut queue: BTreeSet<Due> = match imports.scheduled().await {
-        Ok(pending) => pending.into_iter().collect(),
-        Err(error) => {
-            tracing::error!(%error, "cannot read the scheduled migrations");
-            BTreeSet::new()
-        }
-    };
+    let mut queue = BTreeSet::new();
+    read_every_schedule(&imports, &mut queue).await;
+    let mut next_rescan = rescan.map(|every| tokio::time::Instant::now() + every);
     loop {
         let now = Utc::now();
         while let Some(due) = queue.first().filter(|due| due.at <= now).cloned() {
@@ -135,7 +139,10 @@ pub async fn run(
                 return;
             }
             queue.remove(&due);
-            match imports.run_scheduled(&due.supplier, &due.external).await {
+            match imports
+                .run_scheduled(&due.supplier, &due.external, &instance)
+                .await
+            {
                 Ok(None) => {}
                 Ok(Some(again)) => {
                     queue.insert(Due { at: again, ..due });
@@ -158,14 +165,31 @@ pub async fn run(
             .map_or(std::time::Duration::from_secs(3600), |due| {
                 (due.at - Utc::now()).to_std().unwrap_or_default()
             });
+        let next_due = tokio::time::Instant::now() + wait;
+        let wake = next_rescan.map_or(next_due, |rescan| rescan.min(next_due));
         tokio::select! {
-            () = tokio::time::sleep(wait) => {}
+            () = tokio::time::sleep_until(wake) => {
+                if let (Some(every), Some(at)) = (rescan, next_rescan)
+                    && tokio::time::Instant::now() >= at
+                {
+                    read_every_schedule(&imports, &mut queue).await;
+                    next_rescan = Some(tokio::time::Instant::now() + every);
+                }
+            }
             arrived = arrivals.recv() => match arrived {
                 Some(due) => { queue.insert(due); }
                 None => return,
             },
             _ = stop.changed() => return,
         }
+    }
+}
+
+/// Adds every schedule written so far to `queue` (one already there is kept once).
+async fn read_every_schedule(imports: &Imports, queue: &mut BTreeSet<Due>) {
+    match imports.scheduled().await {
+        Ok(pending) => queue.extend(pending),
+        Err(error) => tracing::error!(%error, "cannot read the scheduled migrations"),
     }
 }
 

@@ -20,9 +20,11 @@ use super::notes::Note;
 use super::operations_team::OperationsTeam;
 use super::payment_instruction::PaymentInstruction;
 use super::plugin::PluginRecord;
+use super::schedules::Due;
 use super::statements::Statement;
 use super::supplier::Supplier;
 use chrono::{DateTime, Utc};
+use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use futures_util::stream::BoxStream;
 use serde::Serialize;
@@ -302,6 +304,30 @@ pub trait Store: Send + Sync + 'static {
     fn import_processes(&self, supplier: &str, after: Option<&str>) -> ImportStream;
     /// What the lists show of the supplier's processes, in external-account-number order.
     fn import_listings(&self, supplier: &str) -> ListingStream;
+    /// Every process whose scheduled migration has not run yet, with when it is due. This
+    /// reads every process of every supplier; a backend with an index of schedules answers
+    /// from it instead.
+    fn scheduled_migrations(&self) -> StoreFuture<'_, Vec<Due>> {
+        Box::pin(async move {
+            let mut due = Vec::new();
+            for supplier in self.suppliers().await? {
+                let mut processes = self.import_processes(&supplier.code, None);
+                while let Some(process) = processes.next().await {
+                    let process = process?;
+                    if let Some(schedule) = &process.schedule
+                        && process.awaits_migration()
+                    {
+                        due.push(Due {
+                            at: schedule.window_start,
+                            supplier: process.supplier_code,
+                            external: process.external_account_number,
+                        });
+                    }
+                }
+            }
+            Ok(due)
+        })
+    }
     fn account<'a>(&'a self, number: &'a str) -> StoreFuture<'a, Option<PlatformAccount>>;
 
     /// Opens a unit of work on account `number`'s records, waiting for the one open on it.

@@ -22,6 +22,7 @@ use crate::domain::meter_points::MeterPoint;
 use crate::domain::migrations::MigrationView;
 use crate::domain::operations_team::OperationsTeam;
 use crate::domain::plugin::PluginRecord;
+use crate::domain::schedules::Due;
 use crate::domain::storage::Unwritable;
 use crate::domain::supplier::Supplier;
 use crate::events::outbox::{Outbox, PendingEvent};
@@ -557,6 +558,33 @@ impl Store for PgStore {
 
     fn import_listings(&self, supplier: &str) -> ListingStream {
         self.import_range(supplier, None, listing)
+    }
+
+    fn scheduled_migrations(&self) -> StoreFuture<'_, Vec<Due>> {
+        Box::pin(async move {
+            // The predicate is the partial index's (0004_scheduled.sql).
+            let rows = sqlx::query(
+                "SELECT supplier, external, record -> 'schedule' -> 'window_start' AS at \
+                 FROM import_processes \
+                 WHERE jsonb_typeof(record -> 'schedule') = 'object' \
+                 AND state IN ('PENDING', 'ERRORED')",
+            )
+            .fetch_all(&self.pool)
+            .await
+            .map_err(classify)?;
+            rows.iter()
+                .map(|row| {
+                    let supplier: String = row.try_get("supplier").map_err(classify)?;
+                    let external: String = row.try_get("external").map_err(classify)?;
+                    let at: Json<Value> = row.try_get("at").map_err(classify)?;
+                    Ok(Due {
+                        at: decoded(at.0, &external)?,
+                        supplier,
+                        external,
+                    })
+                })
+                .collect()
+        })
     }
 
     fn account<'a>(&'a self, number: &'a str) -> StoreFuture<'a, Option<PlatformAccount>> {

@@ -242,6 +242,15 @@ impl Server {
         }
     }
 
+    /// SIGKILL: the server dies at once, as on a crash (its process is reaped when dropped).
+    pub fn kill_hard(&self) {
+        let status = Command::new("kill")
+            .args(["-9", &self.child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(status.success());
+    }
+
     /// SIGTERM, then wait for a clean exit; returns whether it exited successfully.
     pub fn terminate(mut self) -> bool {
         let status = Command::new("kill")
