@@ -2,10 +2,12 @@
 //! after the other and the next operation as soon as the last answer has been read, for a
 //! fixed time (after an unmeasured warm-up) or until a fixed number of operations is done.
 //! Every operation's latency (first byte sent to last byte of the last answer read) goes into
-//! an HDR histogram in microseconds; any answer other than 2xx counts as an error. The
-//! server's CPU time from the first measured operation to the end is read from `/proc`.
+//! an HDR histogram in microseconds; any answer other than 2xx counts as an error. A server
+//! of several instances gets its connections spread over them (connection i sends to
+//! instance i mod N). The CPU time from the first measured operation to the end is read from
+//! `/proc`: the server's (summed over its instances), PostgreSQL's when asked, the machine's.
 
-use crate::procfs;
+use crate::procfs::{self, CpuSnapshot, CpuSources};
 use hdrhistogram::Histogram;
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue};
 use std::sync::Arc;
@@ -38,14 +40,34 @@ pub struct OpContext {
 /// Makes the requests of one operation.
 pub type Generator = Arc<dyn Fn(OpContext) -> Vec<Step> + Send + Sync>;
 
-/// A server under load.
+/// A server under load: one instance, or several sharing one database.
 #[derive(Debug, Clone)]
 pub struct Target {
-    /// `http://host:port`
-    pub base: String,
+    /// `http://host:port` of each instance.
+    pub bases: Vec<String>,
     /// Sent as `Authorization` when set.
     pub authorization: Option<HeaderValue>,
-    pub pid: u32,
+    /// The instances' processes.
+    pub pids: Vec<u32>,
+    /// Also count the CPU time of every `postgres` process on the machine.
+    pub watch_postgres: bool,
+}
+
+impl Target {
+    /// The instance connection `connection` sends to.
+    pub fn base(&self, connection: usize) -> &str {
+        let count = self.bases.len().max(1);
+        self.bases
+            .get(connection % count)
+            .map_or("", String::as_str)
+    }
+
+    fn cpu_sources(&self) -> CpuSources {
+        CpuSources {
+            servers: self.pids.clone(),
+            postgres: self.watch_postgres.then(procfs::postgres_pids),
+        }
+    }
 }
 
 /// When a measurement stops.
@@ -71,8 +93,12 @@ pub struct Measurement {
     pub elapsed: Duration,
     /// Latency of the successful measured operations, in microseconds.
     pub latency_us: Histogram<u64>,
-    /// CPU time the server process used over the measured window (user + system).
+    /// CPU time the server's processes used over the measured window (user + system).
     pub server_cpu_seconds: Option<f64>,
+    /// CPU time of the `postgres` processes over the window, when watched.
+    pub postgres_cpu_seconds: Option<f64>,
+    /// Busy CPU time of the whole machine over the window (load generator included).
+    pub machine_cpu_seconds: Option<f64>,
 }
 
 impl Measurement {
@@ -91,11 +117,25 @@ impl Measurement {
         (self.operations > 0).then(|| seconds * 1e6 / self.operations as f64)
     }
 
+    /// PostgreSQL's CPU time per successful operation, in microseconds.
+    pub fn postgres_cpu_per_operation_us(&self) -> Option<f64> {
+        let seconds = self.postgres_cpu_seconds?;
+        (self.operations > 0).then(|| seconds * 1e6 / self.operations as f64)
+    }
+
     /// Cores the server kept busy on average over the measured window.
     pub fn server_cores_busy(&self) -> Option<f64> {
-        let seconds = self.server_cpu_seconds?;
+        self.cores_busy(self.server_cpu_seconds?)
+    }
+
+    /// Cores the whole machine kept busy on average over the measured window.
+    pub fn machine_cores_busy(&self) -> Option<f64> {
+        self.cores_busy(self.machine_cpu_seconds?)
+    }
+
+    fn cores_busy(&self, cpu_seconds: f64) -> Option<f64> {
         let elapsed = self.elapsed.as_secs_f64();
-        (elapsed > 0.0).then(|| seconds / elapsed)
+        (elapsed > 0.0).then(|| cpu_seconds / elapsed)
     }
 
     /// The latency at `quantile` (0.5, 0.99, 0.999), in microseconds.
@@ -125,14 +165,21 @@ pub fn client(connections: usize) -> anyhow::Result<reqwest::Client> {
         .build()?)
 }
 
-/// Sends one request; the body's length, or a description of what went wrong.
-async fn send(client: &reqwest::Client, target: &Target, step: Step) -> Result<usize, String> {
+/// Sends one request of connection `connection`; the body's length, or a description of what
+/// went wrong.
+async fn send(
+    client: &reqwest::Client,
+    target: &Target,
+    connection: usize,
+    step: Step,
+) -> Result<usize, String> {
+    let base = target.base(connection);
     let request = match step {
         Step::Post { path, body } => client
-            .post(format!("{}{path}", target.base))
+            .post(format!("{base}{path}"))
             .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
             .body(body),
-        Step::Get { path } => client.get(format!("{}{path}", target.base)),
+        Step::Get { path } => client.get(format!("{base}{path}")),
     };
     let request = match &target.authorization {
         Some(value) => request.header(AUTHORIZATION, value.clone()),
@@ -159,9 +206,9 @@ struct WorkerReport {
 }
 
 struct Plan {
-    /// The server process, and its CPU time when the first measured operation started.
-    pid: u32,
-    cpu_at_first_start: std::sync::OnceLock<Option<f64>>,
+    /// Whose CPU time counts, and what it was when the first measured operation started.
+    cpu_sources: CpuSources,
+    cpu_at_first_start: std::sync::OnceLock<CpuSnapshot>,
     measure_from: Instant,
     deadline: Option<Instant>,
     /// Fixed-count runs: the next operation's number, and how many there are.
@@ -210,11 +257,11 @@ async fn worker(
         let measured = began >= plan.measure_from;
         if measured {
             plan.cpu_at_first_start
-                .get_or_init(|| procfs::cpu_seconds(plan.pid).ok());
+                .get_or_init(|| CpuSnapshot::take(&plan.cpu_sources));
         }
         let mut failure = None;
         for step in steps {
-            if let Err(error) = send(&client, &target, step).await {
+            if let Err(error) = send(&client, &target, worker, step).await {
                 failure = Some(error);
                 break;
             }
@@ -253,14 +300,14 @@ pub async fn measure(
     let started = Instant::now();
     let plan = Arc::new(match stop {
         Stop::After { warmup, duration } => Plan {
-            pid: target.pid,
+            cpu_sources: target.cpu_sources(),
             cpu_at_first_start: std::sync::OnceLock::new(),
             measure_from: started + warmup,
             deadline: Some(started + warmup + duration),
             count: None,
         },
         Stop::Count(total) => Plan {
-            pid: target.pid,
+            cpu_sources: target.cpu_sources(),
             cpu_at_first_start: std::sync::OnceLock::new(),
             measure_from: started,
             deadline: None,
@@ -285,6 +332,8 @@ pub async fn measure(
         elapsed: Duration::ZERO,
         latency_us: new_histogram()?,
         server_cpu_seconds: None,
+        postgres_cpu_seconds: None,
+        machine_cpu_seconds: None,
     };
     let mut first_start: Option<Instant> = None;
     let mut last_end: Option<Instant> = None;
@@ -304,12 +353,12 @@ pub async fn measure(
         (Some(start), Some(end)) => end.saturating_duration_since(start),
         _ => Duration::ZERO,
     };
-    let cpu_at_end = procfs::cpu_seconds(plan.pid).ok();
-    let cpu_at_start = plan.cpu_at_first_start.get().copied().flatten();
-    measurement.server_cpu_seconds = match (cpu_at_start, cpu_at_end) {
-        (Some(start), Some(end)) => Some(end - start),
-        _ => None,
-    };
+    if let Some(cpu_at_start) = plan.cpu_at_first_start.get() {
+        let used = CpuSnapshot::take(&target.cpu_sources()).since(cpu_at_start);
+        measurement.server_cpu_seconds = used.servers;
+        measurement.postgres_cpu_seconds = used.postgres;
+        measurement.machine_cpu_seconds = used.machine;
+    }
     Ok(measurement)
 }
 
@@ -329,6 +378,8 @@ mod tests {
             elapsed,
             latency_us: histogram,
             server_cpu_seconds: Some(0.5),
+            postgres_cpu_seconds: Some(0.25),
+            machine_cpu_seconds: Some(1.5),
         }
     }
 
@@ -339,6 +390,8 @@ mod tests {
         assert_eq!(measurement(&[], Duration::ZERO).per_second(), 0.0);
         assert_eq!(measured.cpu_per_operation_us(), Some(1000.0));
         assert_eq!(measured.server_cores_busy(), Some(0.25));
+        assert_eq!(measured.postgres_cpu_per_operation_us(), Some(500.0));
+        assert_eq!(measured.machine_cores_busy(), Some(0.75));
     }
 
     #[test]
@@ -354,7 +407,7 @@ mod tests {
     #[test]
     fn fixed_count_plans_hand_out_each_number_once() {
         let plan = Plan {
-            pid: std::process::id(),
+            cpu_sources: CpuSources::default(),
             cpu_at_first_start: std::sync::OnceLock::new(),
             measure_from: Instant::now(),
             deadline: None,
@@ -368,7 +421,7 @@ mod tests {
     fn timed_plans_go_on_until_the_connection_has_measured_one_operation() {
         let past = Instant::now() - Duration::from_secs(1);
         let plan = Plan {
-            pid: std::process::id(),
+            cpu_sources: CpuSources::default(),
             cpu_at_first_start: std::sync::OnceLock::new(),
             measure_from: past,
             deadline: Some(past),
@@ -376,5 +429,17 @@ mod tests {
         };
         assert!(plan.next_sequence(false).is_some());
         assert!(plan.next_sequence(true).is_none());
+    }
+
+    #[test]
+    fn connections_spread_over_the_instances() {
+        let target = Target {
+            bases: vec!["http://a".into(), "http://b".into()],
+            authorization: None,
+            pids: vec![1, 2],
+            watch_postgres: false,
+        };
+        let bases: Vec<&str> = (0..4).map(|connection| target.base(connection)).collect();
+        assert_eq!(bases, ["http://a", "http://b", "http://a", "http://b"]);
     }
 }

@@ -4,10 +4,18 @@
 //! levels; in the same run it sends the same requests to a bare axum baseline (this binary's
 //! `baseline` subcommand, a separate process) and reports every figure as a ratio to it.
 //!
+//! With `--database-url postgres://…` the same run then measures PostgreSQL deployments too:
+//! for each count in `--instances` (default `1,2`), that many `ferry serve` instances over a
+//! fresh database of their own on that server (created, and dropped afterwards), the load
+//! spread over them. The report has the same tables for each deployment, then a comparison:
+//! Ferry's throughput on each, what each further instance buys, and the CPU split between
+//! Ferry, PostgreSQL and the whole machine (where the ceiling is).
+//!
 //! Run it with `cargo run --release -p ferry-bench` (add `-- --write BENCHMARKS.md` to put the
 //! results into `BENCHMARKS.md`); `--help` lists the knobs for a quick smoke run.
 
 mod baseline;
+mod deployment;
 mod load;
 mod processes;
 mod procfs;
@@ -22,7 +30,8 @@ use std::path::PathBuf;
 #[derive(Debug, Parser)]
 #[command(
     name = "ferry-bench",
-    about = "Load-test the real ferry binary against a bare axum baseline"
+    about = "Load-test the real ferry binary against a bare axum baseline: on sled, and with \
+             --database-url on PostgreSQL with one or more instances"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -47,7 +56,7 @@ pub struct RunArgs {
     #[arg(long, env = "FERRY_BENCH_WARMUP_SECS", default_value_t = 0.5)]
     pub warmup_secs: f64,
     /// Concurrency levels: closed-loop connections, each sending its next request when the
-    /// previous answer has arrived.
+    /// previous answer has arrived (spread over the instances of a deployment).
     #[arg(
         long,
         env = "FERRY_BENCH_CONNECTIONS",
@@ -79,9 +88,36 @@ pub struct RunArgs {
     /// Don't build `ferry` and the plugins first (use what is there).
     #[arg(long)]
     pub no_build: bool,
-    /// Keep the temporary directory (Ferry's data and log, Redis's socket) after the run.
+    /// Keep the temporary directory (Ferry's data and logs, Redis's sockets) after the run.
+    /// The PostgreSQL databases are dropped all the same.
     #[arg(long)]
     pub keep_data: bool,
+    /// A PostgreSQL server (postgres://user[:password]@host:port/database, a database to
+    /// connect to for creating others). After the sled deployment the run measures PostgreSQL
+    /// deployments on it, each over a fresh database of its own (`ferry_bench_<pid>_<n>`,
+    /// created and dropped with `psql`).
+    #[arg(long, env = "FERRY_BENCH_DATABASE_URL")]
+    pub database_url: Option<String>,
+    /// `ferry serve` instances of each PostgreSQL deployment, one deployment per count
+    /// (comma-separated); the load is spread over the instances. Ignored without
+    /// --database-url.
+    #[arg(
+        long,
+        env = "FERRY_BENCH_INSTANCES",
+        value_delimiter = ',',
+        default_value = "1,2"
+    )]
+    pub instances: Vec<usize>,
+    /// The stores to measure (comma-separated): `sled`, `postgres` (which needs
+    /// --database-url; without it only sled is measured).
+    #[arg(
+        long,
+        env = "FERRY_BENCH_BACKENDS",
+        value_enum,
+        value_delimiter = ',',
+        default_value = "sled,postgres"
+    )]
+    pub backends: Vec<deployment::Backend>,
 }
 
 fn main() -> anyhow::Result<()> {

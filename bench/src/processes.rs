@@ -1,5 +1,6 @@
-//! The processes a run starts and stops: the real `ferry` server, the baseline (this binary's
-//! `baseline` subcommand) and a private `redis-server` on a unix socket. Each is killed when
+//! The processes a run starts and stops: the real `ferry` server (on sled, or on PostgreSQL),
+//! the baseline (this binary's `baseline` subcommand) and a private `redis-server` on a unix
+//! socket. Each is killed when
 //! its handle is dropped, so an aborted run leaves nothing behind. Also builds `ferry` and the
 //! plugins before a run, with the cargo that runs the benchmark.
 
@@ -193,8 +194,14 @@ pub struct Ferry {
 }
 
 impl Ferry {
-    /// Starts `binary` on a fresh `data_dir` with rate limits off and the relay on `redis`.
-    pub fn start(binary: &Path, data_dir: &Path, redis: &Redis) -> anyhow::Result<Self> {
+    /// Starts `binary` on a fresh `data_dir` with rate limits off and the relay on `redis`;
+    /// its store is sled in `data_dir`, or the PostgreSQL database at `database_url`.
+    pub fn start(
+        binary: &Path,
+        data_dir: &Path,
+        redis: &Redis,
+        database_url: Option<&str>,
+    ) -> anyhow::Result<Self> {
         let log = data_dir.with_extension("log");
         let mut command = Command::new(binary);
         command
@@ -209,6 +216,10 @@ impl Ferry {
             .env("FERRY_LOG", "warn")
             .current_dir(data_dir.parent().unwrap_or(data_dir))
             .stderr(std::fs::File::create(&log)?);
+        match database_url {
+            Some(url) => command.env("FERRY_DATABASE_URL", url),
+            None => command.env_remove("FERRY_DATABASE_URL"),
+        };
         let (process, base) = spawn_announcing(command, "ferry", "ferry listening on ")?;
         Ok(Self { process, base, log })
     }

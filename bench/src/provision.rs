@@ -1,15 +1,23 @@
 //! Setting up the server through its own APIs, as an operator and an integration would: the
 //! supplier, its example plugin and settings, an API key, a platform token (GraphQL
-//! `obtainPlatformToken`), and migrated accounts to add notes and transactions to.
+//! `obtainPlatformToken`), and migrated accounts to add notes and transactions to; with
+//! several instances over one database, waiting until each one uses the plugin.
 
 use crate::load::{self, Stop, Target};
 use crate::processes::OPERATOR_KEY;
 use crate::scenarios::{self, SUPPLIER};
 use anyhow::{Context, bail};
-use reqwest::header::{AUTHORIZATION, CONTENT_TYPE};
+use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long an instance may take to use a plugin installed through another one.
+const PLUGIN_PICKUP_TIMEOUT: Duration = Duration::from_secs(30);
+const PLUGIN_PICKUP_POLL: Duration = Duration::from_millis(200);
+/// Where a validated account's first tariff is (`OLDVAR` staged, `VAR-22` once mapped).
+const FIRST_TARIFF: &str = "/supply_addresses/0/meter_points/0/agreements/0/tariff_code";
 
 /// An admin API call as the operator; the answer's JSON.
 async fn admin(
@@ -97,6 +105,40 @@ pub async fn supplier_with_plugin(base: &str, component: &Path) -> anyhow::Resul
         .as_str()
         .map(str::to_owned)
         .with_context(|| format!("no token in {body}"))
+}
+
+/// Waits until the instance at `base` validates accounts with the example plugin and its
+/// settings (`POST /v1/data-import/validate-account/`, which writes nothing, answers the tariff
+/// `OLDVAR` mapped to `VAR-22`): an instance over a shared database takes up a plugin
+/// installed through another one within a second or two.
+pub async fn wait_for_plugin(base: &str, authorization: &HeaderValue) -> anyhow::Result<()> {
+    let client = load::client(1)?;
+    let account = scenarios::account(&scenarios::external(scenarios::MIGRATED_ACCOUNTS_FROM));
+    let started = Instant::now();
+    loop {
+        let response = client
+            .post(format!("{base}{}", scenarios::VALIDATE))
+            .header(AUTHORIZATION, authorization.clone())
+            .header(CONTENT_TYPE, "application/json")
+            .body(account.clone())
+            .send()
+            .await?;
+        let seen = match answer(response, scenarios::VALIDATE).await {
+            Ok(validated) => match validated.pointer(FIRST_TARIFF).and_then(Value::as_str) {
+                Some("VAR-22") => return Ok(()),
+                Some(tariff) => format!("the tariff {tariff}"),
+                None => validated.to_string(),
+            },
+            Err(error) => format!("{error:#}"),
+        };
+        if started.elapsed() > PLUGIN_PICKUP_TIMEOUT {
+            bail!(
+                "{base} does not use the example plugin after {} s (its validation answered {seen})",
+                PLUGIN_PICKUP_TIMEOUT.as_secs()
+            );
+        }
+        tokio::time::sleep(PLUGIN_PICKUP_POLL).await;
+    }
 }
 
 /// Stages and migrates `count` accounts (`OE-10000000`, ...); returns their external numbers.

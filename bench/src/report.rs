@@ -1,8 +1,13 @@
-//! The results as markdown: one row per endpoint and concurrency level with Ferry's figures,
-//! the baseline's and their ratio; the pending list's memory, the relay, the bulk staging; and
-//! the issue's targets, each marked met or missed. Also puts the results into `BENCHMARKS.md`
-//! between markers, so the hand-written analysis around them survives a new run.
+//! The results as markdown. For each deployment (sled; PostgreSQL with N instances): one row
+//! per endpoint and concurrency level with Ferry's figures, the baseline's and their ratio;
+//! the pending list's memory, the relay, the bulk staging; and the issue's targets, each
+//! marked met or missed. With more than the sled deployment, a heading per deployment and a
+//! comparison: Ferry's throughput on each side by side, what each further instance buys, and
+//! where the CPU goes (Ferry, PostgreSQL, the whole machine). Also puts the results into
+//! `BENCHMARKS.md` between markers, so the hand-written analysis around them survives a new
+//! run.
 
+use crate::deployment::Kind;
 use crate::load::Measurement;
 use crate::procfs::RssGrowth;
 use std::fmt::Write;
@@ -56,16 +61,25 @@ pub struct StagingResult {
     pub measurement: Measurement,
 }
 
+/// One deployment's figures.
+#[derive(Debug, Clone)]
+pub struct DeploymentResults {
+    pub kind: Kind,
+    pub rows: Vec<Row>,
+    pub relay: Option<RelayResult>,
+    pub staging: Option<StagingResult>,
+}
+
 #[derive(Debug, Clone)]
 pub struct Report {
     /// The command that made the figures.
     pub command: String,
-    /// How long each level ran etc., one sentence.
+    /// How long each level ran etc., one paragraph.
     pub conditions: String,
-    pub rows: Vec<Row>,
-    pub relay: Option<RelayResult>,
-    pub staging: Option<StagingResult>,
+    pub deployments: Vec<DeploymentResults>,
     pub list_accounts: usize,
+    /// The machine's cores (the ceiling of the busy-cores figures).
+    pub machine_cores: usize,
 }
 
 /// `12 345` above ten thousand, `1 234`, `123`, `12.3` below a hundred.
@@ -144,7 +158,156 @@ fn met(yes: bool) -> &'static str {
     if yes { "**met**" } else { "**missed**" }
 }
 
+/// Ferry's operations per second of a row, with items per second for batches.
+fn ferry_rate(row: &Row) -> String {
+    let rate = format_rate(row.ferry.per_second());
+    let rate = if row.items_per_operation > 1 {
+        let items = row.ferry.per_second() * row.items_per_operation as f64;
+        format!("{rate} ({} items/s)", format_rate(items))
+    } else {
+        rate
+    };
+    with_errors(rate, &row.ferry)
+}
+
+/// Ferry's and PostgreSQL's CPU per operation and the machine's busy cores, of Ferry's
+/// measurement in a row: `381 / 410, 1.93`.
+fn cpu_split(row: &Row) -> String {
+    format!(
+        "{} / {}, {}",
+        format_cpu(row.ferry.cpu_per_operation_us()),
+        format_cpu(row.ferry.postgres_cpu_per_operation_us()),
+        row.ferry
+            .machine_cores_busy()
+            .map_or_else(|| "–".to_owned(), |cores| format!("{cores:.2}"))
+    )
+}
+
 impl Report {
+    pub fn markdown(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "Command: `{}`\n", self.command);
+        let _ = writeln!(out, "{}\n", self.conditions);
+        match self.deployments.as_slice() {
+            [only] if only.kind == Kind::Sled => only.tables(self.list_accounts, &mut out),
+            deployments => {
+                for deployment in deployments {
+                    let _ = writeln!(out, "### {}\n", deployment.kind.title());
+                    deployment.tables(self.list_accounts, &mut out);
+                    if !out.ends_with("\n\n") {
+                        out.push('\n');
+                    }
+                }
+                self.comparison_table(&mut out);
+            }
+        }
+        out
+    }
+
+    /// Ferry on every deployment side by side, level by level; each PostgreSQL deployment's
+    /// throughput over the one before (what the further instances buy); the CPU split.
+    fn comparison_table(&self, out: &mut String) {
+        let Some(first) = self.deployments.first() else {
+            return;
+        };
+        let postgres: Vec<&DeploymentResults> = self
+            .deployments
+            .iter()
+            .filter(|deployment| deployment.kind != Kind::Sled)
+            .collect();
+        let steps: Vec<(&DeploymentResults, &DeploymentResults)> = postgres
+            .iter()
+            .copied()
+            .zip(postgres.iter().copied().skip(1))
+            .collect();
+        let step_label = |(fewer, more): (&DeploymentResults, &DeploymentResults)| {
+            format!("×{} / ×{}", more.kind.instances(), fewer.kind.instances())
+        };
+        let _ = writeln!(out, "### Deployments compared\n");
+        let mut intro =
+            String::from("Ferry's throughput on each deployment (op/s, as in the tables above)");
+        for &step in &steps {
+            let (fewer, more) = (step.0.kind.instances(), step.1.kind.instances());
+            let _ = write!(
+                intro,
+                "; `{}`: Ferry's op/s on PostgreSQL with {more} instances over its op/s with {fewer} \
+                 (what going from {fewer} to {more} instances buys)",
+                step_label(step)
+            );
+        }
+        let _ = writeln!(
+            out,
+            "{intro}. CPU: Ferry's µs per operation (summed over its instances) / PostgreSQL's \
+             (every `postgres` process on the machine), and the cores the whole machine kept busy \
+             over the measured window (of {}, load generator included).\n",
+            self.machine_cores
+        );
+        let mut header = String::from("| endpoint | conns |");
+        let mut alignment = String::from("|---|---:|");
+        for deployment in &self.deployments {
+            let _ = write!(header, " {} op/s |", deployment.kind.label());
+            alignment.push_str("---:|");
+        }
+        for &step in &steps {
+            let _ = write!(header, " {} |", step_label(step));
+            alignment.push_str("---:|");
+        }
+        for deployment in &self.deployments {
+            let _ = write!(
+                header,
+                " {}: CPU µs/op Ferry / PostgreSQL, busy cores |",
+                deployment.kind.label()
+            );
+            alignment.push_str("---:|");
+        }
+        let _ = writeln!(out, "{header}\n{alignment}");
+        for row in &first.rows {
+            let matching: Vec<Option<&Row>> = self
+                .deployments
+                .iter()
+                .map(|deployment| deployment.row(row.key, row.connections))
+                .collect();
+            let mut line = format!("| {} | {} |", row.title, row.connections);
+            for found in &matching {
+                let _ = write!(
+                    line,
+                    " {} |",
+                    found.map_or_else(|| "–".to_owned(), ferry_rate)
+                );
+            }
+            for &(fewer, more) in &steps {
+                let ratio = match (
+                    fewer.row(row.key, row.connections),
+                    more.row(row.key, row.connections),
+                ) {
+                    (Some(fewer), Some(more)) => {
+                        format_ratio(more.ferry.per_second(), fewer.ferry.per_second())
+                    }
+                    _ => "–".into(),
+                };
+                let _ = write!(line, " {ratio} |");
+            }
+            for found in &matching {
+                let _ = write!(
+                    line,
+                    " {} |",
+                    found.map_or_else(|| "–".to_owned(), cpu_split)
+                );
+            }
+            let _ = writeln!(out, "{line}");
+        }
+        out.push('\n');
+    }
+}
+
+impl DeploymentResults {
+    /// The row of `key` at exactly `connections`.
+    fn row(&self, key: &str, connections: usize) -> Option<&Row> {
+        self.rows
+            .iter()
+            .find(|row| row.key == key && row.connections == connections)
+    }
+
     /// The row of `key` at the level closest to `connections`.
     fn row_near(&self, key: &str, connections: usize) -> Option<&Row> {
         self.rows
@@ -153,17 +316,14 @@ impl Report {
             .min_by_key(|row| row.connections.abs_diff(connections))
     }
 
-    pub fn markdown(&self) -> String {
-        let mut out = String::new();
-        let _ = writeln!(out, "Command: `{}`\n", self.command);
-        let _ = writeln!(out, "{}\n", self.conditions);
-        self.throughput_table(&mut out);
-        self.list_memory_table(&mut out);
-        self.relay_table(&mut out);
-        self.staging_line(&mut out);
-        self.targets_table(&mut out);
-        self.errors(&mut out);
-        out
+    /// The tables of one deployment.
+    fn tables(&self, list_accounts: usize, out: &mut String) {
+        self.throughput_table(out);
+        self.list_memory_table(list_accounts, out);
+        self.relay_table(out);
+        self.staging_line(out);
+        self.targets_table(list_accounts, out);
+        self.errors(out);
     }
 
     fn throughput_table(&self, out: &mut String) {
@@ -173,17 +333,12 @@ impl Report {
         );
         let _ = writeln!(out, "|---|---:|---:|---:|---:|---|---|---:|---:|");
         for row in &self.rows {
-            let mut ferry_rate = format_rate(row.ferry.per_second());
-            if row.items_per_operation > 1 {
-                let items = row.ferry.per_second() * row.items_per_operation as f64;
-                ferry_rate = format!("{ferry_rate} ({} items/s)", format_rate(items));
-            }
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} | {} | {} | {} | {} | {} / {} |",
                 row.title,
                 row.connections,
-                with_errors(ferry_rate, &row.ferry),
+                ferry_rate(row),
                 with_errors(format_rate(row.baseline.per_second()), &row.baseline),
                 format_ratio(row.ferry.per_second(), row.baseline.per_second()),
                 percentiles(&row.ferry),
@@ -199,15 +354,23 @@ impl Report {
         out.push('\n');
     }
 
-    fn list_memory_table(&self, out: &mut String) {
+    fn list_memory_table(&self, list_accounts: usize, out: &mut String) {
         let lists: Vec<&Row> = self.rows.iter().filter(|row| row.rss.is_some()).collect();
         if lists.is_empty() {
             return;
         }
+        let instances = self.kind.instances();
         let _ = writeln!(
             out,
-            "Peak resident memory growth while listing {} pending accounts (VmHWM after a reset, and VmRSS sampled every 2 ms, over the level's warm-up and measurement):\n",
-            format_rate(self.list_accounts as f64)
+            "Peak resident memory growth while listing {} pending accounts (VmHWM after a reset, and VmRSS sampled every 2 ms, over the level's warm-up and measurement{}):\n",
+            format_rate(list_accounts as f64),
+            if instances > 1 {
+                format!(
+                    "; Ferry's figures are the sums over its {instances} instances, each with its own peak"
+                )
+            } else {
+                String::new()
+            }
         );
         let _ = writeln!(
             out,
@@ -296,7 +459,7 @@ impl Report {
         );
     }
 
-    fn targets_table(&self, out: &mut String) {
+    fn targets_table(&self, list_accounts: usize, out: &mut String) {
         let mut lines = Vec::new();
         if let Some(notes) = self.row_near("notes", 32) {
             let ratio =
@@ -338,10 +501,10 @@ impl Report {
         {
             lines.push(format!(
                 "| listing {} accounts: peak RSS growth < 50 MB | {} at {} | {} |",
-                format_rate(self.list_accounts as f64),
+                format_rate(list_accounts as f64),
                 format_mib(ferry.growth_kib()),
                 list.connections,
-                met(ferry.growth_kib() < 50 * 1000 * 1000 / 1024 && self.list_accounts >= 100_000)
+                met(ferry.growth_kib() < 50 * 1000 * 1000 / 1024 && list_accounts >= 100_000)
             ));
         }
         if lines.is_empty() {
@@ -412,6 +575,17 @@ mod tests {
             elapsed: Duration::from_secs(1),
             latency_us: histogram,
             server_cpu_seconds: Some(operations as f64 * 1e-4),
+            postgres_cpu_seconds: None,
+            machine_cpu_seconds: Some(1.5),
+        }
+    }
+
+    fn deployment(kind: Kind, rows: Vec<Row>) -> DeploymentResults {
+        DeploymentResults {
+            kind,
+            rows,
+            relay: None,
+            staging: None,
         }
     }
 
@@ -419,10 +593,9 @@ mod tests {
         Report {
             command: "cargo run --release -p ferry-bench".into(),
             conditions: "Closed loop.".into(),
-            rows,
-            relay: None,
-            staging: None,
+            deployments: vec![deployment(Kind::Sled, rows)],
             list_accounts: 100_000,
+            machine_cores: 2,
         }
     }
 
@@ -481,6 +654,67 @@ mod tests {
         let text = report(vec![row]).markdown();
         assert!(text.contains("20.0 (20 000 items/s)"), "{text}");
         assert!(text.contains("| 20 000 /s at 8 | **missed** |"), "{text}");
+    }
+
+    fn notes_at_8(ferry: Measurement) -> Row {
+        Row {
+            key: "notes",
+            title: "notes/create (1 note)",
+            connections: 8,
+            items_per_operation: 1,
+            ferry,
+            baseline: measurement(2_000, 500),
+            rss: None,
+        }
+    }
+
+    #[test]
+    fn deployments_are_compared_side_by_side_with_the_cpu_split() {
+        let on_postgres = |operations: u64| Measurement {
+            postgres_cpu_seconds: Some(operations as f64 * 5e-4),
+            ..measurement(operations, 4_000)
+        };
+        let mut compared = report(vec![notes_at_8(measurement(1_000, 4_000))]);
+        compared.deployments.extend([
+            deployment(
+                Kind::Postgres { instances: 1 },
+                vec![notes_at_8(on_postgres(400))],
+            ),
+            deployment(
+                Kind::Postgres { instances: 2 },
+                vec![notes_at_8(on_postgres(600))],
+            ),
+        ]);
+        let text = compared.markdown();
+        for heading in [
+            "### sled\n",
+            "### PostgreSQL, 1 instance\n",
+            "### PostgreSQL, 2 instances\n",
+            "### Deployments compared\n",
+        ] {
+            assert_eq!(text.matches(heading).count(), 1, "{heading} in {text}");
+        }
+        assert_eq!(
+            text.matches("| notes/create (1 note) | 8 | ").count(),
+            4,
+            "{text}"
+        );
+        assert!(
+            text.contains("| endpoint | conns | sled op/s | PostgreSQL ×1 op/s | PostgreSQL ×2 op/s | ×2 / ×1 | sled: CPU µs/op Ferry / PostgreSQL, busy cores |"),
+            "{text}"
+        );
+        assert!(
+            text.contains("| notes/create (1 note) | 8 | 1000 | 400 | 600 | 1.50 | 100 / –, 1.50 | 100 / 500, 1.50 | 100 / 500, 1.50 |"),
+            "{text}"
+        );
+        assert!(text.contains("(of 2, load generator included)"), "{text}");
+    }
+
+    #[test]
+    fn a_sled_only_run_has_no_headings_and_no_comparison() {
+        let text = report(vec![notes_at_8(measurement(1_000, 4_000))]).markdown();
+        assert!(!text.contains("###"), "{text}");
+        assert!(!text.contains("PostgreSQL"), "{text}");
     }
 
     #[test]

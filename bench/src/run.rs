@@ -1,19 +1,22 @@
-//! One benchmark run, in order: build and start everything, provision, then for each scenario
+//! One benchmark run, in order: build, start the baseline, then for each deployment (sled;
+//! PostgreSQL with each `--instances` count): start it, provision it, then for each scenario
 //! and concurrency level measure the baseline and Ferry one after the other; after the
 //! 1000-transaction batches, time the relay draining the outbox; stage the pending accounts
 //! and measure the pending list with both servers' memory watched; run `redis-benchmark` for
-//! the relay's baseline; print the report (and write it with `--write`).
+//! the relay's baseline; stop it. Then print the report (and write it with `--write`).
 
 use crate::RunArgs;
+use crate::deployment::{self, Deployment, Kind};
 use crate::load::{self, Stop, Target};
-use crate::processes::{self, Ferry, Redis};
-use crate::procfs::RssWatch;
+use crate::processes;
+use crate::procfs::{RssGrowth, RssWatch};
 use crate::provision;
-use crate::report::{self, RelayResult, Report, Row, StagingResult};
+use crate::report::{self, DeploymentResults, RelayResult, Report, Row, StagingResult};
 use crate::scenarios::{self, Scenario};
 use anyhow::{Context, bail};
 use reqwest::header::HeaderValue;
-use std::path::Path;
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -27,10 +30,26 @@ const DRAIN_POLL: Duration = Duration::from_millis(100);
 const FERRY_STREAM: &str = "ferry:events";
 const FERRY_STREAM_MAXLEN: &str = "1000000";
 
+/// `arg` with the password of a URL in it (`--database-url`) hidden, for the report.
+fn without_password(arg: String) -> String {
+    let (flag, value) = match arg.split_once('=') {
+        Some((flag, value)) if flag.starts_with("--") => (format!("{flag}="), value),
+        _ => (String::new(), arg.as_str()),
+    };
+    let Ok(mut url) = reqwest::Url::parse(value) else {
+        return arg;
+    };
+    if url.password().is_none() || url.set_password(Some("xxx")).is_err() {
+        return arg;
+    }
+    format!("{flag}{url}")
+}
+
 /// The command line that made the figures, as a reader would type it.
 fn command_line() -> String {
     let args: Vec<String> = std::env::args()
         .skip(1)
+        .map(without_password)
         .map(|arg| {
             if arg.contains(' ') {
                 format!("'{arg}'")
@@ -61,9 +80,18 @@ struct Servers {
     client: reqwest::Client,
 }
 
+/// Starts watching the resident memory of each of `target`'s processes.
+fn watch_memory_of(target: &Target) -> anyhow::Result<Vec<RssWatch>> {
+    target
+        .pids
+        .iter()
+        .map(|&pid| RssWatch::begin(pid))
+        .collect()
+}
+
 impl Servers {
     /// One scenario at one level: the baseline first, then Ferry, each with its memory
-    /// watched when `watch_memory`.
+    /// watched when `watch_memory` (summed over Ferry's instances).
     async fn measure_both(
         &self,
         scenario: &Scenario,
@@ -75,24 +103,27 @@ impl Servers {
         let mut growth = Vec::new();
         let mut relayed = Published::default();
         for target in [&self.baseline, &self.ferry] {
-            let watch = watch_memory
-                .then(|| RssWatch::begin(target.pid))
-                .transpose()?;
+            let watches = watch_memory.then(|| watch_memory_of(target)).transpose()?;
             let is_ferry = std::ptr::eq(target, &self.ferry);
             let before = if is_ferry {
-                published(&self.client, &target.base).await?
+                published(&self.client, &target.bases).await?
             } else {
                 0
             };
             let started = Instant::now();
             measured.push(load::measure(target, &scenario.generator, connections, stop).await?);
             if is_ferry {
-                let after = published(&self.client, &target.base).await?;
+                let after = published(&self.client, &target.bases).await?;
                 relayed.events += after.saturating_sub(before);
                 relayed.seconds += started.elapsed().as_secs_f64();
             }
-            if let Some(watch) = watch {
-                growth.push(watch.end()?);
+            if let Some(watches) = watches {
+                growth.push(
+                    watches
+                        .into_iter()
+                        .map(RssWatch::end)
+                        .sum::<anyhow::Result<RssGrowth>>()?,
+                );
             }
         }
         let ferry = measured.pop().context("Ferry was measured")?;
@@ -110,13 +141,21 @@ impl Servers {
             baseline,
         };
         eprintln!(
-            "  {:<40} {:>3} conns: Ferry {:>9} op/s p99 {:>7} ms {:>7} µs CPU/op {:.2} cores | baseline {:>9} op/s p99 {:>7} ms {:>7} µs CPU/op{}",
+            "  {:<40} {:>3} conns: Ferry {:>9} op/s p99 {:>7} ms {:>7} µs CPU/op {:.2} cores{} | baseline {:>9} op/s p99 {:>7} ms {:>7} µs CPU/op{}",
             row.title,
             connections,
             report::format_rate(row.ferry.per_second()),
             report::format_ms(row.ferry.latency_at(0.99)),
             report::format_cpu(row.ferry.cpu_per_operation_us()),
             row.ferry.server_cores_busy().unwrap_or(0.0),
+            match row.ferry.postgres_cpu_per_operation_us() {
+                Some(micros) => format!(
+                    ", PostgreSQL {} µs CPU/op, machine {:.2} cores",
+                    report::format_cpu(Some(micros)),
+                    row.ferry.machine_cores_busy().unwrap_or(0.0)
+                ),
+                None => String::new(),
+            },
             report::format_rate(row.baseline.per_second()),
             report::format_ms(row.baseline.latency_at(0.99)),
             report::format_cpu(row.baseline.cpu_per_operation_us()),
@@ -146,15 +185,20 @@ struct Published {
     seconds: f64,
 }
 
-/// Events the relay has published since Ferry started (`ferry_events_published_total`).
-async fn published(client: &reqwest::Client, base: &str) -> anyhow::Result<u64> {
-    let text = client
-        .get(format!("{base}/metrics"))
-        .send()
-        .await?
-        .text()
-        .await?;
-    Ok(prometheus_counter(&text, "ferry_events_published_total").unwrap_or(0.0) as u64)
+/// Events the relay has published since the instances started (`ferry_events_published_total`,
+/// summed: over one database only the holder of the relay's lease publishes).
+async fn published(client: &reqwest::Client, bases: &[String]) -> anyhow::Result<u64> {
+    let mut total = 0;
+    for base in bases {
+        let text = client
+            .get(format!("{base}/metrics"))
+            .send()
+            .await?
+            .text()
+            .await?;
+        total += prometheus_counter(&text, "ferry_events_published_total").unwrap_or(0.0) as u64;
+    }
+    Ok(total)
 }
 
 /// How the relay emptied the outbox after the load.
@@ -164,29 +208,44 @@ struct Drain {
     /// Events published until the outbox was empty (or until the time ran out).
     published: u64,
     seconds: f64,
-    /// Set when the outbox was not empty in time: the relay's state then.
+    /// Set when the outbox was not empty in time: the relay's state then (each instance's).
     stalled: Option<String>,
 }
 
+/// The relay's counters over all instances: events published (summed) and the outbox's
+/// length (the largest answer; over one database every instance sees the same outbox).
+async fn relay_totals(client: &reqwest::Client, bases: &[String]) -> anyhow::Result<(u64, u64)> {
+    let mut totals = (0, 0);
+    for base in bases {
+        let (published, lag) = provision::relay_counters(client, base).await?;
+        totals = (totals.0 + published, totals.1.max(lag));
+    }
+    Ok(totals)
+}
+
 /// Waits until the relay has emptied the outbox, polling `GET /admin/v1/events` (its `lag`
-/// counts the outbox).
-async fn drain(base: &str) -> anyhow::Result<Drain> {
+/// counts the outbox) on each instance.
+async fn drain(bases: &[String]) -> anyhow::Result<Drain> {
     let client = load::client(1)?;
     let started = Instant::now();
-    let (from, backlog) = provision::relay_counters(&client, base).await?;
+    let (from, backlog) = relay_totals(&client, bases).await?;
     let mut counters = (from, backlog);
     let mut stalled = None;
     while counters.1 > 0 {
         if started.elapsed() > DRAIN_TIMEOUT {
-            stalled = Some(provision::relay_state(&client, base).await?.to_string());
+            let mut states = Vec::new();
+            for base in bases {
+                states.push(provision::relay_state(&client, base).await?.to_string());
+            }
+            stalled = Some(states.join("; "));
             break;
         }
         tokio::time::sleep(DRAIN_POLL).await;
-        counters = provision::relay_counters(&client, base).await?;
+        counters = relay_totals(&client, bases).await?;
     }
     Ok(Drain {
         backlog,
-        published: counters.0 - from,
+        published: counters.0.saturating_sub(from),
         seconds: started.elapsed().as_secs_f64(),
         stalled,
     })
@@ -254,7 +313,7 @@ async fn pending_count(ferry: &Target) -> anyhow::Result<usize> {
     let client = load::client(1)?;
     let mut request = client.get(format!(
         "{}/v1/data-import/pending-account-import-processes/{}/",
-        ferry.base,
+        ferry.base(0),
         scenarios::SUPPLIER
     ));
     if let Some(value) = &ferry.authorization {
@@ -265,9 +324,227 @@ async fn pending_count(ferry: &Target) -> anyhow::Result<usize> {
     Ok(items.len())
 }
 
+/// What every deployment of a run shares.
+struct Bench {
+    args: RunArgs,
+    ferry_binary: PathBuf,
+    /// The run's temporary directory (a directory per deployment inside).
+    dir: PathBuf,
+    connections: Vec<usize>,
+    stop: Stop,
+    /// The baseline's address and process.
+    baseline_base: String,
+    baseline_pid: u32,
+}
+
+impl Bench {
+    fn selected(&self, key: &str) -> bool {
+        self.args.only.is_empty() || self.args.only.iter().any(|only| only == key)
+    }
+
+    /// Starts deployment `number` of `kind`, provisions it, measures every selected scenario
+    /// against it and the baseline, and stops it.
+    async fn measure(&self, kind: Kind, number: usize) -> anyhow::Result<DeploymentResults> {
+        let args = &self.args;
+        let connections = &self.connections;
+        let stop = self.stop;
+        eprintln!("== {} ==", kind.title());
+        let mut deployment = Deployment::start(
+            kind,
+            &self.ferry_binary,
+            &self.dir,
+            args.database_url.as_deref(),
+            number,
+        )?;
+        for (index, instance) in deployment.instances.iter().enumerate() {
+            eprintln!(
+                "ferry instance {} (pid {}) at {}, logs in {}",
+                index + 1,
+                instance.process.pid(),
+                instance.base,
+                instance.log.display()
+            );
+        }
+        eprintln!(
+            "baseline (pid {}) at {}; redis-server (pid {})",
+            self.baseline_pid,
+            self.baseline_base,
+            deployment.redis.process.pid()
+        );
+
+        let bases = deployment.bases();
+        let first = bases.first().context("a deployment has an instance")?;
+        let token = provision::supplier_with_plugin(first, &processes::example_plugin()).await?;
+        let authorization = HeaderValue::from_str(&format!("Token {token}"))?;
+        for base in &bases {
+            provision::wait_for_plugin(base, &authorization).await?;
+        }
+        let pids = deployment.pids();
+        let first_instance = Target {
+            bases: vec![first.clone()],
+            authorization: Some(authorization.clone()),
+            pids: pids.iter().take(1).copied().collect(),
+            watch_postgres: false,
+        };
+        let accounts =
+            Arc::new(provision::migrated_accounts(&first_instance, args.accounts.max(1)).await?);
+        eprintln!(
+            "provisioned supplier {} with the example plugin (in use on every instance) and {} migrated accounts",
+            scenarios::SUPPLIER,
+            accounts.len()
+        );
+        let servers = Servers {
+            ferry: Target {
+                bases,
+                authorization: Some(authorization.clone()),
+                pids,
+                watch_postgres: kind != Kind::Sled,
+            },
+            baseline: Target {
+                bases: vec![self.baseline_base.clone()],
+                authorization: Some(authorization),
+                pids: vec![self.baseline_pid],
+                watch_postgres: false,
+            },
+            client: load::client(1)?,
+        };
+
+        let mut rows = Vec::new();
+        let mut relay = None;
+        let scenarios = [
+            scenarios::notes(accounts.clone()),
+            scenarios::transactions_batch(accounts.clone(), 1),
+            scenarios::transactions_batch(accounts.clone(), 1000),
+            scenarios::stage_and_process(),
+            scenarios::transfer_status(accounts.clone()),
+        ];
+        for scenario in &scenarios {
+            let measure_relay = scenario.key == "transactions-1000" && self.selected("relay");
+            if !self.selected(scenario.key) && !measure_relay {
+                continue;
+            }
+            eprintln!("{}", scenario.title);
+            let mut during_load = Published::default();
+            for &level in connections {
+                let (row, relayed) = servers.measure_both(scenario, level, stop, false).await?;
+                during_load.events += relayed.events;
+                during_load.seconds += relayed.seconds;
+                rows.push(row);
+                deployment.ensure_running()?;
+            }
+            if measure_relay {
+                eprintln!("event relay: draining the outbox");
+                let drained = drain(&servers.ferry.bases).await?;
+                if let Some(state) = &drained.stalled {
+                    eprintln!("  the relay did not empty the outbox: {state}");
+                }
+                relay = Some(RelayResult {
+                    backlog: drained.backlog,
+                    drained: drained.published,
+                    drain_seconds: drained.seconds,
+                    stalled: drained.stalled,
+                    during_load_per_second: during_load.events as f64
+                        / during_load.seconds.max(f64::MIN_POSITIVE),
+                    redis_benchmark_per_second: 0.0,
+                });
+            }
+        }
+
+        let mut staging = None;
+        if self.selected("pending-list") {
+            eprintln!(
+                "staging {} pending accounts over {} connections",
+                args.list_accounts, args.staging_connections
+            );
+            let measurement = load::measure(
+                &servers.ferry,
+                &scenarios::stage_pending(),
+                args.staging_connections,
+                Stop::Count(args.list_accounts as u64),
+            )
+            .await?;
+            eprintln!(
+                "  {} accounts/s, {} errors",
+                report::format_rate(measurement.per_second()),
+                measurement.errors
+            );
+            staging = Some(StagingResult {
+                accounts: args.list_accounts as u64,
+                connections: args.staging_connections,
+                measurement,
+            });
+            let listed = pending_count(&servers.ferry).await?;
+            if listed < args.list_accounts {
+                bail!(
+                    "the pending list has {listed} accounts, expected {}",
+                    args.list_accounts
+                );
+            }
+            let scenario = scenarios::pending_list();
+            eprintln!("{} ({listed} accounts)", scenario.title);
+            for &level in connections {
+                rows.push(servers.measure_both(&scenario, level, stop, true).await?.0);
+                deployment.ensure_running()?;
+            }
+        }
+
+        if let Some(relay) = &mut relay {
+            relay.redis_benchmark_per_second = redis_benchmark(&deployment.redis.socket)?;
+        }
+        Ok(DeploymentResults {
+            kind,
+            rows,
+            relay,
+            staging,
+        })
+    }
+}
+
+/// How the measurements were made, one paragraph (the PostgreSQL deployments' own sentence
+/// only when there are some).
+fn conditions(args: &RunArgs, kinds: &[Kind], machine_cores: usize) -> String {
+    let mut text = format!(
+        "Closed loop: each connection sends its next request as soon as the previous answer has been read. \
+         {} s measured per level after {} s of warm-up (a level goes on until every connection has measured \
+         an operation: throughput counts from the first measured operation's start to the last one's end); \
+         the baseline and Ferry measured one after the other, level by level, with the load generator on \
+         the same {}-core machine. Ferry: the release binary on a fresh \
+         data directory, rate limit off, the example plugin installed for the supplier, the relay writing to a \
+         private redis-server (unix socket, no persistence); every 2xx is flushed to disk before it is sent. \
+         Notes and transactions go to {} migrated accounts (one per connection). Latency: from sending the \
+         request to reading the whole answer; an operation of two requests counts once. Server CPU: user + system \
+         time of the server process from `/proc`, per successful operation.",
+        args.duration_secs,
+        args.warmup_secs,
+        machine_cores,
+        args.accounts.max(1),
+    );
+    if let Some(server) = &args.database_url
+        && kinds.iter().any(|kind| *kind != Kind::Sled)
+    {
+        let _ = write!(
+            text,
+            " PostgreSQL deployments: N instances of that binary, each on its own data directory, with the same \
+             operator key and a redis-server of the deployment's own, over a fresh database on the PostgreSQL \
+             server at {} (created for the deployment and dropped after it); provisioned through the first \
+             instance, the others measured once they use the plugin installed there; connection i of a \
+             level sends to instance i mod N. Their server CPU is summed over the instances; PostgreSQL's CPU is that of \
+             every `postgres` process on the machine (per process, from the start to the end of the measured \
+             window; a process started in between counts from 0), and the machine's busy cores come from \
+             `/proc/stat`.",
+            deployment::server_address(server)
+        );
+    }
+    text
+}
+
 pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     let command = command_line();
-    let selected = |key: &str| args.only.is_empty() || args.only.iter().any(|only| only == key);
+    let kinds = deployment::plan(
+        &args.backends,
+        args.database_url.as_deref(),
+        &args.instances,
+    )?;
     let ferry_binary = match &args.ferry {
         Some(path) => path.clone(),
         None => {
@@ -286,161 +563,40 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
             ferry_binary.display()
         );
     }
+    // The instances run in their deployment's directory: a relative path would not hold there.
+    let ferry_binary = std::fs::canonicalize(&ferry_binary)
+        .with_context(|| format!("cannot resolve {}", ferry_binary.display()))?;
     let run_started = Instant::now();
-    let connections: Vec<usize> = args.connections.iter().map(|c| (*c).max(1)).collect();
-    let stop = Stop::After {
-        warmup: Duration::from_secs_f64(args.warmup_secs.max(0.0)),
-        duration: Duration::from_secs_f64(args.duration_secs.max(0.01)),
-    };
-
     let temp = tempfile::Builder::new()
         .prefix("ferry-bench-")
         .disable_cleanup(args.keep_data)
         .tempdir()?;
-    let redis = Redis::start(temp.path())?;
-    let mut ferry = Ferry::start(&ferry_binary, &temp.path().join("data"), &redis)?;
     let (baseline, baseline_base) = processes::start_baseline(args.list_accounts)?;
-    eprintln!(
-        "ferry (pid {}) at {}, logs in {}; baseline (pid {}) at {baseline_base}; redis-server (pid {})",
-        ferry.process.pid(),
-        ferry.base,
-        ferry.log.display(),
-        baseline.pid(),
-        redis.process.pid()
-    );
-
-    let token = provision::supplier_with_plugin(&ferry.base, &processes::example_plugin()).await?;
-    let authorization = HeaderValue::from_str(&format!("Token {token}"))?;
-    let servers = Servers {
-        ferry: Target {
-            base: ferry.base.clone(),
-            authorization: Some(authorization.clone()),
-            pid: ferry.process.pid(),
+    let bench = Bench {
+        connections: args.connections.iter().map(|c| (*c).max(1)).collect(),
+        stop: Stop::After {
+            warmup: Duration::from_secs_f64(args.warmup_secs.max(0.0)),
+            duration: Duration::from_secs_f64(args.duration_secs.max(0.01)),
         },
-        baseline: Target {
-            base: baseline_base,
-            authorization: Some(authorization),
-            pid: baseline.pid(),
-        },
-        client: load::client(1)?,
+        ferry_binary,
+        dir: temp.path().to_owned(),
+        baseline_base,
+        baseline_pid: baseline.pid(),
+        args,
     };
-    let accounts =
-        Arc::new(provision::migrated_accounts(&servers.ferry, args.accounts.max(1)).await?);
-    eprintln!(
-        "provisioned supplier {} with the example plugin and {} migrated accounts",
-        scenarios::SUPPLIER,
-        accounts.len()
-    );
 
-    let mut rows = Vec::new();
-    let mut relay = None;
-    let scenarios = [
-        scenarios::notes(accounts.clone()),
-        scenarios::transactions_batch(accounts.clone(), 1),
-        scenarios::transactions_batch(accounts.clone(), 1000),
-        scenarios::stage_and_process(),
-        scenarios::transfer_status(accounts.clone()),
-    ];
-    for scenario in &scenarios {
-        let measure_relay = scenario.key == "transactions-1000" && selected("relay");
-        if !selected(scenario.key) && !measure_relay {
-            continue;
-        }
-        eprintln!("{}", scenario.title);
-        let mut during_load = Published::default();
-        for &level in &connections {
-            let (row, relayed) = servers.measure_both(scenario, level, stop, false).await?;
-            during_load.events += relayed.events;
-            during_load.seconds += relayed.seconds;
-            rows.push(row);
-            ferry.process.ensure_running().with_context(|| {
-                format!("its log: {} (kept with --keep-data)", ferry.log.display())
-            })?;
-        }
-        if measure_relay {
-            eprintln!("event relay: draining the outbox");
-            let drained = drain(&servers.ferry.base).await?;
-            if let Some(state) = &drained.stalled {
-                eprintln!("  the relay did not empty the outbox: {state}");
-            }
-            relay = Some(RelayResult {
-                backlog: drained.backlog,
-                drained: drained.published,
-                drain_seconds: drained.seconds,
-                stalled: drained.stalled,
-                during_load_per_second: during_load.events as f64
-                    / during_load.seconds.max(f64::MIN_POSITIVE),
-                redis_benchmark_per_second: 0.0,
-            });
-        }
+    let mut deployments = Vec::new();
+    for (number, kind) in kinds.iter().enumerate() {
+        deployments.push(bench.measure(*kind, number + 1).await?);
     }
 
-    let mut staging = None;
-    if selected("pending-list") {
-        eprintln!(
-            "staging {} pending accounts over {} connections",
-            args.list_accounts, args.staging_connections
-        );
-        let measurement = load::measure(
-            &servers.ferry,
-            &scenarios::stage_pending(),
-            args.staging_connections,
-            Stop::Count(args.list_accounts as u64),
-        )
-        .await?;
-        eprintln!(
-            "  {} accounts/s, {} errors",
-            report::format_rate(measurement.per_second()),
-            measurement.errors
-        );
-        staging = Some(StagingResult {
-            accounts: args.list_accounts as u64,
-            connections: args.staging_connections,
-            measurement,
-        });
-        let listed = pending_count(&servers.ferry).await?;
-        if listed < args.list_accounts {
-            bail!(
-                "the pending list has {listed} accounts, expected {}",
-                args.list_accounts
-            );
-        }
-        let scenario = scenarios::pending_list();
-        eprintln!("{} ({listed} accounts)", scenario.title);
-        for &level in &connections {
-            rows.push(servers.measure_both(&scenario, level, stop, true).await?.0);
-            ferry.process.ensure_running().with_context(|| {
-                format!("its log: {} (kept with --keep-data)", ferry.log.display())
-            })?;
-        }
-    }
-
-    if let Some(relay) = &mut relay {
-        relay.redis_benchmark_per_second = redis_benchmark(&redis.socket)?;
-    }
-
+    let machine_cores = std::thread::available_parallelism().map_or(0, usize::from);
     let report = Report {
         command,
-        conditions: format!(
-            "Closed loop: each connection sends its next request as soon as the previous answer has been read. \
-             {} s measured per level after {} s of warm-up (a level goes on until every connection has measured \
-             an operation: throughput counts from the first measured operation's start to the last one's end); \
-             the baseline and Ferry measured one after the other, level by level, with the load generator on \
-             the same {}-core machine. Ferry: the release binary on a fresh \
-             data directory, rate limit off, the example plugin installed for the supplier, the relay writing to a \
-             private redis-server (unix socket, no persistence); every 2xx is flushed to disk before it is sent. \
-             Notes and transactions go to {} migrated accounts (one per connection). Latency: from sending the \
-             request to reading the whole answer; an operation of two requests counts once. Server CPU: user + system \
-             time of the server process from `/proc`, per successful operation.",
-            args.duration_secs,
-            args.warmup_secs,
-            std::thread::available_parallelism().map_or(0, usize::from),
-            accounts.len(),
-        ),
-        rows,
-        relay,
-        staging,
-        list_accounts: args.list_accounts,
+        conditions: conditions(&bench.args, &kinds, machine_cores),
+        deployments,
+        list_accounts: bench.args.list_accounts,
+        machine_cores,
     };
     let markdown = report.markdown();
     println!("{markdown}");
@@ -448,15 +604,13 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         "the run took {:.0} s (after building)",
         run_started.elapsed().as_secs_f64()
     );
-    if let Some(path) = &args.write {
+    if let Some(path) = &bench.args.write {
         let document = std::fs::read_to_string(path).unwrap_or_default();
         std::fs::write(path, report::with_results(&document, &markdown))
             .with_context(|| format!("cannot write {}", path.display()))?;
         eprintln!("wrote the results into {}", path.display());
     }
     drop(baseline);
-    drop(ferry);
-    drop(redis);
     Ok(())
 }
 
@@ -472,5 +626,24 @@ mod tests {
             Some(1234.0)
         );
         assert_eq!(prometheus_counter(text, "missing"), None);
+    }
+
+    #[test]
+    fn passwords_stay_out_of_the_command_line() {
+        assert_eq!(
+            without_password("postgres://ferry:secret@db:5432/ferry".into()),
+            "postgres://ferry:xxx@db:5432/ferry"
+        );
+        assert_eq!(
+            without_password("--database-url=postgres://u:p@db/x".into()),
+            "--database-url=postgres://u:xxx@db/x"
+        );
+        for kept in [
+            "postgres://postgres@127.0.0.1:5432/postgres",
+            "--duration-secs=2",
+            "1,2",
+        ] {
+            assert_eq!(without_password(kept.into()), kept);
+        }
     }
 }

@@ -7,6 +7,7 @@ use serde_json::json;
 use std::fmt::Write;
 use std::sync::Arc;
 
+pub const VALIDATE: &str = "/v1/data-import/validate-account/";
 pub const STAGE: &str = "/v1/data-import/account-import-process/create-or-update/";
 pub const PROCESS: &str = "/v1/data-import/account-import-process/process/";
 pub const NOTES: &str = "/v1/data-import/notes/create/";
