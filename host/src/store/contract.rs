@@ -2,7 +2,7 @@
 //! nothing, concurrent units that insert one key keep exactly one, ids are never handed out
 //! twice, the outbox keeps the order changes committed in, an import change carries its
 //! account, counts and events together, what was committed is there after the store is
-//! opened again, and while its [`StorageHealth`] refuses writes every write answers
+//! opened again, lists come whole and in key order however many pages they take, and while its [`StorageHealth`] refuses writes every write answers
 //! [`StoreError::Unwritable`], changes nothing, and reads and the relay go on.
 //!
 //! A backend runs the whole suite with [`contract_tests!`], given a constructor of a fresh,
@@ -64,6 +64,7 @@ macro_rules! contract_tests {
             refused_writes_change_nothing_and_reads_go_on,
             a_lease_has_one_holder_at_a_time,
             flushed_changes_are_there_after_a_reopen,
+            lists_come_in_key_order_page_after_page,
         );
     };
     (@scenarios $fresh:expr; $($scenario:ident),* $(,)?) => {
@@ -425,6 +426,94 @@ pub async fn an_import_change_carries_its_account_counts_and_events(backend: &dy
     assert!(outcomes[1].is_ok());
     let counts = store.import_counts("OLD_CO").await.expect("counts");
     assert_eq!(counts.get(ImportState::Pending), 1);
+}
+
+/// Stages `external` of `supplier`, with `schedule` if given.
+async fn staged(
+    store: &dyn Store,
+    supplier: &str,
+    external: &str,
+    schedule: Option<crate::domain::import_process::Schedule>,
+) {
+    let body = json!({"import_supplier": supplier, "external_account_number": external});
+    let payload = read_account(&body, AccountLimits { max_items: 100 }).expect("an account");
+    let now = Utc::now();
+    store
+        .change_import(supplier, external, &mut |current| {
+            let (mut process, _) = ImportProcess::stage(current, payload.clone(), now)?;
+            process.schedule = schedule.clone();
+            Ok(ImportChange::process(process))
+        })
+        .await
+        .expect("staged");
+}
+
+pub async fn lists_come_in_key_order_page_after_page(backend: &dyn Backend) {
+    use futures_util::{StreamExt, TryStreamExt};
+    const ACCOUNTS: usize = 2_100; // past two of PostgreSQL's pages of 1 000
+    let store = backend.open();
+    for code in ["OLD_CO", "NEW_CO", "A_CO"] {
+        let supplier = read_new_supplier(
+            &json!({"code": code, "name": code, "document_root": ""}),
+            Utc::now(),
+        )
+        .expect("a supplier");
+        assert!(store.create_supplier(&supplier).await.expect("created"));
+    }
+    let start = Utc::now() + chrono::Duration::hours(1);
+    let schedule = crate::domain::import_process::Schedule {
+        window_start: start,
+        window_end: start + chrono::Duration::hours(1),
+        dry_run: false,
+    };
+    // Staged out of order, with another supplier's around them; three scheduled.
+    futures_util::stream::iter((0..ACCOUNTS).rev())
+        .for_each_concurrent(16, |index| {
+            let store = store.clone();
+            let schedule = (index % 1_000 == 7).then(|| schedule.clone());
+            async move { staged(store.as_ref(), "OLD_CO", &format!("K-{index:05}"), schedule).await }
+        })
+        .await;
+    staged(store.as_ref(), "NEW_CO", "K-00001", Some(schedule.clone())).await;
+    staged(store.as_ref(), "A_CO", "K-99999", None).await;
+
+    let expected: Vec<String> = (0..ACCOUNTS).map(|index| format!("K-{index:05}")).collect();
+    let listed: Vec<String> = store
+        .import_listings("OLD_CO")
+        .map_ok(|listing| listing.external_account_number)
+        .try_collect()
+        .await
+        .expect("the listings");
+    assert_eq!(listed, expected);
+    let after: Vec<String> = store
+        .import_processes("OLD_CO", Some("K-00999"))
+        .map_ok(|process| process.external_account_number)
+        .try_collect()
+        .await
+        .expect("the processes after a key");
+    assert_eq!(after, expected[1_000..]);
+
+    let mut due: Vec<(String, String)> = store
+        .scheduled_migrations()
+        .await
+        .expect("the schedules")
+        .into_iter()
+        .map(|due| {
+            assert_eq!(due.at, start);
+            (due.supplier, due.external)
+        })
+        .collect();
+    due.sort();
+    let pair = |supplier: &str, external: &str| (supplier.to_owned(), external.to_owned());
+    assert_eq!(
+        due,
+        [
+            pair("NEW_CO", "K-00001"),
+            pair("OLD_CO", "K-00007"),
+            pair("OLD_CO", "K-01007"),
+            pair("OLD_CO", "K-02007"),
+        ]
+    );
 }
 
 pub async fn flushed_changes_are_there_after_a_reopen(backend: &dyn Backend) {
