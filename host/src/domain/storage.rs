@@ -304,6 +304,13 @@ pub trait Store: Send + Sync + 'static {
     fn import_processes(&self, supplier: &str, after: Option<&str>) -> ImportStream;
     /// What the lists show of the supplier's processes, in external-account-number order.
     fn import_listings(&self, supplier: &str) -> ListingStream;
+    /// What the lists show of one process (its state and account), without reading its
+    /// account document: what a request adding data to the account needs of it.
+    fn import_listing<'a>(
+        &'a self,
+        supplier: &'a str,
+        external: &'a str,
+    ) -> StoreFuture<'a, Option<ImportListing>>;
     /// Every process whose scheduled migration has not run yet, with when it is due. This
     /// reads every process of every supplier; a backend with an index of schedules answers
     /// from it instead.

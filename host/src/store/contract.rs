@@ -492,6 +492,22 @@ pub async fn lists_come_in_key_order_page_after_page(backend: &dyn Backend) {
         .await
         .expect("the processes after a key");
     assert_eq!(after, expected[1_000..]);
+    let one = store
+        .import_listing("OLD_CO", "K-00007")
+        .await
+        .expect("read")
+        .expect("staged");
+    assert_eq!(
+        (one.external_account_number.as_str(), one.state),
+        ("K-00007", ImportState::Pending)
+    );
+    assert!(
+        store
+            .import_listing("OLD_CO", "K-99999")
+            .await
+            .expect("read")
+            .is_none()
+    );
 
     let mut due: Vec<(String, String)> = store
         .scheduled_migrations()

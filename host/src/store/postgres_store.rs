@@ -593,6 +593,26 @@ impl Store for PgStore {
         self.import_range(supplier, after, PROCESSES_PAGE, process)
     }
 
+    fn import_listing<'a>(
+        &'a self,
+        supplier: &'a str,
+        external: &'a str,
+    ) -> StoreFuture<'a, Option<ImportListing>> {
+        Box::pin(async move {
+            sqlx::query(
+                "SELECT external, state, platform_account_number, account_created_at \
+                 FROM import_processes WHERE supplier = $1 AND external = $2",
+            )
+            .bind(supplier)
+            .bind(external)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(classify)?
+            .map(|row| listing(&row))
+            .transpose()
+        })
+    }
+
     fn import_listings(&self, supplier: &str) -> ListingStream {
         self.import_range(supplier, None, LISTINGS_PAGE, listing)
     }

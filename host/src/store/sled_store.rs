@@ -10,7 +10,7 @@ use super::{
 use crate::domain::api_key::ApiKeyRecord;
 use crate::domain::error::DomainError;
 use crate::domain::events::Event;
-use crate::domain::import_process::{ImportProcess, ImportState, PlatformAccount};
+use crate::domain::import_process::{ImportListing, ImportProcess, ImportState, PlatformAccount};
 use crate::domain::meter_points::MeterPoint;
 use crate::domain::migrations::MigrationView;
 use crate::domain::operations_team::OperationsTeam;
@@ -504,6 +504,20 @@ impl Store for SledStore {
 
     fn import_processes(&self, supplier: &str, after: Option<&str>) -> ImportStream {
         futures_util::stream::iter(self.import_range(supplier, after)).boxed()
+    }
+
+    fn import_listing<'a>(
+        &'a self,
+        supplier: &'a str,
+        external: &'a str,
+    ) -> StoreFuture<'a, Option<ImportListing>> {
+        Box::pin(async move {
+            let key = pair_key(supplier, external);
+            self.imports
+                .get(&key)?
+                .map(|bytes| decode(&key, &bytes))
+                .transpose()
+        })
     }
 
     fn import_listings(&self, supplier: &str) -> ListingStream {

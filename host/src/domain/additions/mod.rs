@@ -122,7 +122,7 @@ impl Additions {
             .ok_or(DomainError::AccountNotFound)?;
         let process = self
             .store
-            .import_process(&supplier.code, external)
+            .import_listing(&supplier.code, external)
             .await?
             .ok_or(DomainError::AccountNotFound)?;
         let number = process
