@@ -39,8 +39,18 @@ use sqlx::{Postgres, Row};
 use std::collections::HashSet;
 use std::sync::Arc;
 
-/// The migrations, embedded: applied on start and by `ferry db migrate`.
-pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
+/// The migrations, embedded: applied on start and by `ferry db migrate`, without sqlx's
+/// advisory lock (which Postgres-compatible distributed databases do not all have).
+fn migrator() -> sqlx::migrate::Migrator {
+    let mut migrator = sqlx::migrate!("./migrations");
+    migrator.set_locking(false);
+    migrator
+}
+
+/// How many times a start applies the migrations before it gives up: instances started
+/// together may apply one at once, and each migration is one transaction, so all but one of
+/// them fail on it (a duplicate table or version) and find it applied when they try again.
+const MIGRATION_ATTEMPTS: u32 = 5;
 
 /// Rows of a list read at a time.
 const LIST_PAGE: i64 = 1000;
@@ -250,10 +260,20 @@ type BoxStream<T> = futures_util::stream::BoxStream<'static, Result<T, StoreErro
 
 /// Applies the migrations not applied yet (`ferry db migrate`, and every start).
 pub async fn migrate(pool: &PgPool) -> Result<(), StoreError> {
-    MIGRATOR
-        .run(pool)
-        .await
-        .map_err(|error| StoreError::Backend(Box::new(error)))
+    let migrator = migrator();
+    let mut attempt = 1;
+    loop {
+        match migrator.run(pool).await {
+            Ok(()) => return Ok(()),
+            Err(error) if attempt < MIGRATION_ATTEMPTS => {
+                tracing::warn!(%error, attempt, "migrations met another instance's: trying again");
+                tokio::time::sleep(std::time::Duration::from_millis(200 * u64::from(attempt)))
+                    .await;
+                attempt += 1;
+            }
+            Err(error) => return Err(StoreError::Backend(Box::new(error))),
+        }
+    }
 }
 
 /// The backend-neutral error of a PostgreSQL one.
@@ -1003,6 +1023,57 @@ mod tests {
     }
 
     crate::store::contract::contract_tests!(PgBackend::new);
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn instances_starting_together_migrate_one_database_without_advisory_locks() {
+        let backend = PgBackend::new();
+        // A role that may not take advisory locks in this database (as on databases that
+        // have none): sqlx's migration lock would fail for it.
+        let role = format!("ferry_role_{}", uuid::Uuid::new_v4().simple());
+        let owner = PgPool::connect(&backend.url).await.expect("PostgreSQL");
+        for statement in [
+            format!("CREATE ROLE {role} LOGIN"),
+            format!("GRANT ALL ON DATABASE {} TO {role}", backend.name),
+            format!("GRANT ALL ON SCHEMA public TO {role}"),
+            "REVOKE EXECUTE ON FUNCTION pg_advisory_lock(bigint), pg_advisory_unlock(bigint) \
+             FROM PUBLIC"
+                .to_owned(),
+        ] {
+            sqlx::query(&statement)
+                .execute(&owner)
+                .await
+                .expect("set-up");
+        }
+        let mut url = reqwest::Url::parse(&backend.url).expect("the test database's URL");
+        url.set_username(&role).expect("a URL with a user");
+        url.set_password(None).expect("a URL with a user");
+        let url = url.to_string();
+
+        let starts = (0..4).map(|_| {
+            let url = url.clone();
+            tokio::spawn(async move {
+                PgStore::connect(&url, Arc::new(StorageHealth::unwatched())).await
+            })
+        });
+        let started = futures_util::future::join_all(starts).await;
+        let applied: Result<i64, _> = sqlx::query_scalar("SELECT count(*) FROM _sqlx_migrations")
+            .fetch_one(&owner)
+            .await;
+        for statement in [
+            format!("REASSIGN OWNED BY {role} TO postgres"),
+            format!("DROP OWNED BY {role}"),
+            format!("DROP ROLE {role}"),
+        ] {
+            let _ = sqlx::query(&statement).execute(&owner).await;
+        }
+        for start in started {
+            start.expect("joined").expect("started and migrated");
+        }
+        assert_eq!(
+            applied.expect("the applied migrations"),
+            migrator().iter().count() as i64
+        );
+    }
 
     #[tokio::test(flavor = "multi_thread")]
     async fn a_url_that_asks_for_tls_is_served_over_tls() {
