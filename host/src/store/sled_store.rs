@@ -457,13 +457,7 @@ impl Store for SledStore {
         supplier: &'a str,
         external: &'a str,
     ) -> StoreFuture<'a, Option<ImportProcess>> {
-        Box::pin(async move {
-            let key = pair_key(supplier, external);
-            self.imports
-                .get(&key)?
-                .map(|bytes| decode(&key, &bytes))
-                .transpose()
-        })
+        Box::pin(std::future::ready(self.import_record(supplier, external)))
     }
 
     fn change_import<'a>(
@@ -511,13 +505,7 @@ impl Store for SledStore {
         supplier: &'a str,
         external: &'a str,
     ) -> StoreFuture<'a, Option<ImportListing>> {
-        Box::pin(async move {
-            let key = pair_key(supplier, external);
-            self.imports
-                .get(&key)?
-                .map(|bytes| decode(&key, &bytes))
-                .transpose()
-        })
+        Box::pin(std::future::ready(self.import_record(supplier, external)))
     }
 
     fn import_listings(&self, supplier: &str) -> ListingStream {
@@ -849,6 +837,19 @@ impl Outbox for SledStore {
 impl SledStore {
     /// The supplier's import processes from after `after` on, each read as a `T` (the whole
     /// process, or what a list shows of it).
+    /// One import process, read as `T` (the whole process, or what the lists show of it).
+    fn import_record<T: DeserializeOwned>(
+        &self,
+        supplier: &str,
+        external: &str,
+    ) -> Result<Option<T>, StoreError> {
+        let key = pair_key(supplier, external);
+        self.imports
+            .get(&key)?
+            .map(|bytes| decode(&key, &bytes))
+            .transpose()
+    }
+
     fn import_range<T: DeserializeOwned + 'static>(
         &self,
         supplier: &str,
