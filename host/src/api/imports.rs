@@ -74,7 +74,7 @@ pub async fn account_transfer_status(
 ) -> Result<Json<TransferStatusBody>, ApiError> {
     let process = state
         .imports
-        .import_process(&key, &supplier, &external)
+        .import_listing(&key, &supplier, &external)
         .await?;
     Ok(Json(TransferStatusBody {
         status: crate::domain::import_process::transfer_status(process.state),

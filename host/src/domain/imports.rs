@@ -8,7 +8,8 @@ use super::api_key::ApiKeyRecord;
 use super::error::DomainError;
 use super::events;
 use super::import_process::{
-    ImportProcess, ImportState, PlatformAccount, ProcessEvent, ProcessEventKind, Schedule, Staging,
+    ImportListing, ImportProcess, ImportState, PlatformAccount, ProcessEvent, ProcessEventKind,
+    Schedule, Staging,
 };
 use super::ports::{Hook, NoRules, SupplierRules};
 use super::schedules::{Due, Scheduler, read_task_params, v2_payload};
@@ -723,7 +724,22 @@ impl Imports {
         Ok(())
     }
 
-    /// The import process of one account, for the status endpoint.
+    /// What the lists show of one account's import process (its state and account), for the
+    /// v1 transfer status: the account document is not read.
+    pub async fn import_listing(
+        &self,
+        key: &ApiKeyRecord,
+        supplier_code: &str,
+        external: &str,
+    ) -> Result<ImportListing, DomainError> {
+        let supplier = self.visible_supplier(key, supplier_code).await?;
+        self.store
+            .import_listing(&supplier.code, external)
+            .await?
+            .ok_or(DomainError::AccountNotFound)
+    }
+
+    /// The import process of one account, for the v2 status endpoint.
     pub async fn import_process(
         &self,
         key: &ApiKeyRecord,
