@@ -2,8 +2,9 @@
 //! nothing, concurrent units that insert one key keep exactly one, ids are never handed out
 //! twice, the outbox keeps the order changes committed in, an import change carries its
 //! account, counts and events together, what was committed is there after the store is
-//! opened again, lists come whole and in key order however many pages they take, and while its [`StorageHealth`] refuses writes every write answers
-//! [`StoreError::Unwritable`], changes nothing, and reads and the relay go on.
+//! opened again, lists come whole and in key order however many pages they take, and while
+//! its [`StorageHealth`] refuses writes every write answers [`StoreError::Unwritable`],
+//! changes nothing, and reads and the relay go on.
 //!
 //! A backend runs the whole suite with [`contract_tests!`], given a constructor of a fresh,
 //! empty [`Backend`]:

@@ -106,14 +106,14 @@ impl PgStore {
             if page.done {
                 return None;
             }
-            let text = match page.after {
-                None => page_query.first,
-                Some(_) => page_query.after,
-            };
-            let query = sqlx::query(text).bind(&page.supplier).bind(LIST_PAGE);
             let query = match &page.after {
-                None => query,
-                Some(after) => query.bind(after),
+                None => sqlx::query(page_query.first)
+                    .bind(&page.supplier)
+                    .bind(LIST_PAGE),
+                Some(after) => sqlx::query(page_query.after)
+                    .bind(&page.supplier)
+                    .bind(LIST_PAGE)
+                    .bind(after),
             };
             let rows = query.fetch_all(&page.pool).await;
             let items: Vec<Result<T, StoreError>> = match rows {
@@ -327,7 +327,7 @@ struct PageQuery {
 }
 
 macro_rules! page_query {
-    ($columns:literal) => {
+    ($columns:expr) => {
         PageQuery {
             first: concat!(
                 "SELECT ",
@@ -344,11 +344,17 @@ macro_rules! page_query {
     };
 }
 
+/// The columns [`listing`] reads: never the account document.
+macro_rules! listing_columns {
+    () => {
+        "external, state, platform_account_number, account_created_at"
+    };
+}
+
 /// Whole processes ([`process`]).
 const PROCESSES_PAGE: PageQuery = page_query!("external, record");
-/// What the lists show ([`listing`]): the columns alone, never the account document.
-const LISTINGS_PAGE: PageQuery =
-    page_query!("external, state, platform_account_number, account_created_at");
+/// What the lists show ([`listing`]).
+const LISTINGS_PAGE: PageQuery = page_query!(listing_columns!());
 
 fn listing(row: &PgRow) -> Result<ImportListing, StoreError> {
     let external: String = row.try_get("external").map_err(classify)?;
@@ -619,10 +625,11 @@ impl Store for PgStore {
         external: &'a str,
     ) -> StoreFuture<'a, Option<ImportListing>> {
         Box::pin(async move {
-            sqlx::query(
-                "SELECT external, state, platform_account_number, account_created_at \
-                 FROM import_processes WHERE supplier = $1 AND external = $2",
-            )
+            sqlx::query(concat!(
+                "SELECT ",
+                listing_columns!(),
+                " FROM import_processes WHERE supplier = $1 AND external = $2"
+            ))
             .bind(supplier)
             .bind(external)
             .fetch_optional(&self.pool)

@@ -835,8 +835,6 @@ impl Outbox for SledStore {
 }
 
 impl SledStore {
-    /// The supplier's import processes from after `after` on, each read as a `T` (the whole
-    /// process, or what a list shows of it).
     /// One import process, read as `T` (the whole process, or what the lists show of it).
     fn import_record<T: DeserializeOwned>(
         &self,
@@ -850,6 +848,8 @@ impl SledStore {
             .transpose()
     }
 
+    /// The supplier's import processes from after `after` on, each read as a `T` (the whole
+    /// process, or what a list shows of it).
     fn import_range<T: DeserializeOwned + 'static>(
         &self,
         supplier: &str,
