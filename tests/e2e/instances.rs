@@ -380,6 +380,9 @@ async fn a_bulk_migration_is_taken_over_when_its_instance_dies() {
     drop(first);
 }
 
+/// A read that every supplier request's rate limit counts (the account does not exist: 404).
+const RATE_LIMITED_READ: &str = "/v1/data-import/account-transfer-status/RATE_CO/NOBODY/";
+
 /// Sends `count` requests of one key, each to the next of `servers` in turn; how many were
 /// taken (anything but 429) and how long they took.
 async fn spread_requests(servers: &[&Server], token: &str, count: usize) -> (usize, Duration) {
@@ -387,10 +390,7 @@ async fn spread_requests(servers: &[&Server], token: &str, count: usize) -> (usi
     let mut taken = 0;
     for index in 0..count {
         let (status, body) = servers[index % servers.len()]
-            .get(
-                "/v1/data-import/account-transfer-status/RATE_CO/NOBODY/",
-                token,
-            )
+            .get(RATE_LIMITED_READ, token)
             .await;
         match status {
             StatusCode::TOO_MANY_REQUESTS => assert_error(&body, "throttled"),
@@ -423,12 +423,7 @@ async fn a_keys_rate_limit_holds_across_instances_through_redis() {
     let (taken, elapsed) = spread_requests(&[&a], &token, BURST).await;
     assert_eq!(taken, BURST);
     let started = Instant::now();
-    let (status, body) = b
-        .get(
-            "/v1/data-import/account-transfer-status/RATE_CO/NOBODY/",
-            &token,
-        )
-        .await;
+    let (status, body) = b.get(RATE_LIMITED_READ, &token).await;
     // At one request a second, a request may pass again once a second has gone by.
     if elapsed + started.elapsed() < Duration::from_secs(1) {
         assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");

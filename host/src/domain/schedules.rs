@@ -131,7 +131,11 @@ pub async fn run(
 ) {
     let mut queue = BTreeSet::new();
     read_every_schedule(&imports, &mut queue).await;
-    let mut next_rescan = rescan.map(|every| tokio::time::Instant::now() + every);
+    let mut rescans = rescan.map(|every| {
+        let mut rescans = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+        rescans.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        rescans
+    });
     loop {
         let now = Utc::now();
         while let Some(due) = queue.first().filter(|due| due.at <= now).cloned() {
@@ -165,23 +169,25 @@ pub async fn run(
             .map_or(std::time::Duration::from_secs(3600), |due| {
                 (due.at - Utc::now()).to_std().unwrap_or_default()
             });
-        let next_due = tokio::time::Instant::now() + wait;
-        let wake = next_rescan.map_or(next_due, |rescan| rescan.min(next_due));
         tokio::select! {
-            () = tokio::time::sleep_until(wake) => {
-                if let (Some(every), Some(at)) = (rescan, next_rescan)
-                    && tokio::time::Instant::now() >= at
-                {
-                    read_every_schedule(&imports, &mut queue).await;
-                    next_rescan = Some(tokio::time::Instant::now() + every);
-                }
-            }
+            () = tokio::time::sleep(wait) => {}
+            () = next_rescan(&mut rescans) => read_every_schedule(&imports, &mut queue).await,
             arrived = arrivals.recv() => match arrived {
                 Some(due) => { queue.insert(due); }
                 None => return,
             },
             _ = stop.changed() => return,
         }
+    }
+}
+
+/// Resolves at the next tick of `rescans`; never without them.
+async fn next_rescan(rescans: &mut Option<tokio::time::Interval>) {
+    match rescans {
+        Some(rescans) => {
+            rescans.tick().await;
+        }
+        None => std::future::pending().await,
     }
 }
 
