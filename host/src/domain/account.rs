@@ -164,7 +164,7 @@ pub struct AccountLimits {
 /// ignores them, and refused otherwise.
 pub fn read_account(body: &Value, limits: AccountLimits) -> Result<AccountPayload, FieldErrors> {
     let document = RequestDocument::Account.check(body, limits.max_items, check_rules)?;
-    AccountPayload::try_from(document)
+    AccountPayload::try_from(document.into_owned())
         .map_err(|detail| FieldErrors::single(FieldError::new(None, "invalid", detail)))
 }
 

@@ -20,6 +20,7 @@ use jsonschema::{ValidationError, Validator};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
 /// One of the request bodies the real document defines.
@@ -134,13 +135,14 @@ impl RequestDocument {
     /// Checks `body`: the schema, lists bounded by `max_items`, no blank strings where the
     /// document refuses them, no NUL characters, then `rules` (which look only at values of
     /// the type they expect, so that their errors come with the schema's). Returns the
-    /// document without the unknown fields it ignored, or every problem.
+    /// document without the unknown fields it ignored (`body`'s own, uncopied, when it has
+    /// none), or every problem.
     pub fn check(
         self,
         body: &Value,
         max_items: usize,
         rules: impl FnOnce(&Map<String, Value>, &mut FieldErrors),
-    ) -> Result<Map<String, Value>, FieldErrors> {
+    ) -> Result<Cow<'_, Map<String, Value>>, FieldErrors> {
         let Value::Object(map) = body else {
             return Err(FieldErrors::single(FieldError::new(
                 None,
@@ -197,6 +199,9 @@ impl RequestDocument {
                 .dedup_by(|one, other| one.attr == other.attr && one.code == other.code);
             return Err(errors);
         }
+        if unknown.is_empty() {
+            return Ok(Cow::Borrowed(map));
+        }
         let mut document = map.clone();
         for (at, key) in &unknown {
             let object = if at.is_empty() {
@@ -208,7 +213,7 @@ impl RequestDocument {
                 object.remove(key);
             }
         }
-        Ok(document)
+        Ok(Cow::Owned(document))
     }
 }
 
@@ -221,8 +226,11 @@ impl RequestDocument {
         max_items: usize,
         rules: impl FnOnce(&Map<String, Value>, &mut FieldErrors),
     ) -> Result<T, FieldErrors> {
-        let document = self.check(body, max_items, rules)?;
-        serde_json::from_value(Value::Object(document)).map_err(|error| {
+        let read = match self.check(body, max_items, rules)? {
+            Cow::Borrowed(_) => T::deserialize(body),
+            Cow::Owned(document) => serde_json::from_value(Value::Object(document)),
+        };
+        read.map_err(|error| {
             FieldErrors::single(FieldError::new(None, "invalid", error.to_string()))
         })
     }

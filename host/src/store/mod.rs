@@ -8,6 +8,7 @@ mod blocking;
 #[cfg(test)]
 pub mod contract;
 pub mod health;
+mod journal;
 mod postgres_account;
 mod postgres_store;
 mod sled_account;

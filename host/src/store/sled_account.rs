@@ -4,10 +4,10 @@
 //! A unit holds its account's lock (one of a fixed set of stripes, by the number's hash) from
 //! the moment it opens until it commits or is dropped, so two units of one account never
 //! interleave and what a unit read stays true. It buffers its writes (reads see them) and
-//! commits them with its events in one sled transaction, then waits for the flush: the
-//! transaction only writes, so it meets no other.
+//! commits them with its events as one change of the journal ([`super::journal`]), then
+//! waits for it to be durable.
 
-use super::sled_store::{SledStore, decode, encode, pair_key, write_event};
+use super::sled_store::{SledStore, decode, encode, pair_key};
 use crate::domain::events::Event;
 use crate::domain::ledger::{AccountSummary, LedgerEntry, Transaction};
 use crate::domain::meter_points::MeterPoint;
@@ -19,8 +19,6 @@ use chrono::{DateTime, Utc};
 use futures_util::future::BoxFuture;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use sled::Transactional;
-use sled::transaction::ConflictableTransactionError;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
@@ -70,7 +68,7 @@ fn numbered(id: u64) -> String {
 }
 
 /// Writes of this many records or more are committed off the async worker
-/// ([`super::blocking`]): a large change holds sled's lock for milliseconds.
+/// ([`super::blocking`]): a large change holds the journal's commit lock for milliseconds.
 const LARGE_CHANGE_WRITES: usize = 100;
 
 /// How many locks the accounts share.
@@ -285,24 +283,28 @@ impl AccountUnit for SledAccountUnit {
 
     fn commit(self: Box<Self>) -> BoxFuture<'static, Result<(), StoreError>> {
         Box::pin(async move {
-            let unit = *self;
-            if unit.writes.is_empty() && unit.events.is_empty() {
+            let SledAccountUnit {
+                store,
+                number,
+                writes,
+                events,
+                _lock,
+                ..
+            } = *self;
+            if writes.is_empty() && events.is_empty() {
                 return Ok(());
             }
-            unit.store.health.check()?;
-            let large = unit.writes.len() + unit.events.len() >= LARGE_CHANGE_WRITES;
-            let apply = || {
-                unit.store
-                    .apply_account_writes(&unit.number, &unit.writes, &unit.events)
-            };
+            store.health.check()?;
+            let large = writes.len() + events.len() >= LARGE_CHANGE_WRITES;
+            let apply = || store.apply_account_writes(&number, writes, &events);
             let applied = if large {
                 super::blocking::blocking(apply)
             } else {
                 apply()
             };
-            applied.map_err(|error| unit.store.health.noted(error))?;
+            applied.map_err(|error| store.health.noted(error))?;
             // Durable before the unit ends (and its lock with it).
-            crate::domain::storage::Store::flush(&unit.store).await
+            crate::domain::storage::Store::flush(&store).await
         })
     }
 }
@@ -327,32 +329,23 @@ impl SledStore {
         })
     }
 
-    /// Applies a unit's writes and events in one transaction (blind writes: it cannot meet
-    /// another, and sled retries what it meets internally).
+    /// Commits a unit's writes and events as one change (blind writes, under the account's
+    /// lock: nothing else writes these keys meanwhile).
     fn apply_account_writes(
         &self,
         number: &str,
-        writes: &[(AccountTable, String, Vec<u8>)],
+        writes: Vec<(AccountTable, String, Vec<u8>)>,
         events: &[Event],
     ) -> Result<(), StoreError> {
-        let trees: &[sled::Tree] = &self.account_trees;
-        let events_at = AccountTable::ALL.len();
-        trees
-            .transaction(|views| {
-                for (table, key, bytes) in writes {
-                    views[table.index()].insert(pair_key(number, key), bytes.as_slice())?;
-                }
-                for event in events {
-                    write_event(
-                        &views[events_at],
-                        &views[events_at + 1],
-                        &views[events_at + 2],
-                        event,
-                    )?;
-                }
-                Ok::<_, ConflictableTransactionError<()>>(())
-            })
-            .map_err(super::sled_store::unaborted)
+        self.commit(|changes| {
+            for (table, key, bytes) in writes {
+                changes.insert(self.account_tree(table), pair_key(number, &key), bytes);
+            }
+            for event in events {
+                self.write_event(changes, event)?;
+            }
+            Ok(())
+        })
     }
 
     fn account_tree(&self, table: AccountTable) -> &sled::Tree {

@@ -1,7 +1,8 @@
-//! The sled implementation of [`Store`]: one tree per kind of record, JSON values, and
-//! multi-tree transactions for changes that must be atomic.
+//! The sled implementation of [`Store`]: one tree per kind of record, JSON values, every
+//! change made through the journal ([`super::journal`]), which makes it atomic and durable.
 
 use super::health::{StorageHealth, is_out_of_space};
+use super::journal::{Changes, Journal, ROTATE_BYTES};
 use super::sled_account::{AccountLocks, AccountTable};
 use super::{
     AccountRecords, AccountUnit, DecideImport, ImportChange, ImportCounts, ImportStream,
@@ -24,9 +25,6 @@ use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use sled::Transactional;
-use sled::transaction::{ConflictableTransactionError, TransactionError, TransactionalTree};
-use std::cell::RefCell;
 use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Arc;
@@ -61,26 +59,20 @@ pub struct SledStore {
     /// When the relay published each run of consecutive `seq`s: the run's last `seq` →
     /// its first `seq` (8 bytes) and the time (RFC 3339). One write per run, not per event.
     published_runs: sled::Tree,
-    /// One tree per [`AccountTable`], in `AccountTable::ALL` order, then the three event
-    /// trees (events, outbox, event ids) so account changes can publish.
+    /// One tree per [`AccountTable`], in `AccountTable::ALL` order.
     pub(super) account_trees: Vec<sled::Tree>,
     /// One lock per stripe of accounts, held by a unit of work from open to commit.
     pub(super) account_locks: std::sync::Arc<AccountLocks>,
     /// Whether writes are taken (the data directory's free space, a failed write).
     pub(super) health: Arc<StorageHealth>,
+    /// What every change goes through, and what makes it durable.
+    journal: Arc<Journal>,
 }
 
 impl std::fmt::Debug for SledStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SledStore").finish_non_exhaustive()
     }
-}
-
-/// Why a transaction was aborted.
-enum Abort {
-    Domain(DomainError),
-    Corrupt(StoreError),
-    NumberTaken,
 }
 
 /// How much memory sled's page cache may hold by default (`--store-cache-mb`): sled's own
@@ -111,6 +103,7 @@ impl SledStore {
             .path(dir)
             .cache_capacity(cache_bytes)
             .open()?;
+        let journal = Arc::new(Journal::open(&db, dir, ROTATE_BYTES)?);
         Ok(Self {
             suppliers: db.open_tree("suppliers")?,
             api_keys: db.open_tree("api_keys")?,
@@ -131,14 +124,10 @@ impl SledStore {
             account_trees: AccountTable::ALL
                 .iter()
                 .map(|table| db.open_tree(format!("account_{table:?}")))
-                .chain(
-                    ["events", "outbox", "event_ids"]
-                        .into_iter()
-                        .map(|name| db.open_tree(name)),
-                )
                 .collect::<Result<_, _>>()?,
             account_locks: std::sync::Arc::default(),
             health,
+            journal,
             db,
         })
     }
@@ -150,6 +139,40 @@ impl SledStore {
     ) -> StoreFuture<'a, T> {
         let health = self.health.clone();
         Box::pin(async move { work.await.map_err(|error| health.noted(error)) })
+    }
+
+    /// Runs `change` through the journal: what it lists is written, atomically, once it
+    /// returns `Ok` (durable once [`Store::flush`] returns).
+    pub(super) fn commit<T, E: From<StoreError>>(
+        &self,
+        change: impl FnOnce(&mut Changes) -> Result<T, E>,
+    ) -> Result<T, E> {
+        self.journal.commit(change)
+    }
+
+    /// Lists `event`'s writes into the log, the id index and, last, the outbox (where the
+    /// relay finds it), under the next `seq`.
+    pub(super) fn write_event(
+        &self,
+        changes: &mut Changes,
+        event: &Event,
+    ) -> Result<(), StoreError> {
+        let mut event = event.clone();
+        event.seq = self.db.generate_id()?;
+        let key = event.seq.to_be_bytes();
+        changes.insert(&self.events, key, encode(&event));
+        changes.insert(&self.event_ids, event.id.as_bytes(), key.to_vec());
+        changes.insert(
+            &self.outbox,
+            key,
+            StreamRecord::encode(&event).as_bytes().to_vec(),
+        );
+        Ok(())
+    }
+
+    /// The record at `key` of `tree`, read as `T`.
+    fn get<T: DeserializeOwned>(tree: &sled::Tree, key: &[u8]) -> Result<Option<T>, StoreError> {
+        tree.get(key)?.map(|bytes| decode(key, &bytes)).transpose()
     }
 
     /// When the relay published event `seq`, if it has.
@@ -192,30 +215,6 @@ pub(super) fn pair_key(first: &str, second: &str) -> Vec<u8> {
     key
 }
 
-/// Writes `event` into the log, the outbox and the id index, within a transaction.
-pub(super) fn write_event(
-    events: &TransactionalTree,
-    outbox: &TransactionalTree,
-    ids: &TransactionalTree,
-    event: &Event,
-) -> Result<(), sled::transaction::UnabortableTransactionError> {
-    let mut event = event.clone();
-    event.seq = events.generate_id()?;
-    let key = event.seq.to_be_bytes();
-    events.insert(&key, encode(&event))?;
-    outbox.insert(&key, StreamRecord::encode(&event).as_bytes())?;
-    ids.insert(event.id.as_bytes(), &key)?;
-    Ok(())
-}
-
-/// The error of a transaction that never aborts: only storage can fail it.
-pub(super) fn unaborted(error: TransactionError<()>) -> StoreError {
-    match error {
-        TransactionError::Storage(error) => error.into(),
-        TransactionError::Abort(()) => sled::Error::Unsupported("aborted".into()).into(),
-    }
-}
-
 /// The runs of consecutive numbers in sorted, distinct `seqs`, as (first, last).
 fn consecutive_runs(seqs: &[u64]) -> Vec<(u64, u64)> {
     let mut runs: Vec<(u64, u64)> = Vec::new();
@@ -248,10 +247,7 @@ impl From<sled::Error> for StoreError {
     }
 }
 
-fn read_count(
-    tree: &TransactionalTree,
-    key: &[u8],
-) -> Result<u64, ConflictableTransactionError<Abort>> {
+fn read_count(tree: &sled::Tree, key: &[u8]) -> Result<u64, StoreError> {
     Ok(tree
         .get(key)?
         .and_then(|bytes| <[u8; 8]>::try_from(bytes.as_ref()).ok())
@@ -259,28 +255,17 @@ fn read_count(
         .unwrap_or(0))
 }
 
-fn add_count(
-    tree: &TransactionalTree,
-    supplier: &str,
-    state: ImportState,
-    delta: i64,
-) -> Result<(), ConflictableTransactionError<Abort>> {
-    let key = pair_key(supplier, state.as_str());
-    let count = read_count(tree, &key)?.saturating_add_signed(delta);
-    tree.insert(key, count.to_be_bytes().to_vec())?;
-    Ok(())
-}
-
 impl Store for SledStore {
     fn create_team<'a>(&'a self, team: &'a OperationsTeam) -> StoreFuture<'a, bool> {
         self.noting_failures(async move {
             self.health.check()?;
-            let swapped = self.teams.compare_and_swap(
-                team.name.as_bytes(),
-                None as Option<&[u8]>,
-                Some(encode(team)),
-            )?;
-            Ok(swapped.is_ok())
+            self.commit(|changes| {
+                if self.teams.contains_key(team.name.as_bytes())? {
+                    return Ok(false);
+                }
+                changes.insert(&self.teams, team.name.as_bytes(), encode(team));
+                Ok(true)
+            })
         })
     }
 
@@ -308,22 +293,26 @@ impl Store for SledStore {
     fn delete_team<'a>(&'a self, name: &'a str) -> StoreFuture<'a, Option<OperationsTeam>> {
         self.noting_failures(async move {
             self.health.check()?;
-            self.teams
-                .remove(name.as_bytes())?
-                .map(|bytes| decode(name.as_bytes(), &bytes))
-                .transpose()
+            self.commit(|changes| {
+                let team = Self::get(&self.teams, name.as_bytes())?;
+                if team.is_some() {
+                    changes.remove(&self.teams, name.as_bytes());
+                }
+                Ok(team)
+            })
         })
     }
 
     fn create_supplier<'a>(&'a self, supplier: &'a Supplier) -> StoreFuture<'a, bool> {
         self.noting_failures(async move {
             self.health.check()?;
-            let swapped = self.suppliers.compare_and_swap(
-                supplier.code.as_bytes(),
-                None as Option<&[u8]>,
-                Some(encode(supplier)),
-            )?;
-            Ok(swapped.is_ok())
+            self.commit(|changes| {
+                if self.suppliers.contains_key(supplier.code.as_bytes())? {
+                    return Ok(false);
+                }
+                changes.insert(&self.suppliers, supplier.code.as_bytes(), encode(supplier));
+                Ok(true)
+            })
         })
     }
 
@@ -355,23 +344,15 @@ impl Store for SledStore {
     ) -> StoreFuture<'a, Option<Supplier>> {
         self.noting_failures(async move {
             self.health.check()?;
-            let change = RefCell::new(change);
-            let result = self.suppliers.transaction(|tree| {
-                let Some(bytes) = tree.get(code.as_bytes())? else {
+            self.commit(|changes| {
+                let Some(mut supplier) = Self::get::<Supplier>(&self.suppliers, code.as_bytes())?
+                else {
                     return Ok(None);
                 };
-                let mut supplier: Supplier = decode(code.as_bytes(), &bytes)
-                    .map_err(|error| ConflictableTransactionError::Abort(Abort::Corrupt(error)))?;
-                (change.borrow_mut())(&mut supplier);
-                tree.insert(code.as_bytes(), encode(&supplier))?;
+                change(&mut supplier);
+                changes.insert(&self.suppliers, code.as_bytes(), encode(&supplier));
                 Ok(Some(supplier))
-            });
-            match result {
-                Ok(supplier) => Ok(supplier),
-                Err(TransactionError::Storage(error)) => Err(error.into()),
-                Err(TransactionError::Abort(Abort::Corrupt(error))) => Err(error),
-                Err(TransactionError::Abort(_)) => Ok(None),
-            }
+            })
         })
     }
 
@@ -394,13 +375,15 @@ impl Store for SledStore {
     fn insert_api_key<'a>(&'a self, key: &'a ApiKeyRecord) -> StoreFuture<'a, ()> {
         self.noting_failures(async move {
             self.health.check()?;
-            (&self.api_keys, &self.api_key_digests)
-                .transaction(|(keys, digests)| {
-                    keys.insert(key.id.as_bytes(), encode(key))?;
-                    digests.insert(key.key_digest.as_bytes(), key.id.as_bytes())?;
-                    Ok::<_, ConflictableTransactionError<()>>(())
-                })
-                .map_err(unaborted)
+            self.commit(|changes| {
+                changes.insert(&self.api_keys, key.id.as_bytes(), encode(key));
+                changes.insert(
+                    &self.api_key_digests,
+                    key.key_digest.as_bytes(),
+                    key.id.as_bytes().to_vec(),
+                );
+                Ok(())
+            })
         })
     }
 
@@ -430,25 +413,18 @@ impl Store for SledStore {
     ) -> StoreFuture<'a, Option<ApiKeyRecord>> {
         self.noting_failures(async move {
             self.health.check()?;
-            let result = (&self.api_keys, &self.api_key_digests).transaction(|(keys, digests)| {
-                let Some(bytes) = keys.get(id.as_bytes())? else {
+            self.commit(|changes| {
+                let Some(mut key) = Self::get::<ApiKeyRecord>(&self.api_keys, id.as_bytes())?
+                else {
                     return Ok(None);
                 };
-                let mut key: ApiKeyRecord = decode(id.as_bytes(), &bytes)
-                    .map_err(|error| ConflictableTransactionError::Abort(Abort::Corrupt(error)))?;
                 if key.revoked_at.is_none() {
                     key.revoked_at = Some(at);
                 }
-                keys.insert(id.as_bytes(), encode(&key))?;
-                digests.remove(key.key_digest.as_bytes())?;
+                changes.insert(&self.api_keys, id.as_bytes(), encode(&key));
+                changes.remove(&self.api_key_digests, key.key_digest.as_bytes());
                 Ok(Some(key))
-            });
-            match result {
-                Ok(key) => Ok(key),
-                Err(TransactionError::Storage(error)) => Err(error.into()),
-                Err(TransactionError::Abort(Abort::Corrupt(error))) => Err(error),
-                Err(TransactionError::Abort(_)) => Ok(None),
-            }
+            })
         })
     }
 
@@ -549,13 +525,15 @@ impl Store for SledStore {
     ) -> StoreFuture<'a, ()> {
         self.noting_failures(async move {
             self.health.check()?;
-            (&self.plugins, &self.plugin_components)
-                .transaction(|(plugins, components)| {
-                    components.insert(record.sha256.as_bytes(), component)?;
-                    plugins.insert(record.supplier.as_bytes(), encode(record))?;
-                    Ok::<_, ConflictableTransactionError<()>>(())
-                })
-                .map_err(unaborted)
+            self.commit(|changes| {
+                changes.insert(
+                    &self.plugin_components,
+                    record.sha256.as_bytes(),
+                    component.to_vec(),
+                );
+                changes.insert(&self.plugins, record.supplier.as_bytes(), encode(record));
+                Ok(())
+            })
         })
     }
 
@@ -592,24 +570,25 @@ impl Store for SledStore {
     fn remove_plugin<'a>(&'a self, supplier: &'a str) -> StoreFuture<'a, Option<PluginRecord>> {
         self.noting_failures(async move {
             self.health.check()?;
-            self.plugins
-                .remove(supplier.as_bytes())?
-                .map(|bytes| decode(supplier.as_bytes(), &bytes))
-                .transpose()
+            self.commit(|changes| {
+                let plugin = Self::get(&self.plugins, supplier.as_bytes())?;
+                if plugin.is_some() {
+                    changes.remove(&self.plugins, supplier.as_bytes());
+                }
+                Ok(plugin)
+            })
         })
     }
 
     fn publish_events<'a>(&'a self, events: &'a [Event]) -> StoreFuture<'a, ()> {
         self.noting_failures(async move {
             self.health.check()?;
-            (&self.events, &self.outbox, &self.event_ids)
-                .transaction(|(log, outbox, ids)| {
-                    for event in events {
-                        write_event(log, outbox, ids, event)?;
-                    }
-                    Ok::<_, ConflictableTransactionError<()>>(())
-                })
-                .map_err(unaborted)
+            self.commit(|changes| {
+                for event in events {
+                    self.write_event(changes, event)?;
+                }
+                Ok(())
+            })
         })
     }
 
@@ -648,32 +627,30 @@ impl Store for SledStore {
                 return Ok(existing.to_vec());
             }
             self.health.check()?;
-            let fresh = make();
-            match self.secrets.compare_and_swap(
-                name.as_bytes(),
-                None as Option<&[u8]>,
-                Some(fresh.clone()),
-            )? {
-                Ok(()) => Ok(fresh),
-                Err(race) => Ok(race.current.map(|value| value.to_vec()).unwrap_or(fresh)),
-            }
+            let secret = self.commit(|changes| {
+                if let Some(raced) = self.secrets.get(name.as_bytes())? {
+                    return Ok::<_, StoreError>(raced.to_vec());
+                }
+                let fresh = make();
+                changes.insert(&self.secrets, name.as_bytes(), fresh.clone());
+                Ok(fresh)
+            })?;
+            Store::flush(self).await?;
+            Ok(secret)
         })
     }
 
+    /// Waits for the journal to have every change made so far on disk (one `fdatasync` shared
+    /// by every change that joined it).
     fn flush(&self) -> BoxFuture<'static, Result<(), StoreError>> {
-        // sled's own `flush_async` runs on sled's I/O thread pool and was seen to never
-        // resolve once in this project's tests; the synchronous flush on Tokio's blocking pool
-        // has not (concurrent flushes share sled's work: each covers everything before it).
-        let db = self.db.clone();
+        let journal = self.journal.clone();
         let health = self.health.clone();
         Box::pin(async move {
-            let flushed = tokio::task::spawn_blocking(move || db.flush())
+            let appended = journal.appended();
+            journal
+                .durable(appended)
                 .await
-                .map_err(|error| sled::Error::ReportableBug(error.to_string()))
-                .and_then(|flushed| flushed);
-            flushed
-                .map(|_| ())
-                .map_err(|error| health.noted(error.into()))
+                .map_err(|error| health.noted(error))
         })
     }
 
@@ -683,11 +660,14 @@ impl Store for SledStore {
 
     fn put_migration<'a>(&'a self, migration: &'a MigrationView) -> StoreFuture<'a, ()> {
         self.noting_failures(async move {
-            self.migrations.insert(
-                pair_key(&migration.supplier, &migration.id),
-                encode(migration),
-            )?;
-            Ok(())
+            self.commit(|changes| {
+                changes.insert(
+                    &self.migrations,
+                    pair_key(&migration.supplier, &migration.id),
+                    encode(migration),
+                );
+                Ok(())
+            })
         })
     }
 
@@ -719,7 +699,7 @@ impl Store for SledStore {
 }
 
 impl SledStore {
-    /// One import change in one sled transaction (not yet flushed).
+    /// One import change, committed (not yet durable).
     fn apply_import_change(
         &self,
         supplier: &str,
@@ -727,56 +707,50 @@ impl SledStore {
         decide: &mut DecideImport<'_>,
     ) -> Result<ImportChange, DomainError> {
         let key = pair_key(supplier, external);
-        let decide = RefCell::new(decide);
-        for _ in 0..NUMBER_ATTEMPTS {
-            let trees = (
-                &self.imports,
-                &self.import_counts,
-                &self.accounts,
-                &self.events,
-                &self.outbox,
-                &self.event_ids,
-            );
-            let result =
-                trees.transaction(|(imports, counts, accounts, events, outbox, event_ids)| {
-                    let current: Option<ImportProcess> = match imports.get(&key)? {
-                        Some(bytes) => Some(decode(&key, &bytes).map_err(|error| {
-                            ConflictableTransactionError::Abort(Abort::Corrupt(error))
-                        })?),
-                        None => None,
-                    };
-                    let change = (decide.borrow_mut())(current.as_ref()).map_err(|error| {
-                        ConflictableTransactionError::Abort(Abort::Domain(error))
-                    })?;
-                    if let Some(account) = &change.account {
-                        if accounts.get(account.number.as_bytes())?.is_some() {
-                            return Err(ConflictableTransactionError::Abort(Abort::NumberTaken));
-                        }
-                        accounts.insert(account.number.as_bytes(), encode(account))?;
+        self.commit(|changes| {
+            for _ in 0..NUMBER_ATTEMPTS {
+                let current: Option<ImportProcess> = Self::get(&self.imports, &key)?;
+                let change = decide(current.as_ref())?;
+                if let Some(account) = &change.account {
+                    if self
+                        .accounts
+                        .contains_key(account.number.as_bytes())
+                        .map_err(StoreError::from)?
+                    {
+                        continue;
                     }
-                    let before = current.as_ref().map(|process| process.state);
-                    let after = change.process.state;
-                    if before != Some(after) {
-                        if let Some(before) = before {
-                            add_count(counts, supplier, before, -1)?;
-                        }
-                        add_count(counts, supplier, after, 1)?;
+                    changes.insert(&self.accounts, account.number.as_bytes(), encode(account));
+                }
+                let before = current.as_ref().map(|process| process.state);
+                let after = change.process.state;
+                if before != Some(after) {
+                    if let Some(before) = before {
+                        self.add_count(changes, supplier, before, -1)?;
                     }
-                    imports.insert(key.as_slice(), encode(&change.process))?;
-                    for event in &change.events {
-                        write_event(events, outbox, event_ids, event)?;
-                    }
-                    Ok(change)
-                });
-            match result {
-                Ok(change) => return Ok(change),
-                Err(TransactionError::Abort(Abort::NumberTaken)) => continue,
-                Err(TransactionError::Abort(Abort::Domain(error))) => return Err(error),
-                Err(TransactionError::Abort(Abort::Corrupt(error))) => return Err(error.into()),
-                Err(TransactionError::Storage(error)) => return Err(StoreError::from(error).into()),
+                    self.add_count(changes, supplier, after, 1)?;
+                }
+                changes.insert(&self.imports, key.as_slice(), encode(&change.process));
+                for event in &change.events {
+                    self.write_event(changes, event)?;
+                }
+                return Ok(change);
             }
-        }
-        Err(StoreError::NumbersExhausted.into())
+            Err(StoreError::NumbersExhausted.into())
+        })
+    }
+
+    /// Lists the change of the supplier's count of imports in `state` by `delta`.
+    fn add_count(
+        &self,
+        changes: &mut Changes,
+        supplier: &str,
+        state: ImportState,
+        delta: i64,
+    ) -> Result<(), StoreError> {
+        let key = pair_key(supplier, state.as_str());
+        let count = read_count(&self.import_counts, &key)?.saturating_add_signed(delta);
+        changes.insert(&self.import_counts, key, count.to_be_bytes().to_vec());
+        Ok(())
     }
 }
 
@@ -804,6 +778,11 @@ impl Outbox for SledStore {
                     })?;
                 pending.push(PendingEvent { seq, record });
             }
+            // Only what is on disk is published: an event must not reach the stream when a
+            // crash could still undo its change. Everything read above was journaled first.
+            if !pending.is_empty() {
+                self.journal.durable(self.journal.appended()).await?;
+            }
             Ok(pending)
         })
     }
@@ -814,22 +793,21 @@ impl Outbox for SledStore {
             let mut sorted = seqs.to_vec();
             sorted.sort_unstable();
             sorted.dedup();
-            let mut runs = sled::Batch::default();
+            // One change: the runs recorded, the events out of the outbox. Keys only the relay
+            // writes, so it need not wait for other changes. Not waited for either: a crash
+            // before it is durable leaves the events in the outbox, and the relay's
+            // reconciliation with the stream keeps them from being sent twice.
+            let mut changes = Changes::default();
             for (first, last) in consecutive_runs(&sorted) {
                 let mut value = Vec::with_capacity(8 + when.len());
                 value.extend_from_slice(&first.to_be_bytes());
                 value.extend_from_slice(when.as_bytes());
-                runs.insert(&last.to_be_bytes(), value);
+                changes.insert(&self.published_runs, last.to_be_bytes(), value);
             }
-            let mut outbox = sled::Batch::default();
             for seq in &sorted {
-                outbox.remove(&seq.to_be_bytes());
+                changes.remove(&self.outbox, seq.to_be_bytes());
             }
-            // Published first: a crash in between leaves the event in the outbox, and the relay's
-            // reconciliation with the stream keeps it from being sent twice.
-            self.published_runs.apply_batch(runs)?;
-            self.outbox.apply_batch(outbox)?;
-            Ok(())
+            self.journal.commit_apart(changes)
         })
     }
 }

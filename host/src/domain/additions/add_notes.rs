@@ -77,6 +77,7 @@ impl Additions {
             target,
             posted: notes,
             ignored,
+            ..
         } = self
             .read_request(key, body, Hook::MapNotes, Some("notes"), |body| {
                 self.parse_notes(body)

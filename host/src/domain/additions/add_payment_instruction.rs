@@ -40,6 +40,7 @@ impl Additions {
             target,
             posted: input,
             ignored,
+            ..
         } = self
             .read_request(key, body, Hook::MapPaymentInstruction, None, |body| {
                 self.parse_payment_instruction(body)

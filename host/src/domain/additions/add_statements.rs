@@ -40,6 +40,7 @@ impl Additions {
             target,
             posted: statements,
             ignored,
+            ..
         } = self
             .read_request(key, body, Hook::MapStatements, Some("statements"), |body| {
                 self.parse_statements(body)

@@ -35,8 +35,8 @@ pub struct TransactionResult {
     pub transaction_data: Transaction,
 }
 
-/// Each transaction read, with the JSON it was read from (for the error body).
-type ReadBatch = Vec<(Transaction, Value)>;
+/// Each transaction read, in the order of the body's array (whose element answers a failure).
+type ReadBatch = Vec<Transaction>;
 
 /// The answer of a batch refused at the transaction `posted`.
 fn transaction_failure(posted: &Value, refusal: PostingRefusal) -> DomainError {
@@ -85,21 +85,11 @@ impl Additions {
                 errors: FieldErrors(errors),
             }))
         })?;
-        let values = body
-            .get("transactions")
-            .and_then(Value::as_array)
-            .map(Vec::as_slice)
-            .unwrap_or_default();
-        let transactions = posted
-            .transactions
-            .into_iter()
-            .zip(values.iter().cloned())
-            .collect();
         let external = posted.account.external_account_number().to_owned();
         Ok((
             posted.account.import_supplier,
             external,
-            (transactions, posted.dry_run),
+            (posted.transactions, posted.dry_run),
         ))
     }
 
@@ -114,6 +104,7 @@ impl Additions {
             target,
             posted: (transactions, dry_run),
             ignored,
+            mapped,
         } = self
             .read_request(
                 key,
@@ -135,15 +126,13 @@ impl Additions {
             let summary = unit.summary().await?;
             let start = open_period_start(account_start, summary.latest_statement_to);
             let mut existing = Vec::with_capacity(transactions.len());
-            for (transaction, _) in &transactions {
+            for transaction in &transactions {
                 existing.push(unit.transaction(&transaction.transaction_id).await?);
             }
-            let batch = transactions
-                .iter()
-                .map(|(transaction, _)| transaction)
-                .zip(existing);
+            let batch = transactions.iter().zip(existing);
             let posted = post_batch(summary, start, options, batch).map_err(|refusal| {
-                transaction_failure(&transactions[refusal.index].1, refusal)
+                let read_from = mapped.as_ref().unwrap_or(body);
+                transaction_failure(&read_from["transactions"][refusal.index], refusal)
             })?;
             let mut results = Vec::with_capacity(transactions.len());
             for posting in posted.postings {

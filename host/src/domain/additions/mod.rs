@@ -44,6 +44,9 @@ struct Request<T> {
     target: Target,
     posted: T,
     ignored: Vec<String>,
+    /// The body as the supplier's rules mapped it, when they did: what `posted` was read
+    /// from (else the request's own body).
+    mapped: Option<Value>,
 }
 
 /// The account a request adds to.
@@ -184,13 +187,15 @@ impl Additions {
         let (parsed, ignored) = reading(policy, || parse(body));
         let (supplier, external, mut posted) = parsed?;
         let target = self.target(key, &supplier, &external).await?;
-        if let Some(mapped) = self.apply_rules(&target, hook, body, field).await? {
-            posted = reading(policy, || parse(&mapped)).0?.2;
+        let mapped = self.apply_rules(&target, hook, body, field).await?;
+        if let Some(mapped) = &mapped {
+            posted = reading(policy, || parse(mapped)).0?.2;
         }
         Ok(Request {
             target,
             posted,
             ignored,
+            mapped,
         })
     }
 
