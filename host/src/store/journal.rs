@@ -1,39 +1,37 @@
-//! The sled backend's write path: a journal of our own in front of sled, so that a durable
-//! write costs one share of a group `fdatasync` instead of a sled flush per request.
+//! The sled backend's write path: a write-ahead journal of our own in front of sled, so that a
+//! durable write costs one share of a group `fdatasync` instead of a sled flush (or a sled
+//! transaction, which writes out sled's log buffer too) per request.
 //!
-//! Every change to the sled trees is made through [`Journal::commit`]: under one commit lock,
-//! the change reads what it needs and lists its writes ([`Changes`]); the list is appended to
-//! the journal's buffer as one numbered record, then applied to sled as one sled transaction,
-//! which also sets the change's class marker (`journal` tree) to the record's number. One
-//! writer thread appends whatever records are buffered to the current journal file with one
-//! `fdatasync`, and reports how far the journal is durable; [`Journal::durable`] waits for
-//! that. sled flushes in the background on its own (every 500 ms); once a journal file has
-//! grown past [`ROTATE_BYTES`], the writer starts a new one and a checkpoint thread flushes
-//! sled and deletes the old file.
+//! Every change to the sled trees is one record of the journal. Under one commit lock a
+//! change lists its writes ([`Changes`]) and is appended to the journal's buffer; one writer
+//! thread takes whatever records are buffered, appends them to the current journal file with
+//! one `fdatasync`, then makes their writes in sled, in the journal's order, and only then
+//! reports them done ([`Journal::durable`], which every write of the store waits for). So sled
+//! never holds a change the journal could lose, and nothing reads a change before it is
+//! durable (the relay included). sled flushes in the background on its own (every 500 ms);
+//! once a journal file has grown past [`ROTATE_BYTES`], the writer starts a new one and a
+//! checkpoint thread flushes sled and deletes the old file.
 //!
-//! After a crash, sled holds whole changes only (its transactions are atomic in its own
-//! recovery), in the order they were applied, up to some point that may be before or after
-//! where the journal's durable part ends: sled writes its log as its buffers fill, flushed or
-//! not. The markers say how far: on open, the records of every file left are applied again,
-//! in order, but only those numbered past their class's marker (an older record applied over
-//! a newer sled state would undo a later change). A record lists the trees' values after the
-//! change. A record torn by a crash (its length or checksum does not hold) ends the replay: it
-//! was never acknowledged. Since no write bypasses the journal, replay never brings back
-//! something a later write removed (an event the relay had published).
+//! A change that decides from what is stored ([`Journal::commit`]: an import's state, a
+//! supplier's settings) reads through [`Journal::get`], which sees the changes committed but
+//! not yet in sled (an overlay, emptied by the writer as it makes them); blind writes
+//! ([`Journal::commit_blind`]: an account's records under its own lock, the relay's outbox
+//! deletes) skip the overlay.
 //!
-//! Two classes of change: those under the commit lock, in one order; and
-//! [`Journal::commit_apart`], for keys no other change writes (the relay's), under a lock of
-//! its own. Each class has its marker; a class's changes reach sled in the order of their
-//! numbers.
+//! On open, the records of every file left (a crash, or a stop before the checkpoint) are
+//! applied again, in order. Each lists the trees' values after the change, and sled holds
+//! some prefix of the records since the last checkpoint, with a change perhaps half made: so
+//! applying them all again in order ends in the state after the last. A record torn by a crash
+//! (its length or checksum does not hold) ends the replay: it was never acknowledged. Since no
+//! write bypasses the journal, replay never brings back something a later write removed (an
+//! event the relay had published).
 //!
 //! Record: `u32` payload length, `u32` CRC-32 of the payload (little-endian), the payload:
-//! `u64` record number, `u8` class, then per write `u8` kind (1 insert, 2 remove), `u16`
-//! tree-name length and name, `u32` key length and key, and for an insert `u32` value length
-//! and value.
+//! `u64` record number, then per write `u8` kind (1 insert, 2 remove), `u16` tree-name length
+//! and name, `u32` key length and key, and for an insert `u32` value length and value.
 
 use crate::domain::storage::{StoreError, Unwritable};
-use sled::Transactional;
-use sled::transaction::{ConflictableTransactionError, TransactionError};
+use sled::IVec;
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::Write as _;
@@ -51,47 +49,24 @@ const INSERT: u8 = 1;
 const REMOVE: u8 = 2;
 const HEADER: usize = 8;
 
-/// The tree of the markers: each class's key → the number of its last change applied.
-const MARKERS: &str = "journal";
-
-/// Which lock a change was made under, and the key of its marker.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Class {
-    /// [`Journal::commit`].
-    Ordered = 0,
-    /// [`Journal::commit_apart`].
-    Apart = 1,
-}
-
-impl Class {
-    fn marker(self) -> &'static [u8] {
-        match self {
-            Self::Ordered => b"ordered",
-            Self::Apart => b"apart",
-        }
-    }
-
-    fn from_byte(byte: u8) -> Option<Self> {
-        match byte {
-            0 => Some(Self::Ordered),
-            1 => Some(Self::Apart),
-            _ => None,
-        }
-    }
-}
-
-/// The writes of one change, in the order they are applied.
+/// The writes of one change, in the order they are made.
 #[derive(Default)]
 pub(super) struct Changes {
-    writes: Vec<(sled::Tree, Vec<u8>, Option<Vec<u8>>)>,
+    writes: Vec<(sled::Tree, IVec, Option<IVec>)>,
 }
 
 impl Changes {
-    pub(super) fn insert(&mut self, tree: &sled::Tree, key: impl Into<Vec<u8>>, value: Vec<u8>) {
-        self.writes.push((tree.clone(), key.into(), Some(value)));
+    pub(super) fn insert(
+        &mut self,
+        tree: &sled::Tree,
+        key: impl Into<IVec>,
+        value: impl Into<IVec>,
+    ) {
+        self.writes
+            .push((tree.clone(), key.into(), Some(value.into())));
     }
 
-    pub(super) fn remove(&mut self, tree: &sled::Tree, key: impl Into<Vec<u8>>) {
+    pub(super) fn remove(&mut self, tree: &sled::Tree, key: impl Into<IVec>) {
         self.writes.push((tree.clone(), key.into(), None));
     }
 
@@ -99,12 +74,11 @@ impl Changes {
         self.writes.is_empty()
     }
 
-    /// Appends the change as record `number` of `class` to `buffer`.
-    fn encode_into(&self, number: u64, class: Class, buffer: &mut Vec<u8>) {
+    /// Appends the change as record `number` to `buffer`.
+    fn encode_into(&self, number: u64, buffer: &mut Vec<u8>) {
         let start = buffer.len();
         buffer.extend_from_slice(&[0; HEADER]);
         buffer.extend_from_slice(&number.to_le_bytes());
-        buffer.push(class as u8);
         for (tree, key, value) in &self.writes {
             let name = tree.name();
             buffer.push(if value.is_some() { INSERT } else { REMOVE });
@@ -124,82 +98,72 @@ impl Changes {
         buffer[start + 4..start + HEADER].copy_from_slice(&crc.to_le_bytes());
     }
 
-    /// Makes the writes in sled as one transaction, with `class`'s marker set to `number`.
-    fn apply(self, markers: &sled::Tree, number: u64, class: Class) -> Result<(), StoreError> {
-        let mut trees: Vec<sled::Tree> = vec![markers.clone()];
-        let mut writes = Vec::with_capacity(self.writes.len());
-        for (tree, key, value) in self.writes {
-            let name = tree.name();
-            let index = match trees.iter().position(|known| known.name() == name) {
-                Some(index) => index,
-                None => {
-                    trees.push(tree);
-                    trees.len() - 1
-                }
+    /// Makes the writes in sled, in order (the writer's part; a caller only for writes that
+    /// may be made before they are durable, see `mark_published`).
+    pub(super) fn apply(&self) -> Result<(), sled::Error> {
+        for (tree, key, value) in &self.writes {
+            match value {
+                Some(value) => tree.insert(key.clone(), value.clone())?,
+                None => tree.remove(key)?,
             };
-            writes.push((index, key, value));
         }
-        let trees: &[sled::Tree] = &trees;
-        trees
-            .transaction(|views| {
-                for (index, key, value) in &writes {
-                    match value {
-                        Some(value) => views[*index].insert(key.as_slice(), value.as_slice())?,
-                        None => views[*index].remove(key.as_slice())?,
-                    };
-                }
-                views[0].insert(class.marker(), &number.to_be_bytes())?;
-                Ok::<_, ConflictableTransactionError<()>>(())
-            })
-            .map_err(|error| match error {
-                TransactionError::Storage(error) => error.into(),
-                TransactionError::Abort(()) => {
-                    StoreError::from(sled::Error::Unsupported("aborted".into()))
-                }
-            })
+        Ok(())
     }
 }
 
-/// How far the journal is on disk.
+/// How far the journal is on disk and in sled.
 #[derive(Debug, Clone, Default)]
 struct Durability {
-    /// Every record up to this number (counted from 1 since the journal opened) is on disk.
+    /// Every record up to this number is on disk and made in sled.
     through: u64,
     /// Set by a failed write or sync, for good: nothing after it will be durable.
     failed: Option<Unwritable>,
 }
 
+/// A record waiting for the writer thread.
+struct Record {
+    number: u64,
+    changes: Changes,
+    /// Whether its writes are in the overlay (to be taken out once made).
+    overlaid: bool,
+}
+
 /// What committers hand the writer thread.
 #[derive(Default)]
 struct Pending {
+    /// The records, encoded.
     buffer: Vec<u8>,
-    /// The number of the last record in `buffer` (or written before it); numbers go on from
-    /// where the last run's ended.
+    records: Vec<Record>,
+    /// The number of the last record appended; numbers go on from the last run's.
     appended: u64,
     stop: bool,
 }
 
+/// A write committed and not yet made in sled: the record's number and the value (`None`: a
+/// remove).
+type Overlay = HashMap<(IVec, IVec), (u64, Option<IVec>)>;
+
 struct Shared {
-    /// Held while a change reads, is appended and is applied: one change at a time, so the
-    /// journal's order is sled's.
+    /// Held while a change is decided and appended: one change at a time, numbered in order.
     commit: Mutex<()>,
-    /// Held while a change to keys no other change writes is appended and applied
-    /// ([`Journal::commit_apart`]).
-    apart: Mutex<()>,
     pending: Mutex<Pending>,
     wake: Condvar,
     durable: watch::Sender<Durability>,
-    markers: sled::Tree,
+    overlay: Mutex<Overlay>,
 }
 
 impl Shared {
     fn pending(&self) -> MutexGuard<'_, Pending> {
         self.pending.lock().unwrap_or_else(PoisonError::into_inner)
     }
+
+    fn overlay(&self) -> MutexGuard<'_, Overlay> {
+        self.overlay.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
-/// The journal of one sled store (see the module's doc). Dropping it writes what is buffered
-/// and stops its threads, which hold the sled database open.
+/// The journal of one sled store (see the module's doc). Dropping it writes what is buffered,
+/// stops its threads (which hold the sled database open), flushes sled and empties the journal.
 pub(super) struct Journal {
     shared: Arc<Shared>,
     threads: Vec<JoinHandle<()>>,
@@ -217,14 +181,12 @@ impl Journal {
     pub(super) fn open(db: &sled::Db, dir: &Path, rotate_bytes: u64) -> Result<Self, StoreError> {
         let dir = dir.join("journal");
         std::fs::create_dir_all(&dir).map_err(io_error)?;
-        let markers = db.open_tree(MARKERS)?;
-        let mut replay = Replay::new(db, &markers)?;
         let files = journal_files(&dir)?;
+        let mut replay = Replay::new(db);
         for (_, path) in &files {
             let applied = replay.file(path)?;
             tracing::info!(file = %path.display(), records = applied, "journal replayed");
         }
-        let last = replay.finish()?;
         if !files.is_empty() {
             db.flush()?;
             for (_, path) in &files {
@@ -236,18 +198,17 @@ impl Journal {
         let journal_dir = dir.clone();
         let shared = Arc::new(Shared {
             commit: Mutex::new(()),
-            apart: Mutex::new(()),
             pending: Mutex::new(Pending {
-                appended: last,
+                appended: replay.last,
                 ..Pending::default()
             }),
             wake: Condvar::new(),
             durable: watch::channel(Durability {
-                through: last,
+                through: replay.last,
                 failed: None,
             })
             .0,
-            markers,
+            overlay: Mutex::new(HashMap::new()),
         });
         let (checkpoints, checkpoint_queue) = mpsc::channel::<PathBuf>();
         let writer = {
@@ -266,12 +227,11 @@ impl Journal {
                 .map_err(io_error)?
         };
         let checkpointer = {
-            let shared = shared.clone();
             let db = db.clone();
             std::thread::Builder::new()
                 .name("ferry-checkpoint".into())
                 .spawn(move || {
-                    checkpoint_loop(&shared, &db, &checkpoint_queue);
+                    checkpoint_loop(&db, &checkpoint_queue);
                     // The writer has stopped: a clean stop leaves sled flushed, the journal empty.
                     close(&db, &journal_dir);
                 })
@@ -283,55 +243,90 @@ impl Journal {
         })
     }
 
-    /// Runs `change` under the commit lock: it reads what it needs and lists its writes, which
-    /// are then journaled and applied, in that order. Nothing is written if it fails.
+    /// Runs `change` under the commit lock: it reads what it needs through [`Self::get`] and
+    /// lists its writes, which are then journaled (and seen by the next change's reads at
+    /// once). Nothing is written if it fails. Durable, and in sled, once [`Self::durable`]
+    /// says so.
     pub(super) fn commit<T, E: From<StoreError>>(
         &self,
         change: impl FnOnce(&mut Changes) -> Result<T, E>,
     ) -> Result<T, E> {
-        let _commit = self
-            .shared
-            .commit
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        self.commit_overlaid(true, change)
+    }
+
+    /// [`Self::commit`] for writes that decide nothing from what is stored and that no
+    /// [`Self::commit`] reads (an account's records, written under the account's own lock,
+    /// and their events): kept out of the overlay.
+    pub(super) fn commit_blind<T, E: From<StoreError>>(
+        &self,
+        change: impl FnOnce(&mut Changes) -> Result<T, E>,
+    ) -> Result<T, E> {
+        self.commit_overlaid(false, change)
+    }
+
+    fn commit_overlaid<T, E: From<StoreError>>(
+        &self,
+        overlaid: bool,
+        change: impl FnOnce(&mut Changes) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let _commit = self.commit_lock();
         let mut changes = Changes::default();
         let value = change(&mut changes)?;
-        self.append_and_apply(changes, Class::Ordered)?;
+        self.push(changes, overlaid);
         Ok(value)
     }
 
-    /// [`Self::commit`] for a change to keys that no other change writes once it can run (the
-    /// relay taking published events out of the outbox: each was written by the change that
-    /// made the event, before the relay could read it). Their order with other changes does
-    /// not matter to a replay, so it does not wait for the commit lock, which a large change
-    /// holds for milliseconds.
-    pub(super) fn commit_apart(&self, changes: Changes) -> Result<(), StoreError> {
-        let _apart = self
+    /// What is stored at `key` of `tree`, the changes committed but not yet made included.
+    pub(super) fn get(&self, tree: &sled::Tree, key: &[u8]) -> Result<Option<IVec>, StoreError> {
+        let committed = self
             .shared
-            .apart
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        self.append_and_apply(changes, Class::Apart)
+            .overlay()
+            .get(&(tree.name(), IVec::from(key)))
+            .map(|(_, value)| value.clone());
+        match committed {
+            Some(value) => Ok(value),
+            None => Ok(tree.get(key)?),
+        }
     }
 
-    /// Appends the change to the buffer, then applies it (under its class's lock, held by the
-    /// caller).
-    fn append_and_apply(&self, changes: Changes, class: Class) -> Result<(), StoreError> {
+    /// Journals `changes` at once, without the commit lock, whoever holds it: for a record that
+    /// must come before the changes that follow (an id block's reservation, which a change
+    /// holding the commit lock may need).
+    pub(super) fn append_now(&self, changes: Changes) {
+        self.push(changes, false);
+    }
+
+    fn commit_lock(&self) -> MutexGuard<'_, ()> {
+        self.shared
+            .commit
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Appends `changes` to the buffer for the writer.
+    fn push(&self, changes: Changes, overlaid: bool) {
         if changes.is_empty() {
-            return Ok(());
+            return;
         }
-        let number = {
-            let mut pending = self.shared.pending();
-            let was_empty = pending.buffer.is_empty();
-            pending.appended += 1;
-            let number = pending.appended;
-            changes.encode_into(number, class, &mut pending.buffer);
-            if was_empty {
-                self.shared.wake.notify_one();
+        let mut pending = self.shared.pending();
+        pending.appended += 1;
+        let number = pending.appended;
+        if overlaid {
+            let mut overlay = self.shared.overlay();
+            for (tree, key, value) in &changes.writes {
+                overlay.insert((tree.name(), key.clone()), (number, value.clone()));
             }
-            number
-        };
-        changes.apply(&self.shared.markers, number, class)
+        }
+        let was_empty = pending.buffer.is_empty();
+        changes.encode_into(number, &mut pending.buffer);
+        pending.records.push(Record {
+            number,
+            changes,
+            overlaid,
+        });
+        if was_empty {
+            self.shared.wake.notify_one();
+        }
     }
 
     /// The number of the last record appended.
@@ -339,7 +334,8 @@ impl Journal {
         self.shared.pending().appended
     }
 
-    /// Resolves once every record up to `record` is on disk, or the journal has failed.
+    /// Resolves once every record up to `record` is on disk and in sled, or the journal has
+    /// failed.
     pub(super) async fn durable(&self, record: u64) -> Result<(), StoreError> {
         let mut durable = self.shared.durable.subscribe();
         let reached = durable
@@ -383,21 +379,30 @@ impl CurrentFile {
         self.file.write_all(records)?;
         self.file.sync_data()?;
         self.written += records.len() as u64;
-        if self.written >= self.rotate_bytes {
-            let next = create_file(&self.dir, self.number + 1).map_err(std::io::Error::other)?;
-            let full = file_path(&self.dir, self.number);
-            self.file = next;
-            self.number += 1;
-            self.written = 0;
-            // The checkpoint thread is gone only when this thread stops too.
-            let _ = self.checkpoints.send(full);
+        Ok(())
+    }
+
+    /// Begins a new file once this one is full (everything in it made in sled), and hands
+    /// the full one to the checkpoint thread.
+    fn rotate_if_full(&mut self) -> std::io::Result<()> {
+        if self.written < self.rotate_bytes {
+            return Ok(());
         }
+        let next = create_file(&self.dir, self.number + 1).map_err(std::io::Error::other)?;
+        let full = file_path(&self.dir, self.number);
+        self.file = next;
+        self.number += 1;
+        self.written = 0;
+        // The checkpoint thread is gone only when this thread stops too.
+        let _ = self.checkpoints.send(full);
         Ok(())
     }
 }
 
-/// Writes what committers buffer, one `fdatasync` per round, until the journal is dropped.
+/// Writes what committers buffer, one `fdatasync` per round, then makes it in sled, until the
+/// journal is dropped.
 fn write_loop(shared: &Shared, current: &mut CurrentFile) {
+    let mut bytes = Vec::new();
     let mut records = Vec::new();
     loop {
         let through = {
@@ -411,17 +416,22 @@ fn write_loop(shared: &Shared, current: &mut CurrentFile) {
             if pending.buffer.is_empty() {
                 return;
             }
-            records.clear();
-            std::mem::swap(&mut records, &mut pending.buffer);
+            bytes.clear();
+            std::mem::swap(&mut bytes, &mut pending.buffer);
+            std::mem::swap(&mut records, &mut pending.records);
             pending.appended
         };
-        match current.write(&records) {
+        let made = current
+            .write(&bytes)
+            .map_err(|error| unwritable(&error))
+            .and_then(|()| make(shared, &mut records))
+            .and_then(|()| current.rotate_if_full().map_err(|error| unwritable(&error)));
+        match made {
             Ok(()) => shared
                 .durable
                 .send_modify(|durable| durable.through = through),
-            Err(error) => {
-                let failure = unwritable(&error);
-                tracing::error!(%error, "the journal could not be written");
+            Err(failure) => {
+                tracing::error!(%failure, "the journal could not be written or made in sled");
                 shared
                     .durable
                     .send_modify(|durable| durable.failed = Some(failure));
@@ -432,13 +442,37 @@ fn write_loop(shared: &Shared, current: &mut CurrentFile) {
     }
 }
 
-/// Flushes sled and deletes each full journal file it is handed.
-fn checkpoint_loop(shared: &Shared, db: &sled::Db, queue: &mpsc::Receiver<PathBuf>) {
+/// Makes `records` (on disk now) in sled, in order, and takes them out of the overlay.
+fn make(shared: &Shared, records: &mut Vec<Record>) -> Result<(), Unwritable> {
+    for record in records.iter() {
+        record.changes.apply().map_err(|error| match error {
+            sled::Error::Io(io) => unwritable(&io),
+            other => Unwritable::Failed(other.to_string()),
+        })?;
+    }
+    if records.iter().any(|record| record.overlaid) {
+        let mut overlay = shared.overlay();
+        for record in records.iter().filter(|record| record.overlaid) {
+            for (tree, key, _) in &record.changes.writes {
+                let entry = (tree.name(), key.clone());
+                // Unless a later change, still to be made, wrote it again.
+                if overlay
+                    .get(&entry)
+                    .is_some_and(|(number, _)| *number == record.number)
+                {
+                    overlay.remove(&entry);
+                }
+            }
+        }
+    }
+    records.clear();
+    Ok(())
+}
+
+/// Flushes sled and deletes each full journal file it is handed (every record in it is made
+/// in sled already).
+fn checkpoint_loop(db: &sled::Db, queue: &mpsc::Receiver<PathBuf>) {
     for full in queue {
-        // Every record of the full file was appended under one of the two locks; once each is
-        // free after that, every one has been applied to sled too.
-        drop(shared.commit.lock().unwrap_or_else(PoisonError::into_inner));
-        drop(shared.apart.lock().unwrap_or_else(PoisonError::into_inner));
         match db.flush() {
             Ok(_) => {
                 if let Err(error) = std::fs::remove_file(&full) {
@@ -506,35 +540,21 @@ fn journal_files(dir: &Path) -> Result<Vec<(u64, PathBuf)>, StoreError> {
 /// Applying the journal's files again on open.
 struct Replay<'a> {
     db: &'a sled::Db,
-    markers: &'a sled::Tree,
-    /// Each class's marker: its changes up to this number are in sled already.
-    applied: [u64; 2],
     /// The highest record number seen.
     last: u64,
     trees: HashMap<Vec<u8>, sled::Tree>,
 }
 
 impl<'a> Replay<'a> {
-    fn new(db: &'a sled::Db, markers: &'a sled::Tree) -> Result<Self, StoreError> {
-        let marker = |class: Class| -> Result<u64, StoreError> {
-            Ok(markers
-                .get(class.marker())?
-                .and_then(|bytes| <[u8; 8]>::try_from(bytes.as_ref()).ok())
-                .map(u64::from_be_bytes)
-                .unwrap_or(0))
-        };
-        let applied = [marker(Class::Ordered)?, marker(Class::Apart)?];
-        Ok(Self {
+    fn new(db: &'a sled::Db) -> Self {
+        Self {
             db,
-            markers,
-            applied,
-            last: applied[0].max(applied[1]),
+            last: 0,
             trees: HashMap::new(),
-        })
+        }
     }
 
-    /// Applies the whole records of the file at `path` that sled does not have yet; the count
-    /// applied.
+    /// Applies the whole records of the file at `path`; the count applied.
     fn file(&mut self, path: &Path) -> Result<usize, StoreError> {
         let bytes = std::fs::read(path).map_err(io_error)?;
         let unreadable = |offset: usize| {
@@ -546,27 +566,23 @@ impl<'a> Replay<'a> {
         let mut offset = 0;
         let mut applied = 0;
         while let Some(payload) = record_at(&bytes, offset) {
-            let (number, class, writes) =
-                parse_record(payload).ok_or_else(|| unreadable(offset))?;
+            let (number, writes) = parse_record(payload).ok_or_else(|| unreadable(offset))?;
             self.last = self.last.max(number);
-            if number > self.applied[class as usize] {
-                for write in writes {
-                    let (name, key, value) = write.ok_or_else(|| unreadable(offset))?;
-                    let tree = match self.trees.get(name) {
-                        Some(tree) => tree,
-                        None => self
-                            .trees
-                            .entry(name.to_vec())
-                            .or_insert(self.db.open_tree(name)?),
-                    };
-                    match value {
-                        Some(value) => tree.insert(key, value)?,
-                        None => tree.remove(key)?,
-                    };
-                }
-                self.applied[class as usize] = number;
-                applied += 1;
+            for write in writes {
+                let (name, key, value) = write.ok_or_else(|| unreadable(offset))?;
+                let tree = match self.trees.get(name) {
+                    Some(tree) => tree,
+                    None => self
+                        .trees
+                        .entry(name.to_vec())
+                        .or_insert(self.db.open_tree(name)?),
+                };
+                match value {
+                    Some(value) => tree.insert(key, value)?,
+                    None => tree.remove(key)?,
+                };
             }
+            applied += 1;
             offset += HEADER + payload.len();
         }
         if offset < bytes.len() {
@@ -579,22 +595,12 @@ impl<'a> Replay<'a> {
         }
         Ok(applied)
     }
-
-    /// Records how far each class is applied; the highest record number seen.
-    fn finish(self) -> Result<u64, StoreError> {
-        for class in [Class::Ordered, Class::Apart] {
-            self.markers
-                .insert(class.marker(), &self.applied[class as usize].to_be_bytes())?;
-        }
-        Ok(self.last)
-    }
 }
 
-/// A record's number, class and writes.
-fn parse_record(payload: &[u8]) -> Option<(u64, Class, Writes<'_>)> {
+/// A record's number and writes.
+fn parse_record(payload: &[u8]) -> Option<(u64, Writes<'_>)> {
     let number = u64::from_le_bytes(payload.get(..8)?.try_into().ok()?);
-    let class = Class::from_byte(*payload.get(8)?)?;
-    Some((number, class, Writes(&payload[9..])))
+    Some((number, Writes(&payload[8..])))
 }
 
 /// The payload of the whole, intact record at `offset`, if there is one.
@@ -673,18 +679,21 @@ mod tests {
         sled::Config::new().path(dir).open().expect("sled")
     }
 
-    /// Ordered record `number`, as the journal writes it.
-    fn record(number: u64, writes: &[(&str, &[u8], Option<&[u8]>)], db: &sled::Db) -> Vec<u8> {
+    /// A write as a test lists it: tree, key, value (`None`: a remove).
+    type TestWrite<'a> = (&'a str, &'a [u8], Option<&'a [u8]>);
+
+    /// Record `number`, as the journal writes it.
+    fn record(number: u64, writes: &[TestWrite<'_>], db: &sled::Db) -> Vec<u8> {
         let mut changes = Changes::default();
         for (tree, key, value) in writes {
             let tree = db.open_tree(tree).expect("tree");
             match value {
-                Some(value) => changes.insert(&tree, key.to_vec(), value.to_vec()),
-                None => changes.remove(&tree, key.to_vec()),
+                Some(value) => changes.insert(&tree, *key, *value),
+                None => changes.remove(&tree, *key),
             }
         }
         let mut bytes = Vec::new();
-        changes.encode_into(number, Class::Ordered, &mut bytes);
+        changes.encode_into(number, &mut bytes);
         bytes
     }
 
@@ -692,10 +701,10 @@ mod tests {
     fn records_left_by_a_crash_are_applied_on_open_up_to_a_torn_one() {
         let data = tempfile::tempdir().expect("temp dir");
         let db = open_db(&data.path().join("db"));
-        db.open_tree("notes")
-            .expect("tree")
-            .insert("gone", "x")
-            .expect("insert");
+        let notes = db.open_tree("notes").expect("tree");
+        notes.insert("gone", "x").expect("insert");
+        // Record 1 half made in sled when the process died: its first write only.
+        notes.insert("a", "1").expect("insert");
         let mut file = record(
             1,
             &[
@@ -712,7 +721,6 @@ mod tests {
         std::fs::write(file_path(&journal_dir, 3), &file).expect("write");
 
         let journal = Journal::open(&db, data.path(), ROTATE_BYTES).expect("journal");
-        let notes = db.open_tree("notes").expect("tree");
         assert_eq!(notes.get("a").expect("get").as_deref(), Some(&b"1"[..]));
         assert_eq!(
             notes.get("gone").expect("get"),
@@ -723,7 +731,13 @@ mod tests {
         let events = db.open_tree("events").expect("tree");
         assert_eq!(
             events.get(b"\0\0\0\x07").expect("get").as_deref(),
-            Some(&b"e"[..])
+            Some(&b"e"[..]),
+            "the half-made change is made whole"
+        );
+        assert_eq!(
+            journal.appended(),
+            2,
+            "numbers go on after the replayed ones"
         );
         let files = journal_files(&journal_dir).expect("files");
         assert_eq!(
@@ -740,57 +754,12 @@ mod tests {
     }
 
     #[test]
-    fn changes_sled_has_already_are_not_applied_again() {
-        let data = tempfile::tempdir().expect("temp dir");
-        let db = open_db(&data.path().join("db"));
-        // sled got ahead of the journal's durable part: it has change 3 (k = c), the journal
-        // only 1 and 2, which wrote k before it.
-        {
-            let journal = Journal::open(&db, data.path(), ROTATE_BYTES).expect("journal");
-            let tree = db.open_tree("t").expect("tree");
-            for value in ["a", "b", "c"] {
-                journal
-                    .commit(|changes| {
-                        changes.insert(&tree, b"k".to_vec(), value.as_bytes().to_vec());
-                        Ok::<_, StoreError>(())
-                    })
-                    .expect("commit");
-            }
-            assert_eq!(journal.appended(), 3);
-        }
-        let journal_dir = data.path().join("journal");
-        let mut file = record(1, &[("t", b"k", Some(b"a"))], &db);
-        file.extend(record(2, &[("t", b"k", Some(b"b"))], &db));
-        std::fs::write(file_path(&journal_dir, 0), &file).expect("write");
-
-        let journal = Journal::open(&db, data.path(), ROTATE_BYTES).expect("journal");
-        let tree = db.open_tree("t").expect("tree");
-        assert_eq!(
-            tree.get("k").expect("get").as_deref(),
-            Some(&b"c"[..]),
-            "not rolled back to the journal's older value"
-        );
-        assert_eq!(journal.appended(), 3, "numbers go on after the last change");
-
-        // And a record past the marker is applied.
-        drop(journal);
-        std::fs::write(
-            file_path(&journal_dir, 0),
-            record(4, &[("t", b"k", Some(b"d"))], &db),
-        )
-        .expect("write");
-        let journal = Journal::open(&db, data.path(), ROTATE_BYTES).expect("journal");
-        assert_eq!(tree.get("k").expect("get").as_deref(), Some(&b"d"[..]));
-        assert_eq!(journal.appended(), 4);
-    }
-
-    #[test]
     fn a_record_that_cannot_be_read_stops_the_open() {
         let data = tempfile::tempdir().expect("temp dir");
         let db = open_db(&data.path().join("db"));
         // A whole record (its checksum holds) whose write has an unknown kind.
         let mut payload = 1u64.to_le_bytes().to_vec();
-        payload.extend([Class::Ordered as u8, 9, 1, 0, b't', 0, 0, 0, 0]);
+        payload.extend([9, 1, 0, b't', 0, 0, 0, 0]);
         let mut file = (payload.len() as u32).to_le_bytes().to_vec();
         file.extend(crc32fast::hash(&payload).to_le_bytes());
         file.extend(&payload);
@@ -801,34 +770,35 @@ mod tests {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn commits_are_durable_in_order_and_full_files_are_checkpointed() {
+    async fn changes_are_seen_by_the_next_change_at_once_and_by_readers_once_durable() {
         let data = tempfile::tempdir().expect("temp dir");
         let db = open_db(&data.path().join("db"));
         let tree = db.open_tree("counts").expect("tree");
         // Small files, so that some fill up and are checkpointed while the commits go on.
         let journal = Arc::new(Journal::open(&db, data.path(), 4096).expect("journal"));
         let writers: Vec<_> = (0..4u64)
-            .map(|writer| {
+            .map(|_| {
                 let journal = journal.clone();
                 let tree = tree.clone();
                 tokio::spawn(async move {
-                    for round in 0..50u64 {
+                    for _ in 0..50 {
+                        // Read, add one, write: only right if each change sees the last.
                         journal
                             .commit(|changes| {
-                                changes.insert(
-                                    &tree,
-                                    writer.to_be_bytes().to_vec(),
-                                    round.to_be_bytes().to_vec(),
-                                );
-                                changes.insert(
-                                    &tree,
-                                    b"last".to_vec(),
-                                    writer.to_be_bytes().to_vec(),
-                                );
+                                let count = journal
+                                    .get(&tree, b"count")?
+                                    .and_then(|bytes| <[u8; 8]>::try_from(bytes.as_ref()).ok())
+                                    .map_or(0, u64::from_be_bytes);
+                                changes.insert(&tree, "count", &(count + 1).to_be_bytes());
                                 Ok::<_, StoreError>(())
                             })
                             .expect("commit");
-                        journal.durable(journal.appended()).await.expect("durable");
+                        let committed = journal.appended();
+                        journal.durable(committed).await.expect("durable");
+                        assert!(
+                            tree.get("count").expect("get").is_some(),
+                            "in sled once durable"
+                        );
                     }
                 })
             })
@@ -837,8 +807,11 @@ mod tests {
             writer.await.expect("writer");
         }
         assert_eq!(journal.appended(), 200);
-        let durable = journal.shared.durable.borrow().through;
-        assert_eq!(durable, 200);
+        assert_eq!(
+            tree.get("count").expect("get").as_deref(),
+            Some(&200u64.to_be_bytes()[..])
+        );
+        assert!(journal.shared.overlay().is_empty(), "the overlay empties");
         let files = journal_files(&data.path().join("journal")).expect("files");
         assert!(
             files.last().expect("a file").0 > 0,
@@ -857,12 +830,6 @@ mod tests {
         }
         let files = journal_files(&data.path().join("journal")).expect("files");
         assert_eq!(files.len(), 1, "full files are checkpointed: {files:?}");
-        for writer in 0..4u64 {
-            assert_eq!(
-                tree.get(writer.to_be_bytes()).expect("get").as_deref(),
-                Some(&49u64.to_be_bytes()[..])
-            );
-        }
     }
 
     #[test]
@@ -872,11 +839,11 @@ mod tests {
         let tree = db.open_tree("t").expect("tree");
         let journal = Journal::open(&db, data.path(), ROTATE_BYTES).expect("journal");
         let failed: Result<(), StoreError> = journal.commit(|changes| {
-            changes.insert(&tree, b"k".to_vec(), b"v".to_vec());
+            changes.insert(&tree, "k", "v");
             Err(StoreError::Conflict)
         });
         assert!(failed.is_err());
         assert_eq!(journal.appended(), 0);
-        assert_eq!(tree.get("k").expect("get"), None);
+        assert_eq!(journal.get(&tree, b"k").expect("get"), None);
     }
 }

@@ -68,7 +68,8 @@ fn numbered(id: u64) -> String {
 }
 
 /// Writes of this many records or more are committed off the async worker
-/// ([`super::blocking`]): a large change holds the journal's commit lock for milliseconds.
+/// ([`super::blocking`]): encoding a large change for the journal takes milliseconds, under
+/// the commit lock that other changes wait for.
 const LARGE_CHANGE_WRITES: usize = 100;
 
 /// How many locks the accounts share.
@@ -271,9 +272,7 @@ impl AccountUnit for SledAccountUnit {
     }
 
     fn next_id(&mut self) -> BoxFuture<'_, Result<u64, StoreError>> {
-        Box::pin(std::future::ready(
-            self.store.db.generate_id().map_err(StoreError::from),
-        ))
+        Box::pin(std::future::ready(Ok(self.store.next_id())))
     }
 
     fn enqueue(&mut self, event: &Event) -> Result<(), StoreError> {
@@ -337,7 +336,7 @@ impl SledStore {
         writes: Vec<(AccountTable, String, Vec<u8>)>,
         events: &[Event],
     ) -> Result<(), StoreError> {
-        self.commit(|changes| {
+        self.commit_blind(|changes| {
             for (table, key, bytes) in writes {
                 changes.insert(self.account_tree(table), pair_key(number, &key), bytes);
             }

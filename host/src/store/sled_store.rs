@@ -34,7 +34,6 @@ const NUMBER_ATTEMPTS: usize = 16;
 
 #[derive(Clone)]
 pub struct SledStore {
-    pub(super) db: sled::Db,
     suppliers: sled::Tree,
     api_keys: sled::Tree,
     api_key_digests: sled::Tree,
@@ -67,7 +66,22 @@ pub struct SledStore {
     pub(super) health: Arc<StorageHealth>,
     /// What every change goes through, and what makes it durable.
     journal: Arc<Journal>,
+    /// Event `seq`s and record ids, handed out from blocks reserved in the journal.
+    ids: Arc<std::sync::Mutex<IdBlock>>,
+    /// The end of the last id block reserved (key [`IDS_RESERVED`]).
+    id_blocks: sled::Tree,
 }
+
+/// The ids not yet handed out of the block reserved last: `next` up to `end`.
+#[derive(Debug)]
+struct IdBlock {
+    next: u64,
+    end: u64,
+}
+
+/// How many ids one reservation takes.
+const ID_BLOCK: u64 = 1_000_000;
+const IDS_RESERVED: &[u8] = b"reserved";
 
 impl std::fmt::Debug for SledStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -104,7 +118,17 @@ impl SledStore {
             .cache_capacity(cache_bytes)
             .open()?;
         let journal = Arc::new(Journal::open(&db, dir, ROTATE_BYTES)?);
+        let id_blocks = db.open_tree("id_blocks")?;
+        // Past every id reserved (the journal has been replayed), and past every id sled handed
+        // out when it made them (data directories of earlier versions).
+        let reserved = id_blocks
+            .get(IDS_RESERVED)?
+            .and_then(|bytes| <[u8; 8]>::try_from(bytes.as_ref()).ok())
+            .map_or(0, u64::from_be_bytes);
+        let next = reserved.max(db.generate_id()?);
         Ok(Self {
+            ids: Arc::new(std::sync::Mutex::new(IdBlock { next, end: next })),
+            id_blocks,
             suppliers: db.open_tree("suppliers")?,
             api_keys: db.open_tree("api_keys")?,
             api_key_digests: db.open_tree("api_key_digests")?,
@@ -128,26 +152,62 @@ impl SledStore {
             account_locks: std::sync::Arc::default(),
             health,
             journal,
-            db,
         })
     }
 
-    /// `work`, a write, with a failure for storage reasons noted in the health (writes stop).
+    /// `work`, a write, done once it is durable (and readable), with a failure for storage
+    /// reasons noted in the health (writes stop).
     fn noting_failures<'a, T: Send + 'a>(
-        &self,
+        &'a self,
         work: impl std::future::Future<Output = Result<T, StoreError>> + Send + 'a,
     ) -> StoreFuture<'a, T> {
         let health = self.health.clone();
-        Box::pin(async move { work.await.map_err(|error| health.noted(error)) })
+        Box::pin(async move {
+            let done = async {
+                let value = work.await?;
+                Store::flush(self).await?;
+                Ok(value)
+            };
+            done.await.map_err(|error| health.noted(error))
+        })
     }
 
     /// Runs `change` through the journal: what it lists is written, atomically, once it
-    /// returns `Ok` (durable once [`Store::flush`] returns).
+    /// returns `Ok` (durable and readable once [`Store::flush`] returns). It reads through
+    /// [`Self::read`].
     pub(super) fn commit<T, E: From<StoreError>>(
         &self,
         change: impl FnOnce(&mut Changes) -> Result<T, E>,
     ) -> Result<T, E> {
         self.journal.commit(change)
+    }
+
+    /// A new id (for an event's `seq`, a note, a ledger entry): ids come from blocks, each
+    /// reserved by a journal record that precedes every change using its ids, so that after
+    /// a crash the ids go on past every one a kept change used. (sled's own `generate_id`
+    /// starts again from 0 in a directory sled had not flushed yet.)
+    pub(super) fn next_id(&self) -> u64 {
+        let mut ids = self
+            .ids
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if ids.next >= ids.end {
+            ids.end = ids.next + ID_BLOCK;
+            let mut reservation = Changes::default();
+            reservation.insert(&self.id_blocks, IDS_RESERVED, &ids.end.to_be_bytes());
+            self.journal.append_now(reservation);
+        }
+        let id = ids.next;
+        ids.next += 1;
+        id
+    }
+
+    /// [`Self::commit`] for writes no change decides from ([`Journal::commit_blind`]).
+    pub(super) fn commit_blind<T, E: From<StoreError>>(
+        &self,
+        change: impl FnOnce(&mut Changes) -> Result<T, E>,
+    ) -> Result<T, E> {
+        self.journal.commit_blind(change)
     }
 
     /// Lists `event`'s writes into the log, the id index and, last, the outbox (where the
@@ -158,21 +218,30 @@ impl SledStore {
         event: &Event,
     ) -> Result<(), StoreError> {
         let mut event = event.clone();
-        event.seq = self.db.generate_id()?;
+        event.seq = self.next_id();
         let key = event.seq.to_be_bytes();
-        changes.insert(&self.events, key, encode(&event));
-        changes.insert(&self.event_ids, event.id.as_bytes(), key.to_vec());
-        changes.insert(
-            &self.outbox,
-            key,
-            StreamRecord::encode(&event).as_bytes().to_vec(),
-        );
+        changes.insert(&self.events, &key, encode(&event));
+        changes.insert(&self.event_ids, event.id.as_bytes(), &key);
+        changes.insert(&self.outbox, &key, StreamRecord::encode(&event).as_bytes());
         Ok(())
     }
 
-    /// The record at `key` of `tree`, read as `T`.
-    fn get<T: DeserializeOwned>(tree: &sled::Tree, key: &[u8]) -> Result<Option<T>, StoreError> {
-        tree.get(key)?.map(|bytes| decode(key, &bytes)).transpose()
+    /// The record at `key` of `tree`, read as `T` by a change ([`Self::commit`]): the changes
+    /// committed before it included.
+    fn read<T: DeserializeOwned>(
+        &self,
+        tree: &sled::Tree,
+        key: &[u8],
+    ) -> Result<Option<T>, StoreError> {
+        self.journal
+            .get(tree, key)?
+            .map(|bytes| decode(key, &bytes))
+            .transpose()
+    }
+
+    /// Whether a record is at `key` of `tree`, for a change ([`Self::read`]).
+    fn exists(&self, tree: &sled::Tree, key: &[u8]) -> Result<bool, StoreError> {
+        Ok(self.journal.get(tree, key)?.is_some())
     }
 
     /// When the relay published event `seq`, if it has.
@@ -247,20 +316,12 @@ impl From<sled::Error> for StoreError {
     }
 }
 
-fn read_count(tree: &sled::Tree, key: &[u8]) -> Result<u64, StoreError> {
-    Ok(tree
-        .get(key)?
-        .and_then(|bytes| <[u8; 8]>::try_from(bytes.as_ref()).ok())
-        .map(u64::from_be_bytes)
-        .unwrap_or(0))
-}
-
 impl Store for SledStore {
     fn create_team<'a>(&'a self, team: &'a OperationsTeam) -> StoreFuture<'a, bool> {
         self.noting_failures(async move {
             self.health.check()?;
             self.commit(|changes| {
-                if self.teams.contains_key(team.name.as_bytes())? {
+                if self.exists(&self.teams, team.name.as_bytes())? {
                     return Ok(false);
                 }
                 changes.insert(&self.teams, team.name.as_bytes(), encode(team));
@@ -294,7 +355,7 @@ impl Store for SledStore {
         self.noting_failures(async move {
             self.health.check()?;
             self.commit(|changes| {
-                let team = Self::get(&self.teams, name.as_bytes())?;
+                let team = self.read(&self.teams, name.as_bytes())?;
                 if team.is_some() {
                     changes.remove(&self.teams, name.as_bytes());
                 }
@@ -307,7 +368,7 @@ impl Store for SledStore {
         self.noting_failures(async move {
             self.health.check()?;
             self.commit(|changes| {
-                if self.suppliers.contains_key(supplier.code.as_bytes())? {
+                if self.exists(&self.suppliers, supplier.code.as_bytes())? {
                     return Ok(false);
                 }
                 changes.insert(&self.suppliers, supplier.code.as_bytes(), encode(supplier));
@@ -345,7 +406,7 @@ impl Store for SledStore {
         self.noting_failures(async move {
             self.health.check()?;
             self.commit(|changes| {
-                let Some(mut supplier) = Self::get::<Supplier>(&self.suppliers, code.as_bytes())?
+                let Some(mut supplier) = self.read::<Supplier>(&self.suppliers, code.as_bytes())?
                 else {
                     return Ok(None);
                 };
@@ -414,7 +475,7 @@ impl Store for SledStore {
         self.noting_failures(async move {
             self.health.check()?;
             self.commit(|changes| {
-                let Some(mut key) = Self::get::<ApiKeyRecord>(&self.api_keys, id.as_bytes())?
+                let Some(mut key) = self.read::<ApiKeyRecord>(&self.api_keys, id.as_bytes())?
                 else {
                     return Ok(None);
                 };
@@ -571,7 +632,7 @@ impl Store for SledStore {
         self.noting_failures(async move {
             self.health.check()?;
             self.commit(|changes| {
-                let plugin = Self::get(&self.plugins, supplier.as_bytes())?;
+                let plugin = self.read(&self.plugins, supplier.as_bytes())?;
                 if plugin.is_some() {
                     changes.remove(&self.plugins, supplier.as_bytes());
                 }
@@ -627,21 +688,19 @@ impl Store for SledStore {
                 return Ok(existing.to_vec());
             }
             self.health.check()?;
-            let secret = self.commit(|changes| {
-                if let Some(raced) = self.secrets.get(name.as_bytes())? {
-                    return Ok::<_, StoreError>(raced.to_vec());
+            self.commit(|changes| {
+                if let Some(raced) = self.journal.get(&self.secrets, name.as_bytes())? {
+                    return Ok(raced.to_vec());
                 }
                 let fresh = make();
                 changes.insert(&self.secrets, name.as_bytes(), fresh.clone());
                 Ok(fresh)
-            })?;
-            Store::flush(self).await?;
-            Ok(secret)
+            })
         })
     }
 
-    /// Waits for the journal to have every change made so far on disk (one `fdatasync` shared
-    /// by every change that joined it).
+    /// Waits for every change made so far to be on disk and in sled (one `fdatasync` shared by
+    /// every change that joined it).
     fn flush(&self) -> BoxFuture<'static, Result<(), StoreError>> {
         let journal = self.journal.clone();
         let health = self.health.clone();
@@ -709,14 +768,10 @@ impl SledStore {
         let key = pair_key(supplier, external);
         self.commit(|changes| {
             for _ in 0..NUMBER_ATTEMPTS {
-                let current: Option<ImportProcess> = Self::get(&self.imports, &key)?;
+                let current: Option<ImportProcess> = self.read(&self.imports, &key)?;
                 let change = decide(current.as_ref())?;
                 if let Some(account) = &change.account {
-                    if self
-                        .accounts
-                        .contains_key(account.number.as_bytes())
-                        .map_err(StoreError::from)?
-                    {
+                    if self.exists(&self.accounts, account.number.as_bytes())? {
                         continue;
                     }
                     changes.insert(&self.accounts, account.number.as_bytes(), encode(account));
@@ -748,8 +803,13 @@ impl SledStore {
         delta: i64,
     ) -> Result<(), StoreError> {
         let key = pair_key(supplier, state.as_str());
-        let count = read_count(&self.import_counts, &key)?.saturating_add_signed(delta);
-        changes.insert(&self.import_counts, key, count.to_be_bytes().to_vec());
+        let count = self
+            .journal
+            .get(&self.import_counts, &key)?
+            .and_then(|bytes| <[u8; 8]>::try_from(bytes.as_ref()).ok())
+            .map_or(0, u64::from_be_bytes)
+            .saturating_add_signed(delta);
+        changes.insert(&self.import_counts, key, &count.to_be_bytes());
         Ok(())
     }
 }
@@ -778,11 +838,6 @@ impl Outbox for SledStore {
                     })?;
                 pending.push(PendingEvent { seq, record });
             }
-            // Only what is on disk is published: an event must not reach the stream when a
-            // crash could still undo its change. Everything read above was journaled first.
-            if !pending.is_empty() {
-                self.journal.durable(self.journal.appended()).await?;
-            }
             Ok(pending)
         })
     }
@@ -793,21 +848,24 @@ impl Outbox for SledStore {
             let mut sorted = seqs.to_vec();
             sorted.sort_unstable();
             sorted.dedup();
-            // One change: the runs recorded, the events out of the outbox. Keys only the relay
-            // writes, so it need not wait for other changes. Not waited for either: a crash
-            // before it is durable leaves the events in the outbox, and the relay's
-            // reconciliation with the stream keeps them from being sent twice.
+            // One change: the runs recorded, the events out of the outbox (keys only the relay
+            // writes, each inserted by a change already made). Made in sled at once, so that
+            // the relay's next read does not see them again, and journaled without waiting for
+            // it: a crash before the record is on disk leaves the events in the outbox, and the
+            // relay's reconciliation with the stream keeps them from being sent twice.
             let mut changes = Changes::default();
             for (first, last) in consecutive_runs(&sorted) {
                 let mut value = Vec::with_capacity(8 + when.len());
                 value.extend_from_slice(&first.to_be_bytes());
                 value.extend_from_slice(when.as_bytes());
-                changes.insert(&self.published_runs, last.to_be_bytes(), value);
+                changes.insert(&self.published_runs, &last.to_be_bytes(), value);
             }
             for seq in &sorted {
-                changes.remove(&self.outbox, seq.to_be_bytes());
+                changes.remove(&self.outbox, &seq.to_be_bytes());
             }
-            self.journal.commit_apart(changes)
+            changes.apply()?;
+            self.journal.append_now(changes);
+            Ok(())
         })
     }
 }
@@ -973,6 +1031,45 @@ mod tests {
         assert_eq!(pending.len(), 1);
         assert_eq!(pending[0].seq, 7);
         assert_eq!(pending[0].record, StreamRecord::encode(&old));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_crash_before_sleds_first_flush_loses_nothing_and_reuses_no_id() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = SledStore::open(dir.path()).expect("store");
+        store
+            .publish_events(&[event(1), event(2)])
+            .await
+            .expect("publish");
+        let before = store.events_after(None, 10).await.expect("log");
+        // What a SIGKILL leaves when sled had flushed nothing: the journal alone.
+        let crashed = tempfile::tempdir().expect("temp dir");
+        std::fs::create_dir(crashed.path().join("journal")).expect("dir");
+        for entry in std::fs::read_dir(dir.path().join("journal")).expect("journal") {
+            let path = entry.expect("entry").path();
+            let name = path.file_name().expect("name");
+            std::fs::copy(&path, crashed.path().join("journal").join(name)).expect("copy");
+        }
+        drop(store);
+
+        let store = SledStore::open(crashed.path()).expect("reopened");
+        let after = store.events_after(None, 10).await.expect("log");
+        let ids = |events: &[Event]| -> Vec<(u64, String)> {
+            events
+                .iter()
+                .map(|event| (event.seq, event.id.clone()))
+                .collect()
+        };
+        assert_eq!(ids(&after), ids(&before), "replayed from the journal");
+        store.publish_events(&[event(3)]).await.expect("publish");
+        let log = store.events_after(None, 10).await.expect("log");
+        assert_eq!(log.len(), 3, "nothing overwritten");
+        assert!(
+            log[2].seq > before[1].seq,
+            "a new seq after the replayed ones: {} after {}",
+            log[2].seq,
+            before[1].seq
+        );
     }
 
     #[test]
