@@ -70,7 +70,7 @@ impl Changes {
         self.writes.push((tree.clone(), key.into(), None));
     }
 
-    pub(super) fn is_empty(&self) -> bool {
+    fn is_empty(&self) -> bool {
         self.writes.is_empty()
     }
 

@@ -64,8 +64,9 @@ pub struct SledStore {
     pub(super) account_locks: std::sync::Arc<AccountLocks>,
     /// Whether writes are taken (the data directory's free space, a failed write).
     pub(super) health: Arc<StorageHealth>,
-    /// What every change goes through, and what makes it durable.
-    journal: Arc<Journal>,
+    /// What every change goes through ([`Journal::commit`]: durable and readable once
+    /// [`Store::flush`] returns), and what makes it durable.
+    pub(super) journal: Arc<Journal>,
     /// Event `seq`s and record ids, handed out from blocks reserved in the journal.
     ids: Arc<std::sync::Mutex<IdBlock>>,
     /// The end of the last id block reserved (key [`IDS_RESERVED`]).
@@ -123,8 +124,7 @@ impl SledStore {
         // out when it made them (data directories of earlier versions).
         let reserved = id_blocks
             .get(IDS_RESERVED)?
-            .and_then(|bytes| <[u8; 8]>::try_from(bytes.as_ref()).ok())
-            .map_or(0, u64::from_be_bytes);
+            .map_or(0, |bytes| be_u64(&bytes));
         let next = reserved.max(db.generate_id()?);
         Ok(Self {
             ids: Arc::new(std::sync::Mutex::new(IdBlock { next, end: next })),
@@ -172,16 +172,6 @@ impl SledStore {
         })
     }
 
-    /// Runs `change` through the journal: what it lists is written, atomically, once it
-    /// returns `Ok` (durable and readable once [`Store::flush`] returns). It reads through
-    /// [`Self::read`].
-    pub(super) fn commit<T, E: From<StoreError>>(
-        &self,
-        change: impl FnOnce(&mut Changes) -> Result<T, E>,
-    ) -> Result<T, E> {
-        self.journal.commit(change)
-    }
-
     /// A new id (for an event's `seq`, a note, a ledger entry): ids come from blocks, each
     /// reserved by a journal record that precedes every change using its ids, so that after
     /// a crash the ids go on past every one a kept change used. (sled's own `generate_id`
@@ -202,31 +192,18 @@ impl SledStore {
         id
     }
 
-    /// [`Self::commit`] for writes no change decides from ([`Journal::commit_blind`]).
-    pub(super) fn commit_blind<T, E: From<StoreError>>(
-        &self,
-        change: impl FnOnce(&mut Changes) -> Result<T, E>,
-    ) -> Result<T, E> {
-        self.journal.commit_blind(change)
-    }
-
     /// Lists `event`'s writes into the log, the id index and, last, the outbox (where the
     /// relay finds it), under the next `seq`.
-    pub(super) fn write_event(
-        &self,
-        changes: &mut Changes,
-        event: &Event,
-    ) -> Result<(), StoreError> {
+    pub(super) fn write_event(&self, changes: &mut Changes, event: &Event) {
         let mut event = event.clone();
         event.seq = self.next_id();
         let key = event.seq.to_be_bytes();
         changes.insert(&self.events, &key, encode(&event));
         changes.insert(&self.event_ids, event.id.as_bytes(), &key);
         changes.insert(&self.outbox, &key, StreamRecord::encode(&event).as_bytes());
-        Ok(())
     }
 
-    /// The record at `key` of `tree`, read as `T` by a change ([`Self::commit`]): the changes
+    /// The record at `key` of `tree`, read as `T` by a change ([`Journal::commit`]): the changes
     /// committed before it included.
     fn read<T: DeserializeOwned>(
         &self,
@@ -252,7 +229,7 @@ impl SledStore {
             .next()
             .transpose()?;
         let at = match run {
-            Some((_, value)) if value.len() >= 8 && seq_of(&value[..8]) <= seq => {
+            Some((_, value)) if value.len() >= 8 && be_u64(&value[..8]) <= seq => {
                 Some(value[8..].to_vec())
             }
             // Published by a version that recorded every event on its own.
@@ -296,7 +273,9 @@ fn consecutive_runs(seqs: &[u64]) -> Vec<(u64, u64)> {
     runs
 }
 
-fn seq_of(key: &[u8]) -> u64 {
+/// A number stored as 8 big-endian bytes (a `seq` key, a count, an id reservation); 0 for
+/// anything else.
+fn be_u64(key: &[u8]) -> u64 {
     <[u8; 8]>::try_from(key)
         .map(u64::from_be_bytes)
         .unwrap_or(0)
@@ -320,7 +299,7 @@ impl Store for SledStore {
     fn create_team<'a>(&'a self, team: &'a OperationsTeam) -> StoreFuture<'a, bool> {
         self.noting_failures(async move {
             self.health.check()?;
-            self.commit(|changes| {
+            self.journal.commit(|changes| {
                 if self.exists(&self.teams, team.name.as_bytes())? {
                     return Ok(false);
                 }
@@ -354,7 +333,7 @@ impl Store for SledStore {
     fn delete_team<'a>(&'a self, name: &'a str) -> StoreFuture<'a, Option<OperationsTeam>> {
         self.noting_failures(async move {
             self.health.check()?;
-            self.commit(|changes| {
+            self.journal.commit(|changes| {
                 let team = self.read(&self.teams, name.as_bytes())?;
                 if team.is_some() {
                     changes.remove(&self.teams, name.as_bytes());
@@ -367,7 +346,7 @@ impl Store for SledStore {
     fn create_supplier<'a>(&'a self, supplier: &'a Supplier) -> StoreFuture<'a, bool> {
         self.noting_failures(async move {
             self.health.check()?;
-            self.commit(|changes| {
+            self.journal.commit(|changes| {
                 if self.exists(&self.suppliers, supplier.code.as_bytes())? {
                     return Ok(false);
                 }
@@ -405,7 +384,7 @@ impl Store for SledStore {
     ) -> StoreFuture<'a, Option<Supplier>> {
         self.noting_failures(async move {
             self.health.check()?;
-            self.commit(|changes| {
+            self.journal.commit(|changes| {
                 let Some(mut supplier) = self.read::<Supplier>(&self.suppliers, code.as_bytes())?
                 else {
                     return Ok(None);
@@ -424,9 +403,7 @@ impl Store for SledStore {
                 let count = self
                     .import_counts
                     .get(pair_key(code, state.as_str()))?
-                    .and_then(|bytes| <[u8; 8]>::try_from(bytes.as_ref()).ok())
-                    .map(u64::from_be_bytes)
-                    .unwrap_or(0);
+                    .map_or(0, |bytes| be_u64(&bytes));
                 counts.0.insert(state, count);
             }
             Ok(counts)
@@ -436,12 +413,12 @@ impl Store for SledStore {
     fn insert_api_key<'a>(&'a self, key: &'a ApiKeyRecord) -> StoreFuture<'a, ()> {
         self.noting_failures(async move {
             self.health.check()?;
-            self.commit(|changes| {
+            self.journal.commit(|changes| {
                 changes.insert(&self.api_keys, key.id.as_bytes(), encode(key));
                 changes.insert(
                     &self.api_key_digests,
                     key.key_digest.as_bytes(),
-                    key.id.as_bytes().to_vec(),
+                    key.id.as_bytes(),
                 );
                 Ok(())
             })
@@ -474,7 +451,7 @@ impl Store for SledStore {
     ) -> StoreFuture<'a, Option<ApiKeyRecord>> {
         self.noting_failures(async move {
             self.health.check()?;
-            self.commit(|changes| {
+            self.journal.commit(|changes| {
                 let Some(mut key) = self.read::<ApiKeyRecord>(&self.api_keys, id.as_bytes())?
                 else {
                     return Ok(None);
@@ -586,12 +563,8 @@ impl Store for SledStore {
     ) -> StoreFuture<'a, ()> {
         self.noting_failures(async move {
             self.health.check()?;
-            self.commit(|changes| {
-                changes.insert(
-                    &self.plugin_components,
-                    record.sha256.as_bytes(),
-                    component.to_vec(),
-                );
+            self.journal.commit(|changes| {
+                changes.insert(&self.plugin_components, record.sha256.as_bytes(), component);
                 changes.insert(&self.plugins, record.supplier.as_bytes(), encode(record));
                 Ok(())
             })
@@ -631,7 +604,7 @@ impl Store for SledStore {
     fn remove_plugin<'a>(&'a self, supplier: &'a str) -> StoreFuture<'a, Option<PluginRecord>> {
         self.noting_failures(async move {
             self.health.check()?;
-            self.commit(|changes| {
+            self.journal.commit(|changes| {
                 let plugin = self.read(&self.plugins, supplier.as_bytes())?;
                 if plugin.is_some() {
                     changes.remove(&self.plugins, supplier.as_bytes());
@@ -644,9 +617,9 @@ impl Store for SledStore {
     fn publish_events<'a>(&'a self, events: &'a [Event]) -> StoreFuture<'a, ()> {
         self.noting_failures(async move {
             self.health.check()?;
-            self.commit(|changes| {
+            self.journal.commit(|changes| {
                 for event in events {
-                    self.write_event(changes, event)?;
+                    self.write_event(changes, event);
                 }
                 Ok(())
             })
@@ -662,7 +635,7 @@ impl Store for SledStore {
                 .map(|entry| {
                     let (key, value) = entry?;
                     let mut event: Event = decode(&key, &value)?;
-                    event.seq = seq_of(&key);
+                    event.seq = be_u64(&key);
                     event.published_at = self.published_at(event.seq)?;
                     Ok(event)
                 })
@@ -671,7 +644,7 @@ impl Store for SledStore {
     }
 
     fn event_seq<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<u64>> {
-        Box::pin(async move { Ok(self.event_ids.get(id.as_bytes())?.map(|key| seq_of(&key))) })
+        Box::pin(async move { Ok(self.event_ids.get(id.as_bytes())?.map(|key| be_u64(&key))) })
     }
 
     fn outbox_len(&self) -> StoreFuture<'_, usize> {
@@ -688,7 +661,7 @@ impl Store for SledStore {
                 return Ok(existing.to_vec());
             }
             self.health.check()?;
-            self.commit(|changes| {
+            self.journal.commit(|changes| {
                 if let Some(raced) = self.journal.get(&self.secrets, name.as_bytes())? {
                     return Ok(raced.to_vec());
                 }
@@ -704,8 +677,9 @@ impl Store for SledStore {
     fn flush(&self) -> BoxFuture<'static, Result<(), StoreError>> {
         let journal = self.journal.clone();
         let health = self.health.clone();
+        // Every change made before this call, whenever the future is first polled.
+        let appended = journal.appended();
         Box::pin(async move {
-            let appended = journal.appended();
             journal
                 .durable(appended)
                 .await
@@ -719,7 +693,7 @@ impl Store for SledStore {
 
     fn put_migration<'a>(&'a self, migration: &'a MigrationView) -> StoreFuture<'a, ()> {
         self.noting_failures(async move {
-            self.commit(|changes| {
+            self.journal.commit(|changes| {
                 changes.insert(
                     &self.migrations,
                     pair_key(&migration.supplier, &migration.id),
@@ -766,7 +740,7 @@ impl SledStore {
         decide: &mut DecideImport<'_>,
     ) -> Result<ImportChange, DomainError> {
         let key = pair_key(supplier, external);
-        self.commit(|changes| {
+        self.journal.commit(|changes| {
             for _ in 0..NUMBER_ATTEMPTS {
                 let current: Option<ImportProcess> = self.read(&self.imports, &key)?;
                 let change = decide(current.as_ref())?;
@@ -786,7 +760,7 @@ impl SledStore {
                 }
                 changes.insert(&self.imports, key.as_slice(), encode(&change.process));
                 for event in &change.events {
-                    self.write_event(changes, event)?;
+                    self.write_event(changes, event);
                 }
                 return Ok(change);
             }
@@ -806,8 +780,7 @@ impl SledStore {
         let count = self
             .journal
             .get(&self.import_counts, &key)?
-            .and_then(|bytes| <[u8; 8]>::try_from(bytes.as_ref()).ok())
-            .map_or(0, u64::from_be_bytes)
+            .map_or(0, |bytes| be_u64(&bytes))
             .saturating_add_signed(delta);
         changes.insert(&self.import_counts, key, &count.to_be_bytes());
         Ok(())
@@ -827,7 +800,7 @@ impl Outbox for SledStore {
                     break;
                 }
                 let (key, value) = entry?;
-                let seq = seq_of(&key);
+                let seq = be_u64(&key);
                 if skip.contains(&seq) {
                     continue;
                 }
