@@ -6,6 +6,11 @@ use ferry_host::config::Settings;
 use std::io::IsTerminal;
 use tracing_subscriber::EnvFilter;
 
+/// mimalloc rather than the system's allocator: under batches of transactions glibc's malloc
+/// (chunk consolidation, unlinking) took a quarter of the server's CPU (BENCHMARKS.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
