@@ -149,7 +149,7 @@ impl Additions {
                     ..point.clone()
                 };
                 unit.set_meter_point(&sent)?;
-                unit.enqueue(&events::gain_initiated(&number, point.market, &point.mpxn)?)?;
+                unit.enqueue(events::gain_initiated(&number, point.market, &point.mpxn)?)?;
                 results.push(FlowResult {
                     mpxn: point.mpxn.clone(),
                     sent: true,

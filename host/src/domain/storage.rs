@@ -169,7 +169,7 @@ pub trait AccountUnit: Send {
     /// A number never handed out before (ledger entry ids, note ids).
     fn next_id(&mut self) -> BoxFuture<'_, Result<u64, StoreError>>;
     /// Puts `event` in the outbox with this change.
-    fn enqueue(&mut self, event: &Event) -> Result<(), StoreError>;
+    fn enqueue(&mut self, event: Event) -> Result<(), StoreError>;
     /// Keeps the whole change, durably, with its events; the unit ends.
     fn commit(self: Box<Self>) -> BoxFuture<'static, Result<(), StoreError>>;
 }

@@ -101,6 +101,10 @@ impl StreamRecord {
         &self.0
     }
 
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.0
+    }
+
     /// The event id (the first field).
     pub fn id(&self) -> Result<&str, RecordError> {
         match self.raw_fields().next() {

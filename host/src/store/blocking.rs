@@ -1,8 +1,7 @@
 //! Running the sled store's synchronous work from async code (the commit of a large unit of
 //! work) without stalling the runtime. Encoding a 1000-item change for the journal takes
-//! milliseconds under the journal's commit lock, and every other change waits for it; a
-//! Tokio worker blocked there holds up every task queued on it (other requests, the event
-//! relay). When this was a sled transaction, under sled's process-wide lock, that made the
+//! milliseconds; a Tokio worker busy with it holds up every task queued on it (other
+//! requests, the event relay). When this was a sled transaction, under sled's process-wide lock, that made the
 //! p99 of a 1000-transaction batch reach seconds and the relay's Redis calls time out under
 //! load (see BENCHMARKS.md).
 

@@ -137,7 +137,7 @@ pub async fn a_failed_change_leaves_nothing(backend: &dyn Backend) {
     {
         let mut unit = store.account_unit("A-00000001").await.expect("a unit");
         unit.add_note(&note(1, "half"), "key", &[]).expect("note");
-        unit.enqueue(&event("A-00000001")).expect("event");
+        unit.enqueue(event("A-00000001")).expect("event");
         // Dropped without a commit.
     }
     let staged = store
@@ -198,7 +198,7 @@ pub async fn concurrent_inserts_of_one_key_keep_one(backend: &dyn Backend) {
                 }
                 let (kept, entry) = transaction("T-1");
                 unit.add_transaction(&kept, &entry).await?;
-                unit.enqueue(&event("A-00000001"))?;
+                unit.enqueue(event("A-00000001"))?;
                 unit.commit().await?;
                 Ok::<_, StoreError>(true)
             })
@@ -258,9 +258,9 @@ pub async fn the_outbox_keeps_the_order_of_commits(backend: &dyn Backend) {
                     let event = event(&account);
                     let mut unit = store.account_unit(&account).await?;
                     unit.add_note(&note(index, "n"), &format!("{index}"), &[])?;
-                    unit.enqueue(&event)?;
+                    ids.push(event.id.clone());
+                    unit.enqueue(event)?;
                     unit.commit().await?;
-                    ids.push(event.id);
                 }
                 Ok::<_, StoreError>((account, ids))
             })
@@ -302,15 +302,15 @@ pub async fn the_relay_reads_the_outbox_in_commit_order(backend: &dyn Backend) {
         let mut unit = store.account_unit(account).await.expect("a unit");
         for _ in 0..2 {
             let event = event(account);
-            unit.enqueue(&event).expect("event");
-            committed.push(event.id);
+            committed.push(event.id.clone());
+            unit.enqueue(event).expect("event");
         }
         unit.commit().await.expect("commit");
     }
     {
         // Not committed: nothing of it reaches the outbox.
         let mut unit = store.account_unit("A-0000000C").await.expect("a unit");
-        unit.enqueue(&event("A-0000000C")).expect("event");
+        unit.enqueue(event("A-0000000C")).expect("event");
     }
     let ids = |pending: &[crate::events::outbox::PendingEvent]| -> Vec<String> {
         pending
@@ -538,7 +538,7 @@ pub async fn flushed_changes_are_there_after_a_reopen(backend: &dyn Backend) {
         let store = backend.open();
         let mut unit = store.account_unit("A-00000001").await.expect("a unit");
         unit.add_note(&note(1, "kept"), "key", &[]).expect("note");
-        unit.enqueue(&event("A-00000001")).expect("event");
+        unit.enqueue(event("A-00000001")).expect("event");
         unit.commit().await.expect("commit");
     }
     let store = backend.open();
@@ -565,7 +565,7 @@ pub async fn refused_writes_change_nothing_and_reads_go_on(backend: &dyn Backend
     .expect("a supplier");
     assert!(store.create_supplier(&supplier).await.expect("taken"));
     let mut unit = store.account_unit("A-00000001").await.expect("a unit");
-    unit.enqueue(&event("A-00000001")).expect("enqueued");
+    unit.enqueue(event("A-00000001")).expect("enqueued");
     unit.commit().await.expect("committed");
 
     let reason = Unwritable::Failed("the disk went away".into());

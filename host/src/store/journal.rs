@@ -15,8 +15,8 @@
 //! A change that decides from what is stored ([`Journal::commit`]: an import's state, a
 //! supplier's settings) reads through [`Journal::get`], which sees the changes committed but
 //! not yet in sled (an overlay, emptied by the writer as it makes them); blind writes
-//! ([`Journal::commit_blind`]: an account's records under its own lock, the relay's outbox
-//! deletes) skip the overlay.
+//! ([`Journal::commit_blind`]: an account's records under its own lock, and their events)
+//! skip the overlay, and are listed before the commit lock is taken.
 //!
 //! On open, the records of every file left (a crash, or a stop before the checkpoint) are
 //! applied again, in order. Each lists the trees' values after the change, and sled holds
@@ -251,29 +251,21 @@ impl Journal {
         &self,
         change: impl FnOnce(&mut Changes) -> Result<T, E>,
     ) -> Result<T, E> {
-        self.commit_overlaid(true, change)
-    }
-
-    /// [`Self::commit`] for writes that decide nothing from what is stored and that no
-    /// [`Self::commit`] reads (an account's records, written under the account's own lock,
-    /// and their events): kept out of the overlay.
-    pub(super) fn commit_blind<T, E: From<StoreError>>(
-        &self,
-        change: impl FnOnce(&mut Changes) -> Result<T, E>,
-    ) -> Result<T, E> {
-        self.commit_overlaid(false, change)
-    }
-
-    fn commit_overlaid<T, E: From<StoreError>>(
-        &self,
-        overlaid: bool,
-        change: impl FnOnce(&mut Changes) -> Result<T, E>,
-    ) -> Result<T, E> {
         let _commit = self.commit_lock();
         let mut changes = Changes::default();
         let value = change(&mut changes)?;
-        self.push(changes, overlaid);
+        self.push(changes, true);
         Ok(value)
+    }
+
+    /// Journals `changes`, listed beforehand, for writes that decide nothing from what is
+    /// stored and that no [`Self::commit`] reads (an account's records, written under the
+    /// account's own lock, and their events): kept out of the overlay. Only `finish` runs
+    /// under the commit lock: what must follow the order of the journal (event seqs).
+    pub(super) fn commit_blind(&self, mut changes: Changes, finish: impl FnOnce(&mut Changes)) {
+        let _commit = self.commit_lock();
+        finish(&mut changes);
+        self.push(changes, false);
     }
 
     /// What is stored at `key` of `tree`, the changes committed but not yet made included.

@@ -454,8 +454,8 @@ impl AccountUnit for PgAccountUnit {
         })
     }
 
-    fn enqueue(&mut self, event: &Event) -> Result<(), StoreError> {
-        self.events.push(event.clone());
+    fn enqueue(&mut self, event: Event) -> Result<(), StoreError> {
+        self.events.push(event);
         Ok(())
     }
 

@@ -7,7 +7,8 @@
 //! commits them with its events as one change of the journal ([`super::journal`]), then
 //! waits for it to be durable.
 
-use super::sled_store::{SledStore, decode, encode, pair_key};
+use super::journal::Changes;
+use super::sled_store::{EncodedEvent, SledStore, decode, encode, pair_key};
 use crate::domain::events::Event;
 use crate::domain::ledger::{AccountSummary, LedgerEntry, Transaction};
 use crate::domain::meter_points::MeterPoint;
@@ -68,8 +69,8 @@ fn numbered(id: u64) -> String {
 }
 
 /// Writes of this many records or more are committed off the async worker
-/// ([`super::blocking`]): encoding a large change for the journal takes milliseconds, under
-/// the commit lock that other changes wait for.
+/// ([`super::blocking`]): encoding a large change for the journal takes milliseconds, which
+/// the worker's other tasks would wait for.
 const LARGE_CHANGE_WRITES: usize = 100;
 
 /// How many locks the accounts share.
@@ -275,8 +276,8 @@ impl AccountUnit for SledAccountUnit {
         Box::pin(std::future::ready(Ok(self.store.next_id())))
     }
 
-    fn enqueue(&mut self, event: &Event) -> Result<(), StoreError> {
-        self.events.push(event.clone());
+    fn enqueue(&mut self, event: Event) -> Result<(), StoreError> {
+        self.events.push(event);
         Ok(())
     }
 
@@ -296,12 +297,11 @@ impl AccountUnit for SledAccountUnit {
             store.health.check()?;
             let large = writes.len() + events.len() >= LARGE_CHANGE_WRITES;
             let apply = || store.apply_account_writes(&number, writes, &events);
-            let applied = if large {
-                super::blocking::blocking(apply)
+            if large {
+                super::blocking::blocking(apply);
             } else {
-                apply()
-            };
-            applied.map_err(|error| store.health.noted(error))?;
+                apply();
+            }
             // Durable before the unit ends (and its lock with it).
             crate::domain::storage::Store::flush(&store).await
         })
@@ -329,22 +329,24 @@ impl SledStore {
     }
 
     /// Commits a unit's writes and events as one change (blind writes, under the account's
-    /// lock: nothing else writes these keys meanwhile).
+    /// lock: nothing else writes these keys meanwhile). Everything is encoded before the
+    /// commit lock is taken; under it, the events are given their seqs.
     fn apply_account_writes(
         &self,
         number: &str,
         writes: Vec<(AccountTable, String, Vec<u8>)>,
         events: &[Event],
-    ) -> Result<(), StoreError> {
-        self.journal.commit_blind(|changes| {
-            for (table, key, bytes) in writes {
-                changes.insert(self.account_tree(table), pair_key(number, &key), bytes);
-            }
+    ) {
+        let mut changes = Changes::default();
+        for (table, key, bytes) in writes {
+            changes.insert(self.account_tree(table), pair_key(number, &key), bytes);
+        }
+        let events: Vec<EncodedEvent> = events.iter().map(EncodedEvent::new).collect();
+        self.journal.commit_blind(changes, |changes| {
             for event in events {
                 self.write_event(changes, event);
             }
-            Ok(())
-        })
+        });
     }
 
     fn account_tree(&self, table: AccountTable) -> &sled::Tree {

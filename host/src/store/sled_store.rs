@@ -194,13 +194,11 @@ impl SledStore {
 
     /// Lists `event`'s writes into the log, the id index and, last, the outbox (where the
     /// relay finds it), under the next `seq`.
-    pub(super) fn write_event(&self, changes: &mut Changes, event: &Event) {
-        let mut event = event.clone();
-        event.seq = self.next_id();
-        let key = event.seq.to_be_bytes();
-        changes.insert(&self.events, &key, encode(&event));
-        changes.insert(&self.event_ids, event.id.as_bytes(), &key);
-        changes.insert(&self.outbox, &key, StreamRecord::encode(&event).as_bytes());
+    pub(super) fn write_event(&self, changes: &mut Changes, event: EncodedEvent) {
+        let key = self.next_id().to_be_bytes();
+        changes.insert(&self.events, &key, event.log);
+        changes.insert(&self.event_ids, event.id.into_bytes(), &key);
+        changes.insert(&self.outbox, &key, event.stream.into_bytes());
     }
 
     /// The record at `key` of `tree`, read as `T` by a change ([`Journal::commit`]): the changes
@@ -238,6 +236,26 @@ impl SledStore {
         Ok(at
             .and_then(|at| DateTime::parse_from_rfc3339(&String::from_utf8_lossy(&at)).ok())
             .map(|at| at.with_timezone(&Utc)))
+    }
+}
+
+/// An event in the forms it is stored in, made before its change takes the commit lock (only
+/// its `seq` is given under the lock, by [`SledStore::write_event`]).
+pub(super) struct EncodedEvent {
+    id: String,
+    /// The event log's record. Its `seq` field is not read: the record's key is the seq.
+    log: Vec<u8>,
+    /// The outbox's record: what the relay writes to the stream.
+    stream: StreamRecord,
+}
+
+impl EncodedEvent {
+    pub(super) fn new(event: &Event) -> Self {
+        Self {
+            id: event.id.clone(),
+            log: encode(event),
+            stream: StreamRecord::encode(event),
+        }
     }
 }
 
@@ -617,8 +635,9 @@ impl Store for SledStore {
     fn publish_events<'a>(&'a self, events: &'a [Event]) -> StoreFuture<'a, ()> {
         self.noting_failures(async move {
             self.health.check()?;
+            let encoded: Vec<EncodedEvent> = events.iter().map(EncodedEvent::new).collect();
             self.journal.commit(|changes| {
-                for event in events {
+                for event in encoded {
                     self.write_event(changes, event);
                 }
                 Ok(())
@@ -760,7 +779,7 @@ impl SledStore {
                 }
                 changes.insert(&self.imports, key.as_slice(), encode(&change.process));
                 for event in &change.events {
-                    self.write_event(changes, event);
+                    self.write_event(changes, EncodedEvent::new(event));
                 }
                 return Ok(change);
             }

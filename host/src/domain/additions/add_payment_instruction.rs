@@ -103,7 +103,7 @@ impl Additions {
                 .is_none()
             {
                 unit.add_payment_instruction(&instruction).await?;
-                unit.enqueue(&events::payment_method_new(&number, &instruction)?)?;
+                unit.enqueue(events::payment_method_new(&number, &instruction)?)?;
                 unit.commit().await?;
             }
             Ok(())
