@@ -342,11 +342,8 @@ impl SledStore {
             changes.insert(self.account_tree(table), pair_key(number, &key), bytes);
         }
         let events: Vec<EncodedEvent> = events.iter().map(EncodedEvent::new).collect();
-        self.journal.commit_blind(changes, |changes| {
-            for event in events {
-                self.write_event(changes, event);
-            }
-        });
+        self.journal
+            .commit_blind(changes, |changes| self.write_events(changes, events));
     }
 
     fn account_tree(&self, table: AccountTable) -> &sled::Tree {

@@ -47,7 +47,7 @@ pub struct SledStore {
     teams: sled::Tree,
     /// Bulk migrations, by supplier and id.
     migrations: sled::Tree,
-    /// Every event, by `seq`.
+    /// The event log: every event, by `seq`, several to a record ([`EventGroup`]).
     events: sled::Tree,
     /// Events not yet published, by `seq`.
     outbox: sled::Tree,
@@ -173,32 +173,55 @@ impl SledStore {
     }
 
     /// A new id (for an event's `seq`, a note, a ledger entry): ids come from blocks, each
-    /// reserved by a journal record that precedes every change using its ids, so that after
+    /// reserved by a journal record that precedes every change using them, so that after
     /// a crash the ids go on past every one a kept change used. (sled's own `generate_id`
     /// starts again from 0 in a directory sled had not flushed yet.)
     pub(super) fn next_id(&self) -> u64 {
+        self.next_ids(1)
+    }
+
+    /// The first of `count` consecutive new ids ([`Self::next_id`]).
+    fn next_ids(&self, count: u64) -> u64 {
         let mut ids = self
             .ids
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if ids.next >= ids.end {
-            ids.end = ids.next + ID_BLOCK;
+        if ids.end - ids.next < count {
+            ids.end = ids.next + ID_BLOCK.max(count);
             let mut reservation = Changes::default();
             reservation.insert(&self.id_blocks, IDS_RESERVED, &ids.end.to_be_bytes());
             self.journal.append_now(reservation);
         }
-        let id = ids.next;
-        ids.next += 1;
-        id
+        let first = ids.next;
+        ids.next += count;
+        first
     }
 
-    /// Lists `event`'s writes into the log, the id index and, last, the outbox (where the
-    /// relay finds it), under the next `seq`.
-    pub(super) fn write_event(&self, changes: &mut Changes, event: EncodedEvent) {
-        let key = self.next_id().to_be_bytes();
-        changes.insert(&self.events, &key, event.log);
-        changes.insert(&self.event_ids, event.id.into_bytes(), &key);
-        changes.insert(&self.outbox, &key, event.stream.into_bytes());
+    /// Lists the writes of `events`, under consecutive new `seq`s in their order: the event
+    /// log (one record per [`EVENT_GROUP_MAX`] events, [`EventGroup`]), the id index and,
+    /// last, the outbox (one record per event, where the relay finds it).
+    pub(super) fn write_events(&self, changes: &mut Changes, events: Vec<EncodedEvent>) {
+        let Some(count) = u64::try_from(events.len()).ok().filter(|&count| count > 0) else {
+            return;
+        };
+        let first = self.next_ids(count);
+        let mut logs = Vec::with_capacity(events.len());
+        for (seq, event) in (first..).zip(events) {
+            let key = seq.to_be_bytes();
+            changes.insert(&self.event_ids, event.id.into_bytes(), &key);
+            changes.insert(&self.outbox, &key, event.stream.into_bytes());
+            logs.push(event.log);
+        }
+        if let [_] = logs.as_slice() {
+            changes.insert(&self.events, &first.to_be_bytes(), logs.swap_remove(0));
+            return;
+        }
+        for (group, logs) in (first..)
+            .step_by(EVENT_GROUP_MAX)
+            .zip(logs.chunks(EVENT_GROUP_MAX))
+        {
+            changes.insert(&self.events, &group.to_be_bytes(), EventGroup::encode(logs));
+        }
     }
 
     /// The record at `key` of `tree`, read as `T` by a change ([`Journal::commit`]): the changes
@@ -236,6 +259,65 @@ impl SledStore {
         Ok(at
             .and_then(|at| DateTime::parse_from_rfc3339(&String::from_utf8_lossy(&at)).ok())
             .map(|at| at.with_timezone(&Utc)))
+    }
+}
+
+/// At most this many events share one record of the event log ([`EventGroup`]): a
+/// 1000-transaction batch writes 16 records there rather than 1000, and none large enough for
+/// sled to keep as a blob of its own.
+const EVENT_GROUP_MAX: usize = 64;
+
+/// A record of the event log: the JSON of one event (what every version before groups wrote,
+/// and what a change with one event still writes), or [`EVENT_GROUP_TAG`] and then, for each
+/// of several events with consecutive `seq`s from the record's key, its length (u32, big
+/// endian) and its JSON.
+struct EventGroup;
+
+const EVENT_GROUP_TAG: u8 = 0x01;
+
+impl EventGroup {
+    fn encode(logs: &[Vec<u8>]) -> Vec<u8> {
+        if let [only] = logs {
+            return only.clone();
+        }
+        let size = logs.iter().map(|log| 4 + log.len()).sum::<usize>();
+        let mut bytes = Vec::with_capacity(1 + size);
+        bytes.push(EVENT_GROUP_TAG);
+        for log in logs {
+            // An event's JSON is bounded by the request body limit, far below 4 GiB.
+            bytes.extend_from_slice(&(log.len() as u32).to_be_bytes());
+            bytes.extend_from_slice(log);
+        }
+        bytes
+    }
+
+    /// Each event's JSON, in `seq` order; `None` where the record is cut short (corrupt).
+    fn events(record: &[u8]) -> impl Iterator<Item = Option<&[u8]>> {
+        let (single, mut rest) = match record.split_first() {
+            Some((&EVENT_GROUP_TAG, rest)) => (None, rest),
+            _ => (Some(record), &[][..]),
+        };
+        let mut failed = false;
+        let grouped = std::iter::from_fn(move || {
+            if rest.is_empty() || failed {
+                return None;
+            }
+            let json = rest
+                .split_first_chunk::<4>()
+                .map(|(len, after)| (u32::from_be_bytes(*len) as usize, after))
+                .and_then(|(len, after)| (after.len() >= len).then(|| after.split_at(len)));
+            match json {
+                Some((json, after)) => {
+                    rest = after;
+                    Some(Some(json))
+                }
+                None => {
+                    failed = true;
+                    Some(None)
+                }
+            }
+        });
+        single.map(Some).into_iter().chain(grouped)
     }
 }
 
@@ -637,9 +719,7 @@ impl Store for SledStore {
             self.health.check()?;
             let encoded: Vec<EncodedEvent> = events.iter().map(EncodedEvent::new).collect();
             self.journal.commit(|changes| {
-                for event in encoded {
-                    self.write_event(changes, event);
-                }
+                self.write_events(changes, encoded);
                 Ok(())
             })
         })
@@ -648,17 +728,33 @@ impl Store for SledStore {
     fn events_after(&self, after: Option<u64>, limit: usize) -> StoreFuture<'_, Vec<Event>> {
         Box::pin(async move {
             let start = after.map_or(0, |seq| seq.saturating_add(1));
-            self.events
-                .range(start.to_be_bytes()..)
-                .take(limit)
-                .map(|entry| {
-                    let (key, value) = entry?;
-                    let mut event: Event = decode(&key, &value)?;
-                    event.seq = be_u64(&key);
-                    event.published_at = self.published_at(event.seq)?;
-                    Ok(event)
-                })
-                .collect()
+            // The record holding `start` may begin before it (a group), then every one after.
+            let holding = self.events.range(..start.to_be_bytes()).next_back();
+            let records = holding
+                .into_iter()
+                .chain(self.events.range(start.to_be_bytes()..));
+            let mut events = Vec::with_capacity(limit.min(4096));
+            for entry in records {
+                let (key, value) = entry?;
+                let first = be_u64(&key);
+                for (seq, json) in (first..).zip(EventGroup::events(&value)) {
+                    if events.len() >= limit {
+                        return Ok(events);
+                    }
+                    if seq < start {
+                        continue;
+                    }
+                    let json = json.ok_or_else(|| StoreError::Corrupt {
+                        key: format!("events/{first}"),
+                        source: serde::de::Error::custom("a group of events cut short"),
+                    })?;
+                    let mut event: Event = decode(&key, json)?;
+                    event.seq = seq;
+                    event.published_at = self.published_at(seq)?;
+                    events.push(event);
+                }
+            }
+            Ok(events)
         })
     }
 
@@ -778,9 +874,8 @@ impl SledStore {
                     self.add_count(changes, supplier, after, 1)?;
                 }
                 changes.insert(&self.imports, key.as_slice(), encode(&change.process));
-                for event in &change.events {
-                    self.write_event(changes, EncodedEvent::new(event));
-                }
+                let events = change.events.iter().map(EncodedEvent::new).collect();
+                self.write_events(changes, events);
                 return Ok(change);
             }
             Err(StoreError::NumbersExhausted.into())
@@ -1003,6 +1098,55 @@ mod tests {
             log.iter()
                 .all(|e| e.published_at.is_none() || e.published_at == Some(at))
         );
+    }
+
+    #[tokio::test]
+    async fn the_log_keeps_a_changes_events_in_groups_and_reads_from_inside_one() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = SledStore::open(dir.path()).expect("store");
+        store.publish_events(&[event(0)]).await.expect("one");
+        let events: Vec<Event> = (1..=150).map(event).collect();
+        store.publish_events(&events).await.expect("a batch");
+        // What an earlier version wrote: one event's JSON per record.
+        let mut old = event(151);
+        old.seq = 5_000_000;
+        store
+            .events
+            .insert(old.seq.to_be_bytes(), encode(&old))
+            .expect("insert");
+        assert_eq!(
+            store.events.len(),
+            1 + 3 + 1,
+            "the single event, 150 in groups of 64, 64 and 22, the old record"
+        );
+
+        let log = store.events_after(None, 1000).await.expect("log");
+        let ids: Vec<&str> = log.iter().map(|event| event.id.as_str()).collect();
+        let expected: Vec<&str> = std::iter::once(log[0].id.as_str())
+            .chain(events.iter().map(|event| event.id.as_str()))
+            .chain(std::iter::once(old.id.as_str()))
+            .collect();
+        assert_eq!(ids, expected);
+        let seqs: Vec<u64> = log.iter().map(|event| event.seq).collect();
+        assert!(
+            seqs[1..=150].windows(2).all(|pair| pair[1] == pair[0] + 1),
+            "a change's events have consecutive seqs: {seqs:?}"
+        );
+        assert_eq!(seqs[151], 5_000_000);
+        for (seq, event) in seqs.iter().zip(&log).skip(60).take(10) {
+            assert_eq!(store.event_seq(&event.id).await.expect("seq"), Some(*seq));
+        }
+
+        // From inside a group, across into the next.
+        let page = store.events_after(Some(seqs[60]), 8).await.expect("page");
+        assert_eq!(
+            page.iter().map(|event| event.seq).collect::<Vec<_>>(),
+            seqs[61..69]
+        );
+        assert_eq!(page[0].id, log[61].id);
+        let last = store.events_after(Some(seqs[150]), 8).await.expect("page");
+        assert_eq!(last.len(), 1);
+        assert_eq!(last[0].id, old.id);
     }
 
     #[tokio::test]
