@@ -108,7 +108,7 @@ fn note(id: u64, body: &str) -> Note {
     }
 }
 
-fn transaction(id: &str) -> (Transaction, LedgerEntry) {
+pub(super) fn transaction(id: &str) -> (Transaction, LedgerEntry) {
     let transaction: Transaction = serde_json::from_value(json!({"transaction_id": id,
         "transaction_date": "2025-01-05", "amount": "1.00", "type": "CHARGE"}))
     .expect("a transaction");

@@ -18,8 +18,8 @@ use crate::domain::statements::Statement;
 use crate::domain::storage::{AccountRecords, AccountUnit, StoreError};
 use chrono::{DateTime, Utc};
 use futures_util::future::BoxFuture;
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
@@ -32,9 +32,11 @@ pub(super) enum AccountTable {
     Notes,
     /// The creation dates of the notes of each dedupe key.
     NoteIndex,
-    /// Imported transactions, keyed by the supplier's transaction id.
+    /// Imported transactions, keyed by the supplier's transaction id, each with its ledger
+    /// entry ([`TransactionRecord`]).
     Transactions,
-    /// Ledger entries, keyed by their id, zero-padded.
+    /// Ledger entries, keyed by their id, zero-padded, as versions before
+    /// [`TransactionRecord`] wrote them (one sled insert more per transaction).
     LedgerEntries,
     /// Historical statements, keyed by statement id.
     Statements,
@@ -61,6 +63,24 @@ impl AccountTable {
     fn index(self) -> usize {
         self as usize
     }
+}
+
+/// What the transactions tree keeps of a transaction: the transaction's own fields and its
+/// ledger entry, one record (and one sled insert) for both. Read as a [`Transaction`], the
+/// entry is ignored; [`KeptLedgerEntry`] reads the entry alone. Records written before it hold
+/// the transaction alone, and their entries are in [`AccountTable::LedgerEntries`].
+#[derive(Serialize)]
+struct TransactionRecord<'a> {
+    #[serde(flatten)]
+    transaction: &'a Transaction,
+    ledger_entry: &'a LedgerEntry,
+}
+
+/// The ledger entry of a transaction record ([`TransactionRecord`]), if it holds one.
+#[derive(Deserialize)]
+struct KeptLedgerEntry {
+    #[serde(default)]
+    ledger_entry: Option<LedgerEntry>,
 }
 
 /// The key of a numbered record: zero-padded, so that keys list in number order.
@@ -189,15 +209,16 @@ impl AccountUnit for SledAccountUnit {
         transaction: &'a Transaction,
         entry: &'a LedgerEntry,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
-        let added = self
-            .insert(
-                AccountTable::Transactions,
-                "transaction",
-                transaction.transaction_id.clone(),
-                transaction,
-            )
-            .map(|()| self.write(AccountTable::LedgerEntries, numbered(entry.id), entry));
-        ready(added)
+        let record = TransactionRecord {
+            transaction,
+            ledger_entry: entry,
+        };
+        ready(self.insert(
+            AccountTable::Transactions,
+            "transaction",
+            transaction.transaction_id.clone(),
+            &record,
+        ))
     }
 
     fn note_dates<'a>(
@@ -366,9 +387,19 @@ impl SledStore {
     }
 
     pub(super) fn read_account_records(&self, number: &str) -> Result<AccountRecords, StoreError> {
-        let mut transactions: Vec<Transaction> =
-            self.records(number, AccountTable::Transactions)?;
+        let mut transactions = Vec::new();
+        let mut ledger_entries: Vec<LedgerEntry> =
+            self.records(number, AccountTable::LedgerEntries)?;
+        for record in self
+            .account_tree(AccountTable::Transactions)
+            .scan_prefix(pair_key(number, ""))
+        {
+            let (key, value) = record?;
+            transactions.push(decode::<Transaction>(&key, &value)?);
+            ledger_entries.extend(decode::<KeptLedgerEntry>(&key, &value)?.ledger_entry);
+        }
         transactions.sort_by_key(|transaction| transaction.ledger_entry_id);
+        ledger_entries.sort_by_key(|entry| entry.id);
         Ok(AccountRecords {
             summary: self
                 .records(number, AccountTable::Summary)?
@@ -377,7 +408,7 @@ impl SledStore {
                 .unwrap_or_default(),
             notes: self.records(number, AccountTable::Notes)?,
             transactions,
-            ledger_entries: self.records(number, AccountTable::LedgerEntries)?,
+            ledger_entries,
             statements: self.records(number, AccountTable::Statements)?,
             payment_instructions: self.records(number, AccountTable::PaymentInstructions)?,
             meter_points: self.records(number, AccountTable::MeterPoints)?,
@@ -386,5 +417,61 @@ impl SledStore {
 
     pub(super) fn read_meter_points(&self, number: &str) -> Result<Vec<MeterPoint>, StoreError> {
         self.records(number, AccountTable::MeterPoints)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{AccountTable, numbered};
+    use crate::domain::storage::{Store, StoreError};
+    use crate::store::contract::transaction;
+    use crate::store::sled_store::{SledStore, encode, pair_key};
+
+    #[tokio::test]
+    async fn ledger_entries_kept_apart_by_earlier_versions_are_still_read() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = SledStore::open(dir.path()).expect("store");
+        let account = "A-00000001";
+        // What an earlier version kept: the transaction and its entry, two records.
+        let (mut old, mut old_entry) = transaction("T-old");
+        old_entry.id = 5;
+        old.ledger_entry_id = Some(5);
+        store
+            .account_tree(AccountTable::Transactions)
+            .insert(pair_key(account, "T-old"), encode(&old))
+            .expect("insert");
+        store
+            .account_tree(AccountTable::LedgerEntries)
+            .insert(pair_key(account, &numbered(5)), encode(&old_entry))
+            .expect("insert");
+        // And one kept now: one record.
+        let (mut new, mut new_entry) = transaction("T-new");
+        new_entry.id = 9;
+        new.ledger_entry_id = Some(9);
+        let mut unit = store.account_unit(account).await.expect("a unit");
+        unit.add_transaction(&new, &new_entry).await.expect("added");
+        unit.commit().await.expect("committed");
+        assert_eq!(
+            store
+                .account_tree(AccountTable::LedgerEntries)
+                .scan_prefix(pair_key(account, ""))
+                .count(),
+            1,
+            "no entry of its own for the new transaction"
+        );
+
+        let records = store.read_account_records(account).expect("records");
+        assert_eq!(records.transactions, [old, new.clone()]);
+        assert_eq!(records.ledger_entries, [old_entry, new_entry.clone()]);
+
+        let mut unit = store.account_unit(account).await.expect("a unit");
+        assert_eq!(
+            unit.transaction("T-new").await.expect("read"),
+            Some(new.clone())
+        );
+        assert!(matches!(
+            unit.add_transaction(&new, &new_entry).await,
+            Err(StoreError::Duplicate { .. })
+        ));
     }
 }
