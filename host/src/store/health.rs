@@ -258,12 +258,12 @@ fn space(_dir: &Path) -> Option<(u64, u64)> {
     None
 }
 
-/// Whether an I/O error is the disk (or the user's quota) being full.
-pub fn is_out_of_space(error: &std::io::Error) -> bool {
-    matches!(
-        error.kind(),
-        std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded
-    )
+/// Why an I/O error stops writes: the disk (or the user's quota) full, or another failure.
+pub fn unwritable(error: &std::io::Error) -> Unwritable {
+    match error.kind() {
+        std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded => Unwritable::DiskFull,
+        _ => Unwritable::Failed(error.to_string()),
+    }
 }
 
 #[cfg(test)]

@@ -30,6 +30,7 @@
 //! `u64` record number, then per write `u8` kind (1 insert, 2 remove), `u16` tree-name length
 //! and name, `u32` key length and key, and for an insert `u32` value length and value.
 
+use super::health::unwritable;
 use crate::domain::storage::{StoreError, Unwritable};
 use sled::IVec;
 use std::collections::HashMap;
@@ -653,14 +654,6 @@ impl<'a> Writes<'a> {
 
 fn io_error(error: std::io::Error) -> StoreError {
     StoreError::Unwritable(unwritable(&error))
-}
-
-fn unwritable(error: &std::io::Error) -> Unwritable {
-    if super::health::is_out_of_space(error) {
-        Unwritable::DiskFull
-    } else {
-        Unwritable::Failed(error.to_string())
-    }
 }
 
 #[cfg(test)]

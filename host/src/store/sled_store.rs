@@ -1,7 +1,7 @@
 //! The sled implementation of [`Store`]: one tree per kind of record, JSON values, every
 //! change made through the journal ([`super::journal`]), which makes it atomic and durable.
 
-use super::health::{StorageHealth, is_out_of_space};
+use super::health::{StorageHealth, unwritable};
 use super::journal::{Changes, Journal, ROTATE_BYTES};
 use super::sled_account::{AccountLocks, AccountTable};
 use super::{
@@ -16,7 +16,6 @@ use crate::domain::meter_points::MeterPoint;
 use crate::domain::migrations::MigrationView;
 use crate::domain::operations_team::OperationsTeam;
 use crate::domain::plugin::PluginRecord;
-use crate::domain::storage::Unwritable;
 use crate::domain::supplier::Supplier;
 use crate::events::outbox::{Outbox, PendingEvent};
 use crate::events::stream_record::StreamRecord;
@@ -201,10 +200,10 @@ impl SledStore {
     /// log (one record per [`EVENT_GROUP_MAX`] events, [`EventGroup`]), the id index and,
     /// last, the outbox (one record per event, where the relay finds it).
     pub(super) fn write_events(&self, changes: &mut Changes, events: Vec<EncodedEvent>) {
-        let Some(count) = u64::try_from(events.len()).ok().filter(|&count| count > 0) else {
+        if events.is_empty() {
             return;
-        };
-        let first = self.next_ids(count);
+        }
+        let first = self.next_ids(events.len() as u64);
         let mut logs = Vec::with_capacity(events.len());
         for (seq, event) in (first..).zip(events) {
             let key = seq.to_be_bytes();
@@ -212,15 +211,17 @@ impl SledStore {
             changes.insert(&self.outbox, &key, event.stream.into_bytes());
             logs.push(event.log);
         }
-        if let [_] = logs.as_slice() {
-            changes.insert(&self.events, &first.to_be_bytes(), logs.swap_remove(0));
-            return;
-        }
-        for (group, logs) in (first..)
-            .step_by(EVENT_GROUP_MAX)
-            .zip(logs.chunks(EVENT_GROUP_MAX))
-        {
-            changes.insert(&self.events, &group.to_be_bytes(), EventGroup::encode(logs));
+        let mut logs = logs.into_iter();
+        for group in (first..).step_by(EVENT_GROUP_MAX) {
+            let chunk: Vec<Vec<u8>> = logs.by_ref().take(EVENT_GROUP_MAX).collect();
+            if chunk.is_empty() {
+                break;
+            }
+            changes.insert(
+                &self.events,
+                &group.to_be_bytes(),
+                EventGroup::encode(chunk),
+            );
         }
     }
 
@@ -276,14 +277,14 @@ struct EventGroup;
 const EVENT_GROUP_TAG: u8 = 0x01;
 
 impl EventGroup {
-    fn encode(logs: &[Vec<u8>]) -> Vec<u8> {
-        if let [only] = logs {
-            return only.clone();
+    fn encode(mut logs: Vec<Vec<u8>>) -> Vec<u8> {
+        if logs.len() == 1 {
+            return logs.swap_remove(0);
         }
         let size = logs.iter().map(|log| 4 + log.len()).sum::<usize>();
         let mut bytes = Vec::with_capacity(1 + size);
         bytes.push(EVENT_GROUP_TAG);
-        for log in logs {
+        for log in &logs {
             // An event's JSON is bounded by the request body limit, far below 4 GiB.
             bytes.extend_from_slice(&(log.len() as u32).to_be_bytes());
             bytes.extend_from_slice(log);
@@ -322,7 +323,7 @@ impl EventGroup {
 }
 
 /// An event in the forms it is stored in, made before its change takes the commit lock (only
-/// its `seq` is given under the lock, by [`SledStore::write_event`]).
+/// its `seq` is given under the lock, by [`SledStore::write_events`]).
 pub(super) struct EncodedEvent {
     id: String,
     /// The event log's record. Its `seq` field is not read: the record's key is the seq.
@@ -386,10 +387,7 @@ impl From<sled::Error> for StoreError {
     /// write.
     fn from(error: sled::Error) -> Self {
         match error {
-            sled::Error::Io(io) if is_out_of_space(&io) => {
-                StoreError::Unwritable(Unwritable::DiskFull)
-            }
-            sled::Error::Io(io) => StoreError::Unwritable(Unwritable::Failed(io.to_string())),
+            sled::Error::Io(io) => StoreError::Unwritable(unwritable(&io)),
             other => StoreError::Backend(Box::new(other)),
         }
     }
@@ -1104,7 +1102,11 @@ mod tests {
     async fn the_log_keeps_a_changes_events_in_groups_and_reads_from_inside_one() {
         let dir = tempfile::tempdir().expect("temp dir");
         let store = SledStore::open(dir.path()).expect("store");
-        store.publish_events(&[event(0)]).await.expect("one");
+        let single = event(0);
+        store
+            .publish_events(std::slice::from_ref(&single))
+            .await
+            .expect("one");
         let events: Vec<Event> = (1..=150).map(event).collect();
         store.publish_events(&events).await.expect("a batch");
         // What an earlier version wrote: one event's JSON per record.
@@ -1122,7 +1124,7 @@ mod tests {
 
         let log = store.events_after(None, 1000).await.expect("log");
         let ids: Vec<&str> = log.iter().map(|event| event.id.as_str()).collect();
-        let expected: Vec<&str> = std::iter::once(log[0].id.as_str())
+        let expected: Vec<&str> = std::iter::once(single.id.as_str())
             .chain(events.iter().map(|event| event.id.as_str()))
             .chain(std::iter::once(old.id.as_str()))
             .collect();
