@@ -52,15 +52,27 @@ pub struct ProcessFailure {
     pub at: DateTime<Utc>,
 }
 
-/// What the lists show of an import process: read from the stored process without its
-/// account document (the bulk of the record), which a list of a hundred thousand processes
-/// would otherwise decode to emit three fields.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+/// What the lists show of an import process, without its account document (the bulk of
+/// the record), which a list of a hundred thousand processes would otherwise read to emit
+/// three fields. A store may keep it apart from the process, or read it out of the process.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImportListing {
     pub external_account_number: String,
     pub state: ImportState,
     pub platform_account_number: Option<String>,
     pub account_created_at: Option<DateTime<Utc>>,
+}
+
+impl ImportListing {
+    /// What the lists show of `process`.
+    pub fn of(process: &ImportProcess) -> Self {
+        Self {
+            external_account_number: process.external_account_number.clone(),
+            state: process.state,
+            platform_account_number: process.platform_account_number.clone(),
+            account_created_at: process.account_created_at,
+        }
+    }
 }
 
 /// One account import process as stored.

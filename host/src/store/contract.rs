@@ -24,7 +24,7 @@ use crate::domain::storage::{ImportChange, Store, StoreError, Unwritable};
 use crate::domain::supplier::read_new_supplier;
 use crate::events::outbox::Outbox;
 use crate::store::StorageHealth;
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use serde_json::json;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
@@ -399,8 +399,29 @@ pub async fn an_import_change_carries_its_account_counts_and_events(backend: &dy
             .await
             .expect("read")
             .and_then(|process| process.platform_account_number),
-        Some(number)
+        Some(number.clone())
     );
+    // What the lists show follows the process (to the second the lists show: PostgreSQL
+    // keeps the listing's time in a column, to the microsecond).
+    let listing = store
+        .import_listing("OLD_CO", "ACC-1")
+        .await
+        .expect("read")
+        .expect("listed");
+    let second = |at: Option<DateTime<Utc>>| at.map(|at| at.timestamp());
+    assert_eq!(
+        (
+            listing.state,
+            listing.platform_account_number,
+            second(listing.account_created_at)
+        ),
+        (
+            ImportState::Processed,
+            Some(number),
+            second(migrated.process.account_created_at)
+        )
+    );
+    assert!(listing.account_created_at.is_some());
     assert_eq!(logged(store.as_ref()).await.len(), 2);
 
     // Several processes at once: each its own change, each its own outcome.

@@ -4,6 +4,7 @@
 use super::health::{StorageHealth, unwritable};
 use super::journal::{Changes, Journal, ROTATE_BYTES};
 use super::sled_account::{AccountLocks, AccountTable};
+use super::sled_listing;
 use super::{
     AccountRecords, AccountUnit, DecideImport, ImportChange, ImportCounts, ImportStream,
     ListingStream, Store, StoreError, StoreFuture,
@@ -36,7 +37,11 @@ pub struct SledStore {
     suppliers: sled::Tree,
     api_keys: sled::Tree,
     api_key_digests: sled::Tree,
+    /// Import processes, by supplier and external account number.
     imports: sled::Tree,
+    /// What the lists show of each import process, by the same key, written with the
+    /// process ([`sled_listing`]).
+    import_listings: sled::Tree,
     import_counts: sled::Tree,
     accounts: sled::Tree,
     secrets: sled::Tree,
@@ -125,13 +130,14 @@ impl SledStore {
             .get(IDS_RESERVED)?
             .map_or(0, |bytes| be_u64(&bytes));
         let next = reserved.max(db.generate_id()?);
-        Ok(Self {
+        let store = Self {
             ids: Arc::new(std::sync::Mutex::new(IdBlock { next, end: next })),
             id_blocks,
             suppliers: db.open_tree("suppliers")?,
             api_keys: db.open_tree("api_keys")?,
             api_key_digests: db.open_tree("api_key_digests")?,
             imports: db.open_tree("imports")?,
+            import_listings: db.open_tree("import_listings")?,
             import_counts: db.open_tree("import_counts")?,
             accounts: db.open_tree("accounts")?,
             secrets: db.open_tree("secrets")?,
@@ -151,7 +157,13 @@ impl SledStore {
             account_locks: std::sync::Arc::default(),
             health,
             journal,
-        })
+        };
+        sled_listing::build_listings(
+            &store.imports,
+            &store.import_listings,
+            &db.open_tree("layout")?,
+        )?;
+        Ok(store)
     }
 
     /// `work`, a write, done once it is durable (and readable), with a failure for storage
@@ -341,6 +353,9 @@ impl EncodedEvent {
         }
     }
 }
+
+/// Reads a record of a tree from its key and bytes.
+type RecordReader<T> = fn(&[u8], &[u8]) -> Result<T, StoreError>;
 
 pub(super) fn encode<T: Serialize>(value: &T) -> Vec<u8> {
     // Records are plain structs of strings, numbers and dates: serialising cannot fail.
@@ -569,7 +584,12 @@ impl Store for SledStore {
         supplier: &'a str,
         external: &'a str,
     ) -> StoreFuture<'a, Option<ImportProcess>> {
-        Box::pin(std::future::ready(self.import_record(supplier, external)))
+        Box::pin(std::future::ready(Self::import_record(
+            &self.imports,
+            supplier,
+            external,
+            decode,
+        )))
     }
 
     fn change_import<'a>(
@@ -609,7 +629,8 @@ impl Store for SledStore {
     }
 
     fn import_processes(&self, supplier: &str, after: Option<&str>) -> ImportStream {
-        futures_util::stream::iter(self.import_range(supplier, after)).boxed()
+        futures_util::stream::iter(Self::import_range(&self.imports, supplier, after, decode))
+            .boxed()
     }
 
     fn import_listing<'a>(
@@ -617,11 +638,22 @@ impl Store for SledStore {
         supplier: &'a str,
         external: &'a str,
     ) -> StoreFuture<'a, Option<ImportListing>> {
-        Box::pin(std::future::ready(self.import_record(supplier, external)))
+        Box::pin(std::future::ready(Self::import_record(
+            &self.import_listings,
+            supplier,
+            external,
+            sled_listing::decode,
+        )))
     }
 
     fn import_listings(&self, supplier: &str) -> ListingStream {
-        futures_util::stream::iter(self.import_range(supplier, None)).boxed()
+        futures_util::stream::iter(Self::import_range(
+            &self.import_listings,
+            supplier,
+            None,
+            sled_listing::decode,
+        ))
+        .boxed()
     }
 
     fn account<'a>(&'a self, number: &'a str) -> StoreFuture<'a, Option<PlatformAccount>> {
@@ -871,6 +903,11 @@ impl SledStore {
                     }
                     self.add_count(changes, supplier, after, 1)?;
                 }
+                changes.insert(
+                    &self.import_listings,
+                    key.as_slice(),
+                    sled_listing::encode(&ImportListing::of(&change.process)),
+                );
                 changes.insert(&self.imports, key.as_slice(), encode(&change.process));
                 let events = change.events.iter().map(EncodedEvent::new).collect();
                 self.write_events(changes, events);
@@ -956,25 +993,25 @@ impl Outbox for SledStore {
 }
 
 impl SledStore {
-    /// One import process, read as `T` (the whole process, or what the lists show of it).
-    fn import_record<T: DeserializeOwned>(
-        &self,
+    /// One import process's record in `tree` ([`Self::imports`] or [`Self::import_listings`]),
+    /// read by `read`.
+    fn import_record<T>(
+        tree: &sled::Tree,
         supplier: &str,
         external: &str,
+        read: RecordReader<T>,
     ) -> Result<Option<T>, StoreError> {
         let key = pair_key(supplier, external);
-        self.imports
-            .get(&key)?
-            .map(|bytes| decode(&key, &bytes))
-            .transpose()
+        tree.get(&key)?.map(|bytes| read(&key, &bytes)).transpose()
     }
 
-    /// The supplier's import processes from after `after` on, each read as a `T` (the whole
-    /// process, or what a list shows of it).
-    fn import_range<T: DeserializeOwned + 'static>(
-        &self,
+    /// The records in `tree` of the supplier's import processes from after `after` on
+    /// ([`Self::imports`] or [`Self::import_listings`]), each read by `read`.
+    fn import_range<T: 'static>(
+        tree: &sled::Tree,
         supplier: &str,
         after: Option<&str>,
+        read: RecordReader<T>,
     ) -> Box<dyn Iterator<Item = Result<T, StoreError>> + Send> {
         let start = match after {
             // The first key greater than `supplier\0after` and every key beginning with it.
@@ -987,9 +1024,9 @@ impl SledStore {
         };
         let mut end = supplier.as_bytes().to_vec();
         end.push(SEPARATOR + 1);
-        Box::new(self.imports.range(start..end).map(|entry| {
+        Box::new(tree.range(start..end).map(move |entry| {
             let (key, value) = entry?;
-            decode(&key, &value)
+            read(&key, &value)
         }))
     }
 }
@@ -1169,6 +1206,52 @@ mod tests {
         assert_eq!(pending.len(), 1);
         assert_eq!(pending[0].seq, 7);
         assert_eq!(pending[0].record, StreamRecord::encode(&old));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn imports_of_a_directory_without_listings_are_listed_after_the_upgrade() {
+        use crate::domain::account::{AccountLimits, read_account};
+        use futures_util::TryStreamExt;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let processes: Vec<ImportProcess> = (0..3)
+            .map(|index| {
+                let body = json!({"import_supplier": "OLD_CO",
+                                  "external_account_number": format!("ACC-{index}")});
+                let payload =
+                    read_account(&body, AccountLimits { max_items: 100 }).expect("an account");
+                ImportProcess::stage(None, payload, Utc::now())
+                    .expect("staged")
+                    .0
+            })
+            .collect();
+        {
+            // What an earlier version left: the processes, and no listing of them.
+            let db = sled::open(dir.path()).expect("sled");
+            let imports = db.open_tree("imports").expect("tree");
+            for process in &processes {
+                imports
+                    .insert(
+                        pair_key("OLD_CO", &process.external_account_number),
+                        encode(process),
+                    )
+                    .expect("insert");
+            }
+            db.flush().expect("flush");
+        }
+        let expected: Vec<ImportListing> = processes.iter().map(ImportListing::of).collect();
+        for _ in 0..2 {
+            let store = SledStore::open(dir.path()).expect("store");
+            let listed: Vec<ImportListing> = store
+                .import_listings("OLD_CO")
+                .try_collect()
+                .await
+                .expect("the listings");
+            assert_eq!(listed, expected);
+            assert_eq!(
+                store.import_listing("OLD_CO", "ACC-1").await.expect("read"),
+                Some(expected[1].clone())
+            );
+        }
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
