@@ -48,7 +48,7 @@ impl Event {
             id: uuid::Uuid::now_v7().to_string(),
             event_type: event_type.to_owned(),
             version: version.to_owned(),
-            time: Utc::now(),
+            time: now_to_the_millisecond(),
             subject: subject.map(str::to_owned),
             data,
             published_at: None,
@@ -67,6 +67,13 @@ impl Event {
             DomainError::InvalidEvent(error.to_string())
         })
     }
+}
+
+/// The time now, to the millisecond: the precision of an event's `time` on the stream, and
+/// so of every event's time, wherever it is read back.
+pub fn now_to_the_millisecond() -> DateTime<Utc> {
+    let now = Utc::now();
+    DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now)
 }
 
 const ACCOUNT: &str = "ACCOUNT";

@@ -1,10 +1,10 @@
 //! An event in the form the relay sends it: the fields of one Redis stream entry, with their
-//! CloudEvents names, encoded once when the event enters the outbox.
+//! CloudEvents names, encoded once when the event is stored.
 //!
-//! The outbox holds these records instead of the event's JSON, so publishing an event reads a
-//! few length-prefixed byte strings and hands them to `XADD`: no JSON decoding, no date
-//! formatting, no re-serialising the payload on the relay's hot path. The event log keeps
-//! the JSON form for the admin API.
+//! The sled store's event log holds these records instead of the event's JSON, and its relay
+//! reads them from there, so publishing an event reads a few length-prefixed byte strings and
+//! hands them to `XADD`: no JSON decoding, no date formatting, no re-serialising the payload
+//! on the relay's hot path. The admin API's log reads them back ([`StreamRecord::to_event`]).
 //!
 //! Layout: a version byte ([`RECORD_V1`]), then for each field a one-byte name length, the
 //! name, a four-byte little-endian value length and the value. `id` is always the first
@@ -30,6 +30,8 @@ pub enum RecordError {
     Json(#[from] serde_json::Error),
     #[error("outbox record has no id field first")]
     NoId,
+    #[error("stored event record has no readable {0} field")]
+    Field(&'static str),
 }
 
 /// The fields of one stream entry (CloudEvents names), in the order they are sent.
@@ -95,6 +97,42 @@ impl StreamRecord {
             Some(&other) => Err(RecordError::UnknownLayout(other)),
             None => Err(RecordError::Truncated),
         }
+    }
+
+    /// The event this record was encoded from, with its `seq` and `published_at` unset. Its
+    /// time is to the millisecond, as the stream has it (events are made to the millisecond,
+    /// [`Event::new`]).
+    pub fn to_event(&self) -> Result<Event, RecordError> {
+        let (mut id, mut event_type, mut version, mut time, mut subject, mut data) =
+            (None, None, None, None, None, None);
+        for field in self.raw_fields() {
+            let (name, value) = field?;
+            let text = || std::str::from_utf8(value).ok().map(str::to_owned);
+            match name {
+                b"id" => id = text(),
+                b"type" => event_type = text(),
+                b"dataversion" => version = text(),
+                b"time" => {
+                    time = std::str::from_utf8(value)
+                        .ok()
+                        .and_then(|at| chrono::DateTime::parse_from_rfc3339(at).ok())
+                        .map(|at| at.with_timezone(&chrono::Utc));
+                }
+                b"subject" => subject = Some(text().ok_or(RecordError::Field("subject"))?),
+                b"data" => data = Some(serde_json::from_slice(value)?),
+                _ => {}
+            }
+        }
+        Ok(Event {
+            seq: 0,
+            id: id.ok_or(RecordError::NoId)?,
+            event_type: event_type.ok_or(RecordError::Field("type"))?,
+            version: version.ok_or(RecordError::Field("dataversion"))?,
+            time: time.ok_or(RecordError::Field("time"))?,
+            subject,
+            data: data.ok_or(RecordError::Field("data"))?,
+            published_at: None,
+        })
     }
 
     pub fn as_bytes(&self) -> &[u8] {
@@ -202,6 +240,19 @@ mod tests {
         assert_eq!(record.id().expect("id"), event.id);
         let stored = StreamRecord::from_stored(record.as_bytes()).expect("stored form");
         assert_eq!(stored, record);
+    }
+
+    #[test]
+    fn a_record_reads_back_as_its_event() {
+        let mut with_subject = event();
+        with_subject.data = json!({"account_number": "A-0000BEEF", "amount": -12.5,
+                                   "lines": [1, {"x": null}]});
+        let mut without_subject = event();
+        without_subject.subject = None;
+        for event in [with_subject, without_subject] {
+            let record = StreamRecord::encode(&event);
+            assert_eq!(record.to_event().expect("read back"), event);
+        }
     }
 
     #[test]
