@@ -5,6 +5,7 @@ use super::health::{StorageHealth, unwritable};
 use super::journal::{Changes, Journal, ROTATE_BYTES};
 use super::sled_account::{AccountLocks, AccountTable};
 use super::sled_listing;
+use super::sled_outbox::RelayCursor;
 use super::{
     AccountRecords, AccountUnit, DecideImport, ImportChange, ImportCounts, ImportStream,
     ListingStream, Store, StoreError, StoreFuture,
@@ -18,14 +19,13 @@ use crate::domain::migrations::MigrationView;
 use crate::domain::operations_team::OperationsTeam;
 use crate::domain::plugin::PluginRecord;
 use crate::domain::supplier::Supplier;
-use crate::events::outbox::{Outbox, PendingEvent};
 use crate::events::stream_record::StreamRecord;
 use chrono::{DateTime, Utc};
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use std::collections::HashSet;
+use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -51,17 +51,22 @@ pub struct SledStore {
     teams: sled::Tree,
     /// Bulk migrations, by supplier and id.
     migrations: sled::Tree,
-    /// The event log: every event, by `seq`, several to a record ([`EventGroup`]).
-    events: sled::Tree,
-    /// Events not yet published, by `seq`.
-    outbox: sled::Tree,
+    /// The event log: every event, by `seq`, several to a record ([`EventGroup`]); what is
+    /// not published yet is read from it from the relay's cursor on ([`super::sled_outbox`]).
+    pub(super) events: sled::Tree,
+    /// Events not yet published, by `seq`, as versions before the relay's cursor kept them.
+    pub(super) outbox: sled::Tree,
+    /// The relay's cursor as last recorded.
+    pub(super) outbox_cursor: sled::Tree,
+    /// The relay's cursor: the one it reads, ahead of what sled may hold meanwhile.
+    pub(super) relay_cursor: Arc<std::sync::Mutex<RelayCursor>>,
     /// Event id → `seq`.
     event_ids: sled::Tree,
     /// `seq` → when the relay published it (RFC 3339), as written before `published_runs`.
     published: sled::Tree,
     /// When the relay published each run of consecutive `seq`s: the run's last `seq` →
     /// its first `seq` (8 bytes) and the time (RFC 3339). One write per run, not per event.
-    published_runs: sled::Tree,
+    pub(super) published_runs: sled::Tree,
     /// One tree per [`AccountTable`], in `AccountTable::ALL` order.
     pub(super) account_trees: Vec<sled::Tree>,
     /// One lock per stripe of accounts, held by a unit of work from open to commit.
@@ -147,6 +152,8 @@ impl SledStore {
             migrations: db.open_tree("migrations")?,
             events: db.open_tree("events")?,
             outbox: db.open_tree("outbox")?,
+            outbox_cursor: db.open_tree("outbox_cursor")?,
+            relay_cursor: Arc::default(),
             event_ids: db.open_tree("event_ids")?,
             published: db.open_tree("published")?,
             published_runs: db.open_tree("published_runs")?,
@@ -163,6 +170,11 @@ impl SledStore {
             &store.import_listings,
             &db.open_tree("layout")?,
         )?;
+        let cursor = store.open_relay_cursor()?;
+        *store
+            .relay_cursor
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = cursor;
         Ok(store)
     }
 
@@ -209,8 +221,8 @@ impl SledStore {
     }
 
     /// Lists the writes of `events`, under consecutive new `seq`s in their order: the event
-    /// log (one record per [`EVENT_GROUP_MAX`] events, [`EventGroup`]), the id index and,
-    /// last, the outbox (one record per event, where the relay finds it).
+    /// log (one record per [`EVENT_GROUP_MAX`] events, [`EventGroup`]; the relay reads it
+    /// too) and the id index.
     pub(super) fn write_events(&self, changes: &mut Changes, events: Vec<EncodedEvent>) {
         if events.is_empty() {
             return;
@@ -220,8 +232,7 @@ impl SledStore {
         for (seq, event) in (first..).zip(events) {
             let key = seq.to_be_bytes();
             changes.insert(&self.event_ids, event.id.into_bytes(), &key);
-            changes.insert(&self.outbox, &key, event.stream.into_bytes());
-            logs.push(event.log);
+            logs.push(event.stream.into_bytes());
         }
         let mut logs = logs.into_iter();
         for group in (first..).step_by(EVENT_GROUP_MAX) {
@@ -272,6 +283,39 @@ impl SledStore {
         Ok(at
             .and_then(|at| DateTime::parse_from_rfc3339(&String::from_utf8_lossy(&at)).ok())
             .map(|at| at.with_timezone(&Utc)))
+    }
+}
+
+impl SledStore {
+    /// Calls `visit` with each logged event's `seq` and stored bytes from `start` on, in
+    /// order, until it breaks.
+    pub(super) fn for_each_logged(
+        &self,
+        start: u64,
+        mut visit: impl FnMut(u64, &[u8]) -> Result<ControlFlow<()>, StoreError>,
+    ) -> Result<(), StoreError> {
+        // The record holding `start` may begin before it (a group), then every one after.
+        let holding = self.events.range(..start.to_be_bytes()).next_back();
+        let records = holding
+            .into_iter()
+            .chain(self.events.range(start.to_be_bytes()..));
+        for entry in records {
+            let (key, value) = entry?;
+            let first = be_u64(&key);
+            for (seq, bytes) in (first..).zip(EventGroup::events(&value)) {
+                if seq < start {
+                    continue;
+                }
+                let bytes = bytes.ok_or_else(|| StoreError::Corrupt {
+                    key: format!("events/{first}"),
+                    source: serde::de::Error::custom("a group of events cut short"),
+                })?;
+                if visit(seq, bytes)?.is_break() {
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -338,9 +382,8 @@ impl EventGroup {
 /// its `seq` is given under the lock, by [`SledStore::write_events`]).
 pub(super) struct EncodedEvent {
     id: String,
-    /// The event log's record. Its `seq` field is not read: the record's key is the seq.
-    log: Vec<u8>,
-    /// The outbox's record: what the relay writes to the stream.
+    /// The event log's record: what the relay writes to the stream, and what the admin API's
+    /// log reads back ([`logged_event`]).
     stream: StreamRecord,
 }
 
@@ -348,10 +391,26 @@ impl EncodedEvent {
     pub(super) fn new(event: &Event) -> Self {
         Self {
             id: event.id.clone(),
-            log: encode(event),
             stream: StreamRecord::encode(event),
         }
     }
+}
+
+/// An event of the log as stored at `seq`: a [`StreamRecord`], or the event's JSON (what
+/// versions before stored).
+fn logged_event(seq: u64, bytes: &[u8]) -> Result<Event, StoreError> {
+    let key = format!("events/{seq}");
+    let mut event = match bytes.first() {
+        Some(b'{') => decode(key.as_bytes(), bytes)?,
+        _ => StreamRecord::from_stored(bytes)
+            .and_then(|record| record.to_event())
+            .map_err(|error| StoreError::Corrupt {
+                key,
+                source: serde::de::Error::custom(error),
+            })?,
+    };
+    event.seq = seq;
+    Ok(event)
 }
 
 /// Reads a record of a tree from its key and bytes.
@@ -378,7 +437,7 @@ pub(super) fn pair_key(first: &str, second: &str) -> Vec<u8> {
 }
 
 /// The runs of consecutive numbers in sorted, distinct `seqs`, as (first, last).
-fn consecutive_runs(seqs: &[u64]) -> Vec<(u64, u64)> {
+pub(super) fn consecutive_runs(seqs: &[u64]) -> Vec<(u64, u64)> {
     let mut runs: Vec<(u64, u64)> = Vec::new();
     for &seq in seqs {
         match runs.last_mut() {
@@ -391,7 +450,7 @@ fn consecutive_runs(seqs: &[u64]) -> Vec<(u64, u64)> {
 
 /// A number stored as 8 big-endian bytes (a `seq` key, a count, an id reservation); 0 for
 /// anything else.
-fn be_u64(key: &[u8]) -> u64 {
+pub(super) fn be_u64(key: &[u8]) -> u64 {
     <[u8; 8]>::try_from(key)
         .map(u64::from_be_bytes)
         .unwrap_or(0)
@@ -758,32 +817,16 @@ impl Store for SledStore {
     fn events_after(&self, after: Option<u64>, limit: usize) -> StoreFuture<'_, Vec<Event>> {
         Box::pin(async move {
             let start = after.map_or(0, |seq| seq.saturating_add(1));
-            // The record holding `start` may begin before it (a group), then every one after.
-            let holding = self.events.range(..start.to_be_bytes()).next_back();
-            let records = holding
-                .into_iter()
-                .chain(self.events.range(start.to_be_bytes()..));
             let mut events = Vec::with_capacity(limit.min(4096));
-            for entry in records {
-                let (key, value) = entry?;
-                let first = be_u64(&key);
-                for (seq, json) in (first..).zip(EventGroup::events(&value)) {
-                    if events.len() >= limit {
-                        return Ok(events);
-                    }
-                    if seq < start {
-                        continue;
-                    }
-                    let json = json.ok_or_else(|| StoreError::Corrupt {
-                        key: format!("events/{first}"),
-                        source: serde::de::Error::custom("a group of events cut short"),
-                    })?;
-                    let mut event: Event = decode(&key, json)?;
-                    event.seq = seq;
-                    event.published_at = self.published_at(seq)?;
-                    events.push(event);
+            self.for_each_logged(start, |seq, bytes| {
+                if events.len() >= limit {
+                    return Ok(ControlFlow::Break(()));
                 }
-            }
+                let mut event = logged_event(seq, bytes)?;
+                event.published_at = self.published_at(seq)?;
+                events.push(event);
+                Ok(ControlFlow::Continue(()))
+            })?;
             Ok(events)
         })
     }
@@ -793,7 +836,7 @@ impl Store for SledStore {
     }
 
     fn outbox_len(&self) -> StoreFuture<'_, usize> {
-        Box::pin(async move { Ok(self.outbox.len()) })
+        Box::pin(std::future::ready(self.unpublished_len()))
     }
 
     fn secret<'a>(
@@ -936,62 +979,6 @@ impl SledStore {
     }
 }
 
-impl Outbox for SledStore {
-    fn pending_events<'a>(
-        &'a self,
-        limit: usize,
-        skip: &'a HashSet<u64>,
-    ) -> StoreFuture<'a, Vec<PendingEvent>> {
-        Box::pin(async move {
-            let mut pending = Vec::with_capacity(limit.min(4096));
-            for entry in self.outbox.iter() {
-                if pending.len() >= limit {
-                    break;
-                }
-                let (key, value) = entry?;
-                let seq = be_u64(&key);
-                if skip.contains(&seq) {
-                    continue;
-                }
-                let record =
-                    StreamRecord::from_stored(&value).map_err(|source| StoreError::Outbox {
-                        seq,
-                        source: Box::new(source),
-                    })?;
-                pending.push(PendingEvent { seq, record });
-            }
-            Ok(pending)
-        })
-    }
-
-    fn mark_published<'a>(&'a self, seqs: &'a [u64], at: DateTime<Utc>) -> StoreFuture<'a, ()> {
-        Box::pin(async move {
-            let when = at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-            let mut sorted = seqs.to_vec();
-            sorted.sort_unstable();
-            sorted.dedup();
-            // One change: the runs recorded, the events out of the outbox (keys only the relay
-            // writes, each inserted by a change already made). Made in sled at once, so that
-            // the relay's next read does not see them again, and journaled without waiting for
-            // it: a crash before the record is on disk leaves the events in the outbox, and the
-            // relay's reconciliation with the stream keeps them from being sent twice.
-            let mut changes = Changes::default();
-            for (first, last) in consecutive_runs(&sorted) {
-                let mut value = Vec::with_capacity(8 + when.len());
-                value.extend_from_slice(&first.to_be_bytes());
-                value.extend_from_slice(when.as_bytes());
-                changes.insert(&self.published_runs, &last.to_be_bytes(), value);
-            }
-            for seq in &sorted {
-                changes.remove(&self.outbox, &seq.to_be_bytes());
-            }
-            changes.apply()?;
-            self.journal.append_now(changes);
-            Ok(())
-        })
-    }
-}
-
 impl SledStore {
     /// One import process's record in `tree` ([`Self::imports`] or [`Self::import_listings`]),
     /// read by `read`.
@@ -1032,9 +1019,11 @@ impl SledStore {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
+    use crate::events::outbox::Outbox;
     use serde_json::json;
+    use std::collections::HashSet;
 
     /// A temporary directory for one test.
     struct SledBackend {
@@ -1070,7 +1059,8 @@ mod tests {
 
     crate::store::contract::contract_tests!(SledBackend::new);
 
-    fn event(number: usize) -> Event {
+    /// A catalogued event about account `number`.
+    pub(in crate::store) fn event(number: usize) -> Event {
         let account = format!("A-{number:08X}");
         Event::new(
             "account.occupied",

@@ -1,0 +1,311 @@
+//! The relay's outbox on sled: the event log itself, read from a cursor.
+//!
+//! Events are stored once, in the event log, in the form the relay sends ([`StreamRecord`],
+//! several to a record: `EventGroup`). Their `seq`s are handed out under
+//! the journal's commit lock and the writer makes the changes in sled in the journal's order,
+//! so what sled holds of the log is always a prefix in `seq` order, and all of it durable.
+//! What is not published yet is every logged event from the cursor on ([`RelayCursor`]): no
+//! outbox record per event to write, and none to remove once published; one cursor write per
+//! relay round instead.
+//!
+//! Data directories of earlier versions may still hold events in the `outbox` tree (one record
+//! per event, older than anything logged after the upgrade): they are handed out first, and
+//! taken out as before once published. The cursor of such a directory starts past the last
+//! event it logged, which was either published or is in that tree.
+
+use super::StoreError;
+use super::journal::Changes;
+use super::sled_store::{SledStore, be_u64};
+use crate::domain::storage::StoreFuture;
+use crate::events::outbox::{Outbox, PendingEvent};
+use crate::events::stream_record::StreamRecord;
+use chrono::{DateTime, Utc};
+use std::collections::{BTreeSet, HashSet};
+use std::ops::ControlFlow;
+
+/// The key of the cursor in the `outbox_cursor` tree: the first `seq` not known published
+/// (u64, big endian).
+const NEXT_UNPUBLISHED: &[u8] = b"next_unpublished";
+
+/// Where the relay stands in the log: every logged event before `next` is published, and so
+/// is each one in `ahead` (published out of order, past one that is not yet). The relay marks
+/// its batches in log order, so `ahead` is empty but for the moment of a mark.
+#[derive(Debug, Default)]
+pub(super) struct RelayCursor {
+    next: u64,
+    ahead: BTreeSet<u64>,
+}
+
+impl SledStore {
+    /// The relay's cursor after the journal's replay: as last recorded, with the runs
+    /// recorded published past it; or, in a directory of a version before the cursor, past
+    /// the last event logged (written at once, so that it is there from now on).
+    pub(super) fn open_relay_cursor(&self) -> Result<RelayCursor, StoreError> {
+        let next = match self.outbox_cursor.get(NEXT_UNPUBLISHED)? {
+            Some(bytes) => be_u64(&bytes),
+            None => {
+                let next = self.last_logged_seq()?.map_or(0, |last| last + 1);
+                self.outbox_cursor
+                    .insert(NEXT_UNPUBLISHED, &next.to_be_bytes())?;
+                self.outbox_cursor.flush()?;
+                next
+            }
+        };
+        let mut cursor = RelayCursor {
+            next,
+            ahead: BTreeSet::new(),
+        };
+        for run in self.published_runs.range(next.to_be_bytes()..) {
+            let (last, value) = run?;
+            let first = value.get(..8).map_or(0, be_u64).max(next);
+            cursor.ahead.extend(first..=be_u64(&last));
+        }
+        self.advance(&mut cursor)?;
+        Ok(cursor)
+    }
+
+    /// The `seq` of the last event logged.
+    fn last_logged_seq(&self) -> Result<Option<u64>, StoreError> {
+        let Some((key, _)) = self.events.last()? else {
+            return Ok(None);
+        };
+        let mut last = None;
+        self.for_each_logged(be_u64(&key), |seq, _| {
+            last = Some(seq);
+            Ok(ControlFlow::Continue(()))
+        })?;
+        Ok(last)
+    }
+
+    /// Moves `cursor.next` past the logged events in `cursor.ahead`, in log order.
+    fn advance(&self, cursor: &mut RelayCursor) -> Result<(), StoreError> {
+        if cursor.ahead.is_empty() {
+            return Ok(());
+        }
+        let mut next = cursor.next;
+        self.for_each_logged(cursor.next, |seq, _| {
+            Ok(if cursor.ahead.remove(&seq) {
+                next = seq + 1;
+                ControlFlow::Continue(())
+            } else {
+                ControlFlow::Break(())
+            })
+        })?;
+        cursor.next = next;
+        // Anything left below is not in the log (published from the older `outbox` tree).
+        cursor.ahead = cursor.ahead.split_off(&next);
+        Ok(())
+    }
+
+    /// How many events wait to be published.
+    pub(super) fn unpublished_len(&self) -> Result<usize, StoreError> {
+        let cursor = self.lock_relay_cursor();
+        let mut count = self.outbox.len();
+        self.for_each_logged(cursor.next, |seq, _| {
+            if !cursor.ahead.contains(&seq) {
+                count += 1;
+            }
+            Ok(ControlFlow::Continue(()))
+        })?;
+        Ok(count)
+    }
+
+    fn lock_relay_cursor(&self) -> std::sync::MutexGuard<'_, RelayCursor> {
+        self.relay_cursor
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl Outbox for SledStore {
+    fn pending_events<'a>(
+        &'a self,
+        limit: usize,
+        skip: &'a HashSet<u64>,
+    ) -> StoreFuture<'a, Vec<PendingEvent>> {
+        Box::pin(async move {
+            let mut pending = Vec::with_capacity(limit.min(4096));
+            let stored = |seq: u64, bytes: &[u8]| {
+                StreamRecord::from_stored(bytes).map_err(|source| StoreError::Outbox {
+                    seq,
+                    source: Box::new(source),
+                })
+            };
+            // An earlier version's outbox first: its events are older than any logged since.
+            for entry in self.outbox.iter() {
+                if pending.len() >= limit {
+                    return Ok(pending);
+                }
+                let (key, value) = entry?;
+                let seq = be_u64(&key);
+                if !skip.contains(&seq) {
+                    let record = stored(seq, &value)?;
+                    pending.push(PendingEvent { seq, record });
+                }
+            }
+            let cursor = self.lock_relay_cursor();
+            self.for_each_logged(cursor.next, |seq, bytes| {
+                if pending.len() >= limit {
+                    return Ok(ControlFlow::Break(()));
+                }
+                if !skip.contains(&seq) && !cursor.ahead.contains(&seq) {
+                    let record = stored(seq, bytes)?;
+                    pending.push(PendingEvent { seq, record });
+                }
+                Ok(ControlFlow::Continue(()))
+            })?;
+            Ok(pending)
+        })
+    }
+
+    fn mark_published<'a>(&'a self, seqs: &'a [u64], at: DateTime<Utc>) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let when = at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+            let mut sorted = seqs.to_vec();
+            sorted.sort_unstable();
+            sorted.dedup();
+            // One change: the runs recorded, the cursor moved, and any of an earlier version's
+            // outbox records taken out. Made in sled at once, and journaled without waiting
+            // for it: a crash before the record is on disk leaves the events unpublished, and
+            // the relay's reconciliation with the stream keeps them from being sent twice.
+            // The cursor in memory is the one the relay reads meanwhile: the journal's writer
+            // makes each cursor write in sled again after the fact, perhaps after a later one.
+            let mut changes = Changes::default();
+            for (first, last) in super::sled_store::consecutive_runs(&sorted) {
+                let mut value = Vec::with_capacity(8 + when.len());
+                value.extend_from_slice(&first.to_be_bytes());
+                value.extend_from_slice(when.as_bytes());
+                changes.insert(&self.published_runs, &last.to_be_bytes(), value);
+            }
+            if !self.outbox.is_empty() {
+                for seq in &sorted {
+                    changes.remove(&self.outbox, &seq.to_be_bytes());
+                }
+            }
+            let mut cursor = self.lock_relay_cursor();
+            let before = cursor.next;
+            cursor
+                .ahead
+                .extend(sorted.iter().copied().filter(|&seq| seq >= before));
+            self.advance(&mut cursor)?;
+            if cursor.next != before {
+                changes.insert(
+                    &self.outbox_cursor,
+                    NEXT_UNPUBLISHED,
+                    &cursor.next.to_be_bytes(),
+                );
+            }
+            changes.apply()?;
+            self.journal.append_now(changes);
+            Ok(())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::sled_store::tests::event;
+    use super::*;
+    use crate::domain::events::Event;
+    use crate::domain::storage::Store;
+
+    async fn pending_ids(store: &SledStore) -> Vec<String> {
+        store
+            .pending_events(1000, &HashSet::new())
+            .await
+            .expect("pending")
+            .iter()
+            .map(|event| event.record.id().expect("id").to_owned())
+            .collect()
+    }
+
+    async fn pending_seqs(store: &SledStore, limit: usize) -> Vec<u64> {
+        store
+            .pending_events(limit, &HashSet::new())
+            .await
+            .expect("pending")
+            .iter()
+            .map(|event| event.seq)
+            .collect()
+    }
+
+    fn ids(events: &[Event]) -> Vec<String> {
+        events.iter().map(|event| event.id.clone()).collect()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_cursor_and_what_was_published_past_a_gap_outlast_a_restart() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let events: Vec<Event> = (0..6).map(event).collect();
+        {
+            let store = SledStore::open(dir.path()).expect("store");
+            store.publish_events(&events).await.expect("logged");
+            let seqs = pending_seqs(&store, 10).await;
+            // 0 and 1 in order, then 4 past the gap of 2 and 3.
+            store
+                .mark_published(&[seqs[1], seqs[0], seqs[4]], Utc::now())
+                .await
+                .expect("marked");
+            let left = [&events[2..4], &events[5..]].concat();
+            assert_eq!(pending_ids(&store).await, ids(&left));
+            assert_eq!(store.unpublished_len().expect("len"), 3);
+            store.flush().await.expect("flushed");
+        }
+        let store = SledStore::open(dir.path()).expect("reopened");
+        let left = [&events[2..4], &events[5..]].concat();
+        assert_eq!(pending_ids(&store).await, ids(&left));
+        // The gap filled: the cursor passes 4 as well.
+        let seqs = pending_seqs(&store, 2).await;
+        store
+            .mark_published(&seqs, Utc::now())
+            .await
+            .expect("marked");
+        assert_eq!(pending_ids(&store).await, ids(&events[5..]));
+        let cursor = store.lock_relay_cursor();
+        assert!(cursor.ahead.is_empty(), "{cursor:?}");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_directory_of_the_outbox_layout_publishes_what_waited_and_nothing_twice() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let events: Vec<Event> = (0..5).map(event).collect();
+        {
+            // What an earlier version left: every event in the log as JSON, the last two
+            // still in the outbox (the first three were published), and no cursor.
+            let db = sled::open(dir.path()).expect("sled");
+            let log = db.open_tree("events").expect("log");
+            let outbox = db.open_tree("outbox").expect("outbox");
+            for (seq, event) in (10_u64..).zip(&events) {
+                let json = serde_json::to_vec(event).expect("json");
+                log.insert(seq.to_be_bytes(), json.clone()).expect("logged");
+                if seq >= 13 {
+                    outbox.insert(seq.to_be_bytes(), json).expect("waiting");
+                }
+            }
+            db.flush().expect("flushed");
+        }
+        let store = SledStore::open(dir.path()).expect("store");
+        assert_eq!(pending_ids(&store).await, ids(&events[3..]));
+        assert_eq!(store.unpublished_len().expect("len"), 2);
+        let later = event(9);
+        store
+            .publish_events(std::slice::from_ref(&later))
+            .await
+            .expect("logged");
+        let waiting = [&events[3..], std::slice::from_ref(&later)].concat();
+        assert_eq!(pending_ids(&store).await, ids(&waiting));
+
+        let seqs = pending_seqs(&store, 10).await;
+        store
+            .mark_published(&seqs, Utc::now())
+            .await
+            .expect("marked");
+        assert!(pending_ids(&store).await.is_empty());
+        assert!(store.outbox.is_empty(), "the old records are taken out");
+        // Old and new records read alike in the log.
+        let log = store.events_after(None, 10).await.expect("log");
+        assert_eq!(ids(&log), ids(&[&events[..], &[later][..]].concat()));
+        // (The fixture recorded no publication of the first three.)
+        assert!(log[3..].iter().all(|event| event.published_at.is_some()));
+    }
+}
