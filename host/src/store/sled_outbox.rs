@@ -38,8 +38,9 @@ pub(super) struct RelayCursor {
 
 impl SledStore {
     /// The relay's cursor after the journal's replay: as last recorded, with the runs
-    /// recorded published past it; or, in a directory of a version before the cursor, past
-    /// the last event logged (written at once, so that it is there from now on).
+    /// recorded published past it; or, in a directory without one (new, or of a version
+    /// before the cursor), past the last event logged (written at once, so that it is there
+    /// from now on).
     pub(super) fn open_relay_cursor(&self) -> Result<RelayCursor, StoreError> {
         let next = match self.outbox_cursor.get(NEXT_UNPUBLISHED)? {
             Some(bytes) => be_u64(&bytes),
@@ -48,6 +49,12 @@ impl SledStore {
                 self.outbox_cursor
                     .insert(NEXT_UNPUBLISHED, &next.to_be_bytes())?;
                 self.outbox_cursor.flush()?;
+                // Journaled too, ahead of every change made from now on: were sled to keep
+                // none of what it holds, the journal's replay would bring the cursor back
+                // before those changes' events, and none would pass for published.
+                let mut changes = Changes::default();
+                changes.insert(&self.outbox_cursor, NEXT_UNPUBLISHED, &next.to_be_bytes());
+                self.journal.append_now(changes);
                 next
             }
         };

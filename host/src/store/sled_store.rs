@@ -1272,6 +1272,18 @@ pub(super) mod tests {
                 .collect()
         };
         assert_eq!(ids(&after), ids(&before), "replayed from the journal");
+        let pending: Vec<u64> = store
+            .pending_events(10, &HashSet::new())
+            .await
+            .expect("pending")
+            .iter()
+            .map(|event| event.seq)
+            .collect();
+        let logged: Vec<u64> = before.iter().map(|event| event.seq).collect();
+        assert_eq!(
+            pending, logged,
+            "still to be published: the relay's cursor was journaled"
+        );
         store.publish_events(&[event(3)]).await.expect("publish");
         let log = store.events_after(None, 10).await.expect("log");
         assert_eq!(log.len(), 3, "nothing overwritten");
