@@ -324,10 +324,10 @@ impl SledStore {
 /// sled to keep as a blob of its own.
 const EVENT_GROUP_MAX: usize = 64;
 
-/// A record of the event log: the JSON of one event (what every version before groups wrote,
-/// and what a change with one event still writes), or [`EVENT_GROUP_TAG`] and then, for each
-/// of several events with consecutive `seq`s from the record's key, its length (u32, big
-/// endian) and its JSON.
+/// A record of the event log: one stored event (what a change with one event writes), or
+/// [`EVENT_GROUP_TAG`] and then, for each of several events with consecutive `seq`s from the
+/// record's key, its length (u32, big endian) and the stored event. A stored event is its
+/// [`StreamRecord`], or, as versions before wrote it, its JSON ([`logged_event`] reads both).
 struct EventGroup;
 
 const EVENT_GROUP_TAG: u8 = 0x01;
