@@ -104,12 +104,16 @@ impl SledStore {
         Ok(())
     }
 
-    /// How many events wait to be published.
+    /// How many events wait to be published: a walk over them, made without holding the
+    /// cursor, which the relay would otherwise wait for meanwhile.
     pub(super) fn unpublished_len(&self) -> Result<usize, StoreError> {
-        let cursor = self.lock_relay_cursor();
+        let (next, ahead) = {
+            let cursor = self.lock_relay_cursor();
+            (cursor.next, cursor.ahead.clone())
+        };
         let mut count = self.outbox.len();
-        self.for_each_logged(cursor.next, |seq, _| {
-            if !cursor.ahead.contains(&seq) {
+        self.for_each_logged(next, |seq, _| {
+            if !ahead.contains(&seq) {
                 count += 1;
             }
             Ok(ControlFlow::Continue(()))
