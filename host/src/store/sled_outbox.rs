@@ -46,14 +46,14 @@ impl SledStore {
             Some(bytes) => be_u64(&bytes),
             None => {
                 let next = self.last_logged_seq()?.map_or(0, |last| last + 1);
-                self.outbox_cursor
-                    .insert(NEXT_UNPUBLISHED, &next.to_be_bytes())?;
-                self.outbox_cursor.flush()?;
-                // Journaled too, ahead of every change made from now on: were sled to keep
-                // none of what it holds, the journal's replay would bring the cursor back
-                // before those changes' events, and none would pass for published.
+                // Made in sled and flushed, and journaled too, ahead of every change made from
+                // now on: were sled to keep none of what it holds, the journal's replay would
+                // bring the cursor back before those changes' events, and none would pass for
+                // published.
                 let mut changes = Changes::default();
                 changes.insert(&self.outbox_cursor, NEXT_UNPUBLISHED, &next.to_be_bytes());
+                changes.apply()?;
+                self.outbox_cursor.flush()?;
                 self.journal.append_now(changes);
                 next
             }
@@ -240,6 +240,15 @@ mod tests {
             .collect()
     }
 
+    /// Marks the first `limit` pending events published, as the relay does.
+    async fn publish_pending(store: &SledStore, limit: usize) {
+        let seqs = pending_seqs(store, limit).await;
+        store
+            .mark_published(&seqs, Utc::now())
+            .await
+            .expect("marked");
+    }
+
     fn ids(events: &[Event]) -> Vec<String> {
         events.iter().map(|event| event.id.clone()).collect()
     }
@@ -266,11 +275,7 @@ mod tests {
         let left = [&events[2..4], &events[5..]].concat();
         assert_eq!(pending_ids(&store).await, ids(&left));
         // The gap filled: the cursor passes 4 as well.
-        let seqs = pending_seqs(&store, 2).await;
-        store
-            .mark_published(&seqs, Utc::now())
-            .await
-            .expect("marked");
+        publish_pending(&store, 2).await;
         assert_eq!(pending_ids(&store).await, ids(&events[5..]));
         let cursor = store.lock_relay_cursor();
         assert!(cursor.ahead.is_empty(), "{cursor:?}");
@@ -306,11 +311,7 @@ mod tests {
         let waiting = [&events[3..], std::slice::from_ref(&later)].concat();
         assert_eq!(pending_ids(&store).await, ids(&waiting));
 
-        let seqs = pending_seqs(&store, 10).await;
-        store
-            .mark_published(&seqs, Utc::now())
-            .await
-            .expect("marked");
+        publish_pending(&store, 10).await;
         assert!(pending_ids(&store).await.is_empty());
         assert!(store.outbox.is_empty(), "the old records are taken out");
         // Old and new records read alike in the log.

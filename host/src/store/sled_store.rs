@@ -135,7 +135,7 @@ impl SledStore {
             .get(IDS_RESERVED)?
             .map_or(0, |bytes| be_u64(&bytes));
         let next = reserved.max(db.generate_id()?);
-        let store = Self {
+        let mut store = Self {
             ids: Arc::new(std::sync::Mutex::new(IdBlock { next, end: next })),
             id_blocks,
             suppliers: db.open_tree("suppliers")?,
@@ -170,11 +170,7 @@ impl SledStore {
             &store.import_listings,
             &db.open_tree("layout")?,
         )?;
-        let cursor = store.open_relay_cursor()?;
-        *store
-            .relay_cursor
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = cursor;
+        store.relay_cursor = Arc::new(std::sync::Mutex::new(store.open_relay_cursor()?));
         Ok(store)
     }
 
@@ -333,22 +329,22 @@ struct EventGroup;
 const EVENT_GROUP_TAG: u8 = 0x01;
 
 impl EventGroup {
-    fn encode(mut logs: Vec<Vec<u8>>) -> Vec<u8> {
-        if logs.len() == 1 {
-            return logs.swap_remove(0);
+    fn encode(mut stored: Vec<Vec<u8>>) -> Vec<u8> {
+        if stored.len() == 1 {
+            return stored.swap_remove(0);
         }
-        let size = logs.iter().map(|log| 4 + log.len()).sum::<usize>();
+        let size = stored.iter().map(|event| 4 + event.len()).sum::<usize>();
         let mut bytes = Vec::with_capacity(1 + size);
         bytes.push(EVENT_GROUP_TAG);
-        for log in &logs {
-            // An event's JSON is bounded by the request body limit, far below 4 GiB.
-            bytes.extend_from_slice(&(log.len() as u32).to_be_bytes());
-            bytes.extend_from_slice(log);
+        for event in &stored {
+            // A stored event is bounded by the request body limit, far below 4 GiB.
+            bytes.extend_from_slice(&(event.len() as u32).to_be_bytes());
+            bytes.extend_from_slice(event);
         }
         bytes
     }
 
-    /// Each event's JSON, in `seq` order; `None` where the record is cut short (corrupt).
+    /// Each stored event, in `seq` order; `None` where the record is cut short (corrupt).
     fn events(record: &[u8]) -> impl Iterator<Item = Option<&[u8]>> {
         let (single, mut rest) = match record.split_first() {
             Some((&EVENT_GROUP_TAG, rest)) => (None, rest),
@@ -359,14 +355,14 @@ impl EventGroup {
             if rest.is_empty() || failed {
                 return None;
             }
-            let json = rest
+            let stored = rest
                 .split_first_chunk::<4>()
                 .map(|(len, after)| (u32::from_be_bytes(*len) as usize, after))
                 .and_then(|(len, after)| (after.len() >= len).then(|| after.split_at(len)));
-            match json {
-                Some((json, after)) => {
+            match stored {
+                Some((stored, after)) => {
                     rest = after;
-                    Some(Some(json))
+                    Some(Some(stored))
                 }
                 None => {
                     failed = true;
