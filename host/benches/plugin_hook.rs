@@ -8,6 +8,7 @@
 use criterion::BatchSize;
 use criterion::Criterion;
 use ferry_host::domain::ports::Hook;
+use ferry_host::plugins::runtime::block_on;
 use ferry_host::plugins::{PluginLimits, Runtime, dev};
 use serde_json::Value;
 use std::hint::black_box;
@@ -93,8 +94,7 @@ fn main() {
     let input = dev::sample_account();
     let config = dev::sample_config();
 
-    let wasm = runtime
-        .call(&loaded, Hook::ValidateAccount, &config, None, input.clone())
+    let wasm = block_on(runtime.call(&loaded, Hook::ValidateAccount, &config, None, input.clone()))
         .expect("call");
     let native = native_rules(input.clone(), &config);
     assert_eq!(
@@ -110,13 +110,13 @@ fn main() {
         b.iter_batched(
             || input.clone(),
             |input| {
-                runtime.call(
+                block_on(runtime.call(
                     &loaded,
                     Hook::ValidateAccount,
                     &config,
                     None,
                     black_box(input),
-                )
+                ))
             },
             BatchSize::SmallInput,
         )

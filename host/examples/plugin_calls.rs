@@ -13,6 +13,7 @@
 
 use anyhow::Context;
 use ferry_host::domain::ports::Hook;
+use ferry_host::plugins::runtime::block_on;
 use ferry_host::plugins::{PluginLimits, Runtime, dev};
 
 fn main() -> anyhow::Result<()> {
@@ -29,7 +30,13 @@ fn main() -> anyhow::Result<()> {
     let started = std::time::Instant::now();
     let mut answers = Vec::with_capacity(calls);
     for input in inputs {
-        answers.push(runtime.call(&loaded, Hook::ValidateAccount, &config, None, input)?);
+        answers.push(block_on(runtime.call(
+            &loaded,
+            Hook::ValidateAccount,
+            &config,
+            None,
+            input,
+        ))?);
     }
     let per_call = started.elapsed() / calls.max(1) as u32;
     println!("{calls} calls, {per_call:?} a call");

@@ -108,17 +108,13 @@ pub async fn run(connection: &super::Connection, action: PluginAction) -> anyhow
             let loaded = runtime
                 .load(&bytes)
                 .map_err(|error| anyhow::anyhow!("{}: {error}", file.display()))?;
-            // On a blocking thread, as the server runs hooks: WASI's blocking calls (a guest
-            // flushing its stdout) wait on the async runtime, which an async worker cannot do.
             let input = hook_input(hook, value);
-            let run = tokio::task::spawn_blocking(move || {
-                runtime.call(&loaded, hook, &config.into(), Some(&target), input)
-            })
-            .await
-            .context("the plugin call did not finish")?
-            .map_err(|error| {
-                anyhow::anyhow!("{} failed in {}: {error}", file.display(), hook.as_str())
-            })?;
+            let run = runtime
+                .call(&loaded, hook, &config.into(), Some(&target), input)
+                .await
+                .map_err(|error| {
+                    anyhow::anyhow!("{} failed in {}: {error}", file.display(), hook.as_str())
+                })?;
             let (outcome, output, errors) = match run.outcome {
                 Ok(output) => ("ok", output, Vec::new()),
                 Err(errors) => ("rejected", Value::Null, errors.0),

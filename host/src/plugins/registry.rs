@@ -3,8 +3,9 @@
 //!
 //! Each supplier's hook calls pass a bulkhead: at most [`Bulkhead::calls_per_supplier`] run
 //! at once, the others wait their turn for at most [`Bulkhead::queue_wait`] and are then
-//! refused as busy. Calls run on blocking threads, never on the async workers. A supplier
-//! whose plugin overran its deadline in the last [`DEMOTION`] has its calls run on the
+//! refused as busy. A call is a task of its own on the async workers, which it hands back to
+//! the other tasks at every tick of the epoch (5 ms, see [`super::runtime`]). A supplier whose
+//! plugin overran its deadline in the last [`DEMOTION`] has its calls run on the
 //! [`LowPriorityThreads`] instead. A plugin that burns its whole deadline on every call thus
 //! occupies a bounded share of the cores, and yields even that to the host's own work and to
 //! the other suppliers' plugins, which keep the host's priority.
@@ -387,9 +388,9 @@ impl Plugins {
         });
     }
 
-    /// Runs the hook on a blocking thread once one of the supplier's call slots is free (on a
-    /// low-priority one if the supplier is demoted). The slot is held until the call ends, even
-    /// if the request that made it is abandoned.
+    /// Runs the hook as a task of its own once one of the supplier's call slots is free (on a
+    /// low-priority thread if the supplier is demoted). The slot is held until the call ends,
+    /// even if the request that made it is abandoned.
     async fn run(
         &self,
         supplier: &str,
@@ -410,22 +411,26 @@ impl Plugins {
             })?
             .map_err(|error| PluginError::Runtime(error.to_string()))?;
         let runtime = self.runtime.clone();
-        let call = move || {
+        let call = async move {
             let _slot = slot;
-            runtime.call(
-                &installed.component,
-                hook,
-                &installed.config,
-                target.as_ref(),
-                input,
-            )
+            runtime
+                .call(
+                    &installed.component,
+                    hook,
+                    &installed.config,
+                    target.as_ref(),
+                    input,
+                )
+                .await
         };
+        // A task of its own, usually run next on this worker: no thread hand-off, and the
+        // call goes on if the request is dropped.
         let running = if self.demoted(supplier) {
             self.low_priority
-                .spawn(call)
+                .spawn_future(call)
                 .map_err(PluginError::Runtime)?
         } else {
-            tokio::task::spawn_blocking(call)
+            tokio::spawn(call)
         };
         let result = running
             .await

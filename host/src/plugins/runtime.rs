@@ -4,6 +4,12 @@
 //! memory cap, WASI granting nothing (no files, network, environment or arguments; clocks at
 //! the Unix epoch) and stdout/stderr captured with a cap.
 //!
+//! A call runs on the async task that makes it ([`Runtime::call`]): wasmtime runs the guest on
+//! a fiber of its own, and each tick of the epoch (every 5 ms) hands the worker back to the
+//! runtime's other tasks, so a plugin running to its deadline delays nothing else for longer
+//! than a tick. Handing every call to a blocking thread and back cost as much CPU as the call
+//! itself (BENCHMARKS.md).
+//!
 //! A call costs little beyond instantiating the component: the WASI context is only built if
 //! the guest calls WASI, the supplier's configuration is shared rather than copied, the
 //! request is lowered straight from its JSON ([`super::wire`]) and the answer written back
@@ -27,7 +33,7 @@ use wasmtime::component::{
 };
 use wasmtime::{
     Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, ResourceLimiter,
-    Store, Trap,
+    Store, Trap, UpdateDeadline,
 };
 use wasmtime_wasi::{
     HostMonotonicClock, HostWallClock, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView,
@@ -369,7 +375,7 @@ impl Runtime {
             .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
         let engine = Engine::new(&config).map_err(runtime_error)?;
         let mut linker = Linker::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(runtime_error)?;
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(runtime_error)?;
         add_host_to_linker(&mut linker).map_err(runtime_error)?;
         start_ticker(&engine);
         Ok(Self {
@@ -428,7 +434,7 @@ impl Runtime {
         let loaded = LoadedComponent { pre, hooks, sha256 };
         // Instantiate once to check every hook's signature against the WIT.
         let mut store = self.store(PluginConfig::from([]));
-        let instance = loaded.pre.instantiate(&mut store).map_err(invalid)?;
+        let instance = block_on(loaded.pre.instantiate_async(&mut store)).map_err(invalid)?;
         for (hook, exported) in &loaded.hooks {
             check_signature(&mut store, &instance, *hook, exported).map_err(|error| {
                 PluginError::Invalid(format!(
@@ -455,15 +461,23 @@ impl Runtime {
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|state| &mut state.limits);
-        let ticks = (self.limits.deadline.as_millis() / TICK.as_millis()).max(1) as u64 + 1;
-        store.set_epoch_deadline(ticks);
-        store.epoch_deadline_trap();
+        // Each tick yields to the async runtime; the last one traps (`Trap::Interrupt`).
+        let mut ticks_left = (self.limits.deadline.as_millis() / TICK.as_millis()).max(1) + 1;
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(move |_| {
+            ticks_left = ticks_left.saturating_sub(1);
+            Ok(if ticks_left == 0 {
+                UpdateDeadline::Interrupt
+            } else {
+                UpdateDeadline::Yield(1)
+            })
+        });
         store
     }
 
     /// Runs `hook` of `component` on `input` (request shape) in a fresh store; the hook's
-    /// answer is written over `input`.
-    pub fn call(
+    /// answer is written over `input`. Dropping the future stops the call.
+    pub async fn call(
         &self,
         component: &LoadedComponent,
         hook: Hook,
@@ -476,10 +490,11 @@ impl Runtime {
         })?;
         let started = Instant::now();
         let mut store = self.store(config.clone());
-        let result = component
-            .pre
-            .instantiate(&mut store)
-            .and_then(|instance| invoke(&mut store, &instance, hook, exported, target, input));
+        let result = component.pre.instantiate_async(&mut store).await;
+        let result = match result {
+            Ok(instance) => invoke(&mut store, &instance, hook, exported, target, input).await,
+            Err(error) => Err(error),
+        };
         let elapsed = started.elapsed();
         let outcome = result.map_err(|error| self.classify(&store, error))?;
         let state = store.data_mut();
@@ -601,8 +616,32 @@ fn hook_func<'a, S: Signature>(
     instance.get_typed_func(store, index)
 }
 
+/// Runs `future` to its end on the calling thread, which sleeps while it waits: for a
+/// component's instantiation when it is loaded, a demoted supplier's calls on the low-priority
+/// threads ([`super::threads`]), and calls from outside async code (the examples, the
+/// benchmarks). Nothing a plugin is given
+/// waits on anything but its epoch's yields (WASI grants no I/O; its output is captured in
+/// memory), so no async runtime is needed to drive it.
+pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl std::task::Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = std::task::Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut context = std::task::Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        match future.as_mut().poll(&mut context) {
+            std::task::Poll::Ready(output) => return output,
+            std::task::Poll::Pending => std::thread::park(),
+        }
+    }
+}
+
 /// Calls `hook` with `input` (request shape) and writes its answer over `input`.
-fn invoke(
+async fn invoke(
     store: &mut Store<PluginState>,
     instance: &Instance,
     hook: Hook,
@@ -617,39 +656,110 @@ fn invoke(
             let function = hook_func::<ValidateAccountV0_1_0>(store, instance, index)?;
             let start = account_v0_1_0::open_period_start(&input);
             let account = account_v0_1_0::account_to_wit(&input, start.as_deref());
-            let (result,) = function.call(&mut *store, (account,))?;
+            let (result,) = function.call_async(&mut *store, (account,)).await?;
             result.map(|account| account_v0_1_0::write_account(&mut input, account))
         }
         Hook::ValidateAccount => {
             let function = hook_func::<ValidateAccount>(store, instance, index)?;
             let account = account_v0_2_0::account_to_wit(&input);
-            let (result,) = function.call(&mut *store, (account,))?;
+            let (result,) = function.call_async(&mut *store, (account,)).await?;
             result.map(|account| account_v0_2_0::write_account(&mut input, account))
         }
         Hook::MapNotes => {
             let function = hook_func::<MapNotes>(store, instance, index)?;
             let notes = convert::list(&input, convert::note_to_wit);
-            let (result,) = function.call(&mut *store, (target, notes))?;
+            let (result,) = function.call_async(&mut *store, (target, notes)).await?;
             result.map(|notes| convert::write_notes(&mut input, notes))
         }
         Hook::MapTransactions => {
             let function = hook_func::<MapTransactions>(store, instance, index)?;
             let transactions = convert::list(&input, convert::transaction_to_wit);
-            let (result,) = function.call(&mut *store, (target, transactions))?;
+            let (result,) = function
+                .call_async(&mut *store, (target, transactions))
+                .await?;
             result.map(|list| convert::write_transactions(&mut input, list))
         }
         Hook::MapStatements => {
             let function = hook_func::<MapStatements>(store, instance, index)?;
             let statements = convert::list(&input, convert::statement_to_wit);
-            let (result,) = function.call(&mut *store, (target, statements))?;
+            let (result,) = function
+                .call_async(&mut *store, (target, statements))
+                .await?;
             result.map(|list| convert::write_statements(&mut input, list))
         }
         Hook::MapPaymentInstruction => {
             let function = hook_func::<MapPaymentInstruction>(store, instance, index)?;
             let instruction = convert::instruction_to_wit(&input);
-            let (result,) = function.call(&mut *store, (target, instruction))?;
+            let (result,) = function
+                .call_async(&mut *store, (target, instruction))
+                .await?;
             result.map(|instruction| convert::write_instruction(&mut input, instruction))
         }
     };
     Ok(answer.map(|()| input).map_err(convert::field_errors))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{PluginError, PluginLimits, Runtime, block_on};
+    use crate::domain::ports::Hook;
+    use crate::plugins::dev;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    fn loop_forever(runtime: &Runtime) -> super::LoadedComponent {
+        let dir = dev::build_plugins().unwrap_or_else(|error| panic!("{error}"));
+        let bytes = std::fs::read(dir.join("fault_loop_forever.wasm")).expect("the component");
+        runtime.load(&bytes).expect("loaded")
+    }
+
+    /// A plugin that never returns holds the async worker it runs on for a tick at a time,
+    /// not for its whole deadline: on a runtime of one thread, another task runs while the
+    /// call spins, and the call still ends at its deadline.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_spinning_plugin_gives_its_worker_back_until_its_deadline() {
+        let runtime = Runtime::new(PluginLimits::default(), None).expect("runtime");
+        let component = loop_forever(&runtime);
+        let other_ran = AtomicBool::new(false);
+        let call = async {
+            let result = runtime
+                .call(
+                    &component,
+                    Hook::ValidateAccount,
+                    &dev::sample_config(),
+                    None,
+                    dev::sample_account(),
+                )
+                .await;
+            (result, other_ran.load(Ordering::SeqCst))
+        };
+        let other = async { other_ran.store(true, Ordering::SeqCst) };
+        let ((result, other_ran_during_the_call), ()) = tokio::join!(call, other);
+        assert!(
+            matches!(result, Err(PluginError::Deadline(_))),
+            "stopped at its deadline: {result:?}"
+        );
+        assert!(
+            other_ran_during_the_call,
+            "the other task waited for the whole call"
+        );
+    }
+
+    /// Outside async code (a component's check at load, the low-priority threads) the same
+    /// call runs to its deadline on the calling thread.
+    #[test]
+    fn a_spinning_plugin_called_from_a_thread_stops_at_its_deadline() {
+        let runtime = Runtime::new(PluginLimits::default(), None).expect("runtime");
+        let component = loop_forever(&runtime);
+        let result = block_on(runtime.call(
+            &component,
+            Hook::ValidateAccount,
+            &dev::sample_config(),
+            None,
+            dev::sample_account(),
+        ));
+        assert!(
+            matches!(result, Err(PluginError::Deadline(_))),
+            "stopped at its deadline: {result:?}"
+        );
+    }
 }

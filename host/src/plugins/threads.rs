@@ -1,6 +1,6 @@
 //! Low-priority threads: a blocking pool of its own, apart from the async workers that serve
-//! HTTP and from the pool that flushes the store and runs healthy plugins, whose threads run
-//! 10 nice levels below the rest of the host (on Linux). The registry runs plugins that overran
+//! HTTP and run healthy plugins, whose threads run 10 nice levels below the rest of the host
+//! (on Linux). The registry runs plugins that overran
 //! their deadline here, and compiles components here: such work then gives way to the host's
 //! own work and to other suppliers' plugins instead of competing with them as an equal.
 //!
@@ -38,6 +38,14 @@ impl LowPriorityThreads {
             Ok(pool) => Ok(pool.spawn_blocking(work)),
             Err(error) => Err(error.clone()),
         }
+    }
+
+    /// Runs `work` to its end on a low-priority thread (a plugin call of a demoted supplier).
+    pub fn spawn_future<R: Send + 'static>(
+        &self,
+        work: impl Future<Output = R> + Send + 'static,
+    ) -> Result<JoinHandle<R>, String> {
+        self.spawn(move || crate::plugins::runtime::block_on(work))
     }
 }
 
