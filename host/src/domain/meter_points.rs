@@ -93,15 +93,12 @@ impl Additions {
         external: &str,
     ) -> Result<Vec<MeterPoint>, DomainError> {
         let target = self.imported_account(key, supplier, external).await?;
+        let account = self.platform_account(&target.account.number).await?;
         let points = self
-            .meter_points(
-                &target.account.number,
-                &target.account.data,
-                target.account.created_at,
-            )
+            .meter_points(&account.number, &account.data, account.created_at)
             .await?;
         if points.is_empty() {
-            return Err(DomainError::NoMeterPoints(target.account.number));
+            return Err(DomainError::NoMeterPoints(account.number));
         }
         Ok(points)
     }
@@ -115,9 +112,10 @@ impl Additions {
         external: &str,
     ) -> Result<Vec<FlowResult>, DomainError> {
         let target = self.target(key, supplier, external).await?;
-        let number = target.account.number.clone();
+        let account = self.platform_account(&target.account.number).await?;
+        let number = account.number.clone();
         let points = self
-            .meter_points(&number, &target.account.data, target.account.created_at)
+            .meter_points(&number, &account.data, account.created_at)
             .await?;
         if points.is_empty() {
             return Err(DomainError::NoMeterPoints(number));

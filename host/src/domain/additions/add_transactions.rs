@@ -115,11 +115,12 @@ impl Additions {
             )
             .await?;
 
-        let account_start = target
-            .account
+        // The account's document says where its open statement period starts.
+        let account = self.platform_account(&target.account.number).await?;
+        let account_start = account
             .data
             .open_statement_period_start()
-            .unwrap_or_else(|| target.account.created_at.date_naive());
+            .unwrap_or_else(|| account.created_at.date_naive());
         let number = &target.account.number;
         let results = retrying(|| async {
             let mut unit = self.store.account_unit(number).await?;

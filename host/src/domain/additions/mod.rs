@@ -52,7 +52,15 @@ struct Request<T> {
 /// The account a request adds to.
 pub(crate) struct Target {
     pub(crate) supplier: Supplier,
-    pub(crate) account: PlatformAccount,
+    pub(crate) account: TargetAccount,
+}
+
+/// The platform account a request adds to, as its import's listing names it: most additions
+/// need no more, and reading and parsing the account's document was a twentieth of a note's
+/// CPU. Those that need the document read it ([`Additions::platform_account`]).
+pub(crate) struct TargetAccount {
+    pub(crate) number: String,
+    pub(crate) external_account_number: String,
 }
 
 #[derive(Clone)]
@@ -132,12 +140,22 @@ impl Additions {
             .platform_account_number
             .filter(|_| process.state == ImportState::Processed)
             .ok_or(DomainError::AccountNotFound)?;
-        let account = self
-            .store
-            .account(&number)
-            .await?
-            .ok_or(DomainError::AccountNotFound)?;
+        let account = TargetAccount {
+            number,
+            external_account_number: process.external_account_number,
+        };
         Ok(Target { supplier, account })
+    }
+
+    /// The platform account `number`, document and all.
+    pub(crate) async fn platform_account(
+        &self,
+        number: &str,
+    ) -> Result<PlatformAccount, DomainError> {
+        self.store
+            .account(number)
+            .await?
+            .ok_or(DomainError::AccountNotFound)
     }
 
     /// Checks that `path` exists under the supplier's root; records an error at `attr` if not.
