@@ -461,12 +461,13 @@ impl Runtime {
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|state| &mut state.limits);
-        // Each tick yields to the async runtime; the last one traps (`Trap::Interrupt`).
-        let mut ticks_left = (self.limits.deadline.as_millis() / TICK.as_millis()).max(1) + 1;
+        // Each tick yields to the async runtime; the first one past the deadline traps
+        // (`Trap::Interrupt`). Wall-clock time, the time the call waited for a worker included.
+        let deadline = self.limits.deadline;
+        let started = Instant::now();
         store.set_epoch_deadline(1);
         store.epoch_deadline_callback(move |_| {
-            ticks_left = ticks_left.saturating_sub(1);
-            Ok(if ticks_left == 0 {
+            Ok(if started.elapsed() >= deadline {
                 UpdateDeadline::Interrupt
             } else {
                 UpdateDeadline::Yield(1)
