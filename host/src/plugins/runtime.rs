@@ -620,9 +620,9 @@ fn hook_func<'a, S: Signature>(
 /// Runs `future` to its end on the calling thread, which sleeps while it waits: for a
 /// component's instantiation when it is loaded, a demoted supplier's calls on the low-priority
 /// threads ([`super::threads`]), and calls from outside async code (the examples, the
-/// benchmarks). Nothing a plugin is given
-/// waits on anything but its epoch's yields (WASI grants no I/O; its output is captured in
-/// memory), so no async runtime is needed to drive it.
+/// benchmarks). Nothing a plugin is given waits on anything but its epoch's yields (WASI
+/// grants no I/O; its output is captured in memory), so no async runtime is needed to drive
+/// it.
 pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
     struct Unpark(std::thread::Thread);
     impl std::task::Wake for Unpark {

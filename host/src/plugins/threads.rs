@@ -1,8 +1,8 @@
 //! Low-priority threads: a blocking pool of its own, apart from the async workers that serve
 //! HTTP and run healthy plugins, whose threads run 10 nice levels below the rest of the host
-//! (on Linux). The registry runs plugins that overran
-//! their deadline here, and compiles components here: such work then gives way to the host's
-//! own work and to other suppliers' plugins instead of competing with them as an equal.
+//! (on Linux). The registry runs plugins that overran their deadline here, and compiles
+//! components here: such work then gives way to the host's own work and to other suppliers'
+//! plugins instead of competing with them as an equal.
 //!
 //! Only work that overran goes here: a healthy plugin must not starve behind other busy
 //! processes of the machine until its wall-clock deadline kills it.
