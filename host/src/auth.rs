@@ -4,6 +4,9 @@
 //! A token is an HS256 JWT naming the API key it was issued for; every request looks the key
 //! up again, so revoking a key invalidates its tokens at once. Access tokens live 60 minutes,
 //! refresh tokens 7 days (the real platform's lifetimes).
+//!
+//! A token's signature is checked once: the claims of the tokens seen are kept
+//! ([`VerifiedTokens`]), and a token seen again is only checked for its expiry.
 
 use crate::domain::api_key::{self, ApiKeyRecord};
 use crate::store::{Store, StoreError};
@@ -12,11 +15,14 @@ use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
 
 pub const ACCESS_TOKEN_LIFETIME: Duration = Duration::minutes(60);
 pub const REFRESH_TOKEN_LIFETIME: Duration = Duration::days(7);
 const ISSUER: &str = "ferry";
+/// At most this many verified tokens are kept; when full, the cache starts again empty.
+const VERIFIED_TOKENS_KEPT: usize = 4096;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -87,7 +93,37 @@ pub struct Authenticator {
     store: Arc<dyn Store>,
     encoding: EncodingKey,
     decoding: DecodingKey,
+    validation: Arc<Validation>,
+    verified: Arc<VerifiedTokens>,
     operator_key_digest: [u8; 32],
+}
+
+/// The claims of tokens whose signature and issuer have been checked. Checking a token
+/// again gives the same answer (its signing key does not change while Ferry runs), so a token
+/// found here needs only its expiry and kind checked; it was a twentieth of a note's CPU.
+/// Tokens that failed are not kept.
+#[derive(Default)]
+struct VerifiedTokens {
+    claims: Mutex<HashMap<String, Claims>>,
+}
+
+impl VerifiedTokens {
+    /// The claims of `token` if it was verified before.
+    fn get(&self, token: &str) -> Option<Claims> {
+        self.lock().get(token).cloned()
+    }
+
+    fn keep(&self, token: &str, claims: &Claims) {
+        let mut kept = self.lock();
+        if kept.len() >= VERIFIED_TOKENS_KEPT {
+            kept.clear();
+        }
+        kept.insert(token.to_owned(), claims.clone());
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Claims>> {
+        self.claims.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 impl std::fmt::Debug for Authenticator {
@@ -106,10 +142,15 @@ impl Authenticator {
                 bytes
             })
             .await?;
+        let mut validation = Validation::new(Algorithm::HS256);
+        validation.set_issuer(&[ISSUER]);
+        validation.leeway = 0;
         Ok(Self {
             store,
             encoding: EncodingKey::from_secret(&secret),
             decoding: DecodingKey::from_secret(&secret),
+            validation: Arc::new(validation),
+            verified: Arc::default(),
             operator_key_digest: Sha256::digest(operator_key.as_bytes()).into(),
         })
     }
@@ -142,13 +183,20 @@ impl Authenticator {
         }
     }
 
+    /// The claims of `token` if it is a valid, unexpired token of `kind`.
     fn decode(&self, token: &str, kind: TokenKind) -> Option<Claims> {
-        let mut validation = Validation::new(Algorithm::HS256);
-        validation.set_issuer(&[ISSUER]);
-        validation.leeway = 0;
-        let claims = jsonwebtoken::decode::<Claims>(token, &self.decoding, &validation)
-            .ok()?
-            .claims;
+        let claims = match self.verified.get(token) {
+            // As jsonwebtoken checks it (with no leeway): expired once `exp` is past.
+            Some(claims) => (claims.exp >= Utc::now().timestamp()).then_some(claims)?,
+            None => {
+                let claims =
+                    jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation)
+                        .ok()?
+                        .claims;
+                self.verified.keep(token, &claims);
+                claims
+            }
+        };
         (claims.token_type == kind).then_some(claims)
     }
 
@@ -309,6 +357,46 @@ mod tests {
         assert!(matches!(
             auth.obtain_with_refresh_token(&expired_refresh).await,
             Err(AuthError::InvalidRefreshToken)
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_token_checked_before_is_refused_once_it_expires_or_its_key_is_revoked() {
+        let (_dir, store, auth) = authenticator().await;
+        let record = key(&store).await;
+        let (token, mut claims) = auth.sign(&record, TokenKind::Access, ACCESS_TOKEN_LIFETIME);
+        let header = format!("Token {token}");
+        assert!(auth.supplier_caller(Some(&header)).await.is_ok());
+        assert_eq!(auth.verified.get(&token), Some(claims.clone()));
+
+        // A refresh token is not an access token, checked before or not.
+        let (refresh, _) = auth.sign(&record, TokenKind::Refresh, REFRESH_TOKEN_LIFETIME);
+        for _ in 0..2 {
+            assert!(matches!(
+                auth.supplier_caller(Some(&format!("Token {refresh}")))
+                    .await,
+                Err(AuthError::AuthenticationFailed)
+            ));
+        }
+
+        // The kept claims as they will be an hour from now: past their expiry.
+        claims.exp = Utc::now().timestamp() - 1;
+        auth.verified.keep(&token, &claims);
+        assert!(matches!(
+            auth.supplier_caller(Some(&header)).await,
+            Err(AuthError::AuthenticationFailed)
+        ));
+
+        let (token, _) = auth.sign(&record, TokenKind::Access, ACCESS_TOKEN_LIFETIME);
+        let header = format!("Token {token}");
+        assert!(auth.supplier_caller(Some(&header)).await.is_ok());
+        store
+            .revoke_api_key(&record.id, Utc::now())
+            .await
+            .expect("revoke");
+        assert!(matches!(
+            auth.supplier_caller(Some(&header)).await,
+            Err(AuthError::AuthenticationFailed)
         ));
     }
 
