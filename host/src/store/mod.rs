@@ -12,6 +12,7 @@ mod journal;
 mod postgres_account;
 mod postgres_store;
 mod sled_account;
+mod sled_decoded;
 mod sled_listing;
 mod sled_outbox;
 mod sled_store;

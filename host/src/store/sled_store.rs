@@ -4,6 +4,7 @@
 use super::health::{StorageHealth, unwritable};
 use super::journal::{Changes, Journal, ROTATE_BYTES};
 use super::sled_account::{AccountLocks, AccountTable};
+use super::sled_decoded::DecodedRecords;
 use super::sled_listing;
 use super::sled_outbox::RelayCursor;
 use super::{
@@ -35,7 +36,11 @@ const NUMBER_ATTEMPTS: usize = 16;
 #[derive(Clone)]
 pub struct SledStore {
     suppliers: sled::Tree,
+    /// The suppliers as last decoded (every request reads its own).
+    decoded_suppliers: Arc<DecodedRecords<Supplier>>,
     api_keys: sled::Tree,
+    /// The API keys as last decoded (every request reads its own).
+    decoded_api_keys: Arc<DecodedRecords<ApiKeyRecord>>,
     api_key_digests: sled::Tree,
     /// Import processes, by supplier and external account number.
     imports: sled::Tree,
@@ -139,7 +144,9 @@ impl SledStore {
             ids: Arc::new(std::sync::Mutex::new(IdBlock { next, end: next })),
             id_blocks,
             suppliers: db.open_tree("suppliers")?,
+            decoded_suppliers: Arc::default(),
             api_keys: db.open_tree("api_keys")?,
+            decoded_api_keys: Arc::default(),
             api_key_digests: db.open_tree("api_key_digests")?,
             imports: db.open_tree("imports")?,
             import_listings: db.open_tree("import_listings")?,
@@ -525,12 +532,9 @@ impl Store for SledStore {
     }
 
     fn supplier<'a>(&'a self, code: &'a str) -> StoreFuture<'a, Option<Supplier>> {
-        Box::pin(async move {
-            self.suppliers
-                .get(code.as_bytes())?
-                .map(|bytes| decode(code.as_bytes(), &bytes))
-                .transpose()
-        })
+        Box::pin(std::future::ready(
+            self.decoded_suppliers.get(&self.suppliers, code.as_bytes()),
+        ))
     }
 
     fn suppliers(&self) -> StoreFuture<'_, Vec<Supplier>> {
@@ -594,12 +598,9 @@ impl Store for SledStore {
     }
 
     fn api_key<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<ApiKeyRecord>> {
-        Box::pin(async move {
-            self.api_keys
-                .get(id.as_bytes())?
-                .map(|bytes| decode(id.as_bytes(), &bytes))
-                .transpose()
-        })
+        Box::pin(std::future::ready(
+            self.decoded_api_keys.get(&self.api_keys, id.as_bytes()),
+        ))
     }
 
     fn api_key_by_digest<'a>(&'a self, digest: &'a str) -> StoreFuture<'a, Option<ApiKeyRecord>> {
