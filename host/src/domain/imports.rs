@@ -13,10 +13,9 @@ use super::import_process::{
 };
 use super::ports::{Hook, NoRules, SupplierRules};
 use super::schedules::{Due, Scheduler, read_task_params, v2_payload};
-use super::supplier::{Supplier, unknown_fields_of};
+use super::supplier::{NamedSupplier, Supplier};
 use super::validation::{
-    FieldError, FieldErrors, ObjectReader, Optional, Reported, Required, StrRule, UnknownFields,
-    reading,
+    FieldError, FieldErrors, ObjectReader, Optional, Reported, Required, StrRule, reading,
 };
 use crate::domain::storage::{ImportChange, ListingStream, Store};
 use chrono::{DateTime, Utc};
@@ -135,11 +134,22 @@ impl Imports {
         key: &ApiKeyRecord,
         code: &str,
     ) -> Result<Supplier, DomainError> {
+        self.visible_named_supplier(key, NamedSupplier::default(), code)
+            .await
+    }
+
+    /// As [`Self::visible_supplier`], with the supplier the request named already read.
+    async fn visible_named_supplier(
+        &self,
+        key: &ApiKeyRecord,
+        named: NamedSupplier,
+        code: &str,
+    ) -> Result<Supplier, DomainError> {
         if !key.can_see(code) {
             return Err(DomainError::SupplierNotFound);
         }
-        self.store
-            .supplier(code)
+        named
+            .supplier(self.store.as_ref(), code)
             .await?
             .ok_or(DomainError::SupplierNotFound)
     }
@@ -149,31 +159,32 @@ impl Imports {
         key: &ApiKeyRecord,
         body: &Value,
     ) -> Result<Reported<(AccountPayload, Supplier)>, DomainError> {
-        let policy = self.policy(key, body, "import_supplier").await?;
-        self.read_with(key, body, policy).await
+        let named = self.named_supplier(key, body, "import_supplier").await?;
+        self.read_with(key, body, named).await
     }
 
-    /// What the supplier `body` names in `field` does with unknown fields.
-    async fn policy(
+    /// The supplier `body` names in `field` (see [`NamedSupplier`]).
+    async fn named_supplier(
         &self,
         key: &ApiKeyRecord,
         body: &Value,
         field: &str,
-    ) -> Result<UnknownFields, DomainError> {
-        Ok(unknown_fields_of(self.store.as_ref(), key, body, field).await?)
+    ) -> Result<NamedSupplier, DomainError> {
+        Ok(NamedSupplier::read(self.store.as_ref(), key, body, field).await?)
     }
 
-    /// As [`Self::read`], under a `policy` already known.
+    /// As [`Self::read`], with the supplier `body` names already read.
     async fn read_with(
         &self,
         key: &ApiKeyRecord,
         body: &Value,
-        policy: UnknownFields,
+        named: NamedSupplier,
     ) -> Result<Reported<(AccountPayload, Supplier)>, DomainError> {
-        let (account, ignored) = reading(policy, || read_account(body, self.limits));
+        let (account, ignored) =
+            reading(named.unknown_fields(), || read_account(body, self.limits));
         let account = account.map_err(DomainError::account_invalid)?;
         let supplier = self
-            .visible_supplier(key, account.import_supplier())
+            .visible_named_supplier(key, named, account.import_supplier())
             .await?;
         let account = self.apply_rules(account).await?;
         Ok(Reported {
@@ -240,8 +251,8 @@ impl Imports {
         key: &ApiKeyRecord,
         body: &Value,
     ) -> Result<Reported<(ImportProcess, Staging)>, DomainError> {
-        let policy = self.policy(key, body, "import_supplier").await?;
-        self.stage_with(key, body, policy, None).await
+        let named = self.named_supplier(key, body, "import_supplier").await?;
+        self.stage_with(key, body, named, None).await
     }
 
     /// Stages the account `body`, and with `schedule` records its migration to run then (in
@@ -250,13 +261,13 @@ impl Imports {
         &self,
         key: &ApiKeyRecord,
         body: &Value,
-        policy: UnknownFields,
+        named: NamedSupplier,
         schedule: Option<Schedule>,
     ) -> Result<Reported<(ImportProcess, Staging)>, DomainError> {
         let Reported {
             value: (account, supplier),
             ignored,
-        } = self.read_with(key, body, policy).await?;
+        } = self.read_with(key, body, named).await?;
         supplier.ensure_ongoing()?;
         let now = Utc::now();
         let mut staging = Staging::Created;
@@ -315,11 +326,14 @@ impl Imports {
     ) -> Result<Reported<()>, DomainError> {
         let now = Utc::now();
         let (account, at) = v2_payload(body);
-        let policy = self.policy(key, &account, "import_supplier").await?;
-        let (schedule, mut ignored) = reading(policy, || read_task_params(body, now));
+        let named = self
+            .named_supplier(key, &account, "import_supplier")
+            .await?;
+        let (schedule, mut ignored) =
+            reading(named.unknown_fields(), || read_task_params(body, now));
         let schedule = schedule?;
         let staged = self
-            .stage_with(key, &account, policy, Some(schedule))
+            .stage_with(key, &account, named, Some(schedule))
             .await
             .map(|staged| staged.under(at))
             .map_err(|error| match error.under(at) {
@@ -439,10 +453,14 @@ impl Imports {
         key: &ApiKeyRecord,
         body: &Value,
     ) -> Result<Reported<PlatformAccount>, DomainError> {
-        let policy = self.policy(key, body, "import_supplier_code").await?;
-        let (request, ignored) = reading(policy, || read_process_request(body));
+        let named = self
+            .named_supplier(key, body, "import_supplier_code")
+            .await?;
+        let (request, ignored) = reading(named.unknown_fields(), || read_process_request(body));
         let request = request?;
-        let supplier = self.visible_supplier(key, &request.supplier_code).await?;
+        let supplier = self
+            .visible_named_supplier(key, named, &request.supplier_code)
+            .await?;
         supplier.ensure_ongoing()?;
         if let Some(team) = &request.operations_team_name
             && self.store.team(team).await?.is_none()

@@ -10,6 +10,7 @@ use super::additions::Additions;
 use super::api_key::ApiKeyRecord;
 use super::error::DomainError;
 use super::events;
+use super::supplier::NamedSupplier;
 use super::validation::{FieldError, FieldErrors};
 use crate::domain::storage::retrying;
 use chrono::{DateTime, Utc};
@@ -92,7 +93,9 @@ impl Additions {
         supplier: &str,
         external: &str,
     ) -> Result<Vec<MeterPoint>, DomainError> {
-        let target = self.imported_account(key, supplier, external).await?;
+        let target = self
+            .imported_account(key, NamedSupplier::default(), supplier, external)
+            .await?;
         let account = self.platform_account(&target.account.number).await?;
         let points = self
             .meter_points(&account.number, &account.data, account.created_at)
@@ -111,7 +114,9 @@ impl Additions {
         supplier: &str,
         external: &str,
     ) -> Result<Vec<FlowResult>, DomainError> {
-        let target = self.target(key, supplier, external).await?;
+        let target = self
+            .target(key, NamedSupplier::default(), supplier, external)
+            .await?;
         let account = self.platform_account(&target.account.number).await?;
         let number = account.number.clone();
         let points = self

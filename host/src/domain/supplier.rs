@@ -174,25 +174,50 @@ fn check_document_root(r: &mut ObjectReader<'_>, root: &str) {
     }
 }
 
-/// What a supplier's request does with fields Ferry does not know: the policy of the supplier
-/// its `field` (`import_supplier`, `import_supplier_code`) names, when the key may see that
-/// supplier; otherwise ignore them (such a request is refused for its supplier anyway).
-pub async fn unknown_fields_of(
-    store: &dyn Store,
-    key: &ApiKeyRecord,
-    body: &Value,
-    field: &str,
-) -> Result<UnknownFields, StoreError> {
-    let Some(code) = body.get(field).and_then(Value::as_str) else {
-        return Ok(UnknownFields::Ignore);
-    };
-    if !key.can_see(code) {
-        return Ok(UnknownFields::Ignore);
+/// The supplier a request's body names, read once for the whole request: its policy on
+/// unknown fields is needed before the body can be read, and the supplier itself once the
+/// request is checked.
+#[derive(Debug, Default)]
+pub struct NamedSupplier(Option<Supplier>);
+
+impl NamedSupplier {
+    /// The supplier `body`'s `field` (`import_supplier`, `import_supplier_code`) names, when
+    /// the key may see it and it exists.
+    pub async fn read(
+        store: &dyn Store,
+        key: &ApiKeyRecord,
+        body: &Value,
+        field: &str,
+    ) -> Result<Self, StoreError> {
+        let Some(code) = body.get(field).and_then(Value::as_str) else {
+            return Ok(Self(None));
+        };
+        if !key.can_see(code) {
+            return Ok(Self(None));
+        }
+        Ok(Self(store.supplier(code).await?))
     }
-    Ok(store
-        .supplier(code)
-        .await?
-        .map_or(UnknownFields::Ignore, |supplier| supplier.unknown_fields()))
+
+    /// What the request does with fields Ferry does not know: the named supplier's policy;
+    /// without one, ignore them (such a request is refused for its supplier anyway).
+    pub fn unknown_fields(&self) -> UnknownFields {
+        self.0
+            .as_ref()
+            .map_or(UnknownFields::Ignore, Supplier::unknown_fields)
+    }
+
+    /// The supplier `code`: the one read, when it is that one, else read now. The caller
+    /// checks that its key may see `code`.
+    pub async fn supplier(
+        self,
+        store: &dyn Store,
+        code: &str,
+    ) -> Result<Option<Supplier>, StoreError> {
+        match self.0 {
+            Some(supplier) if supplier.code == code => Ok(Some(supplier)),
+            _ => store.supplier(code).await,
+        }
+    }
 }
 
 /// Supplier codes: `[A-Z][A-Z0-9_]*`.

@@ -18,9 +18,9 @@ use super::documents::{INVALID_PATH_CODE, INVALID_PATH_DETAIL, document_key};
 use super::error::DomainError;
 use super::import_process::{ImportState, PlatformAccount};
 use super::ports::{AccountTarget, Documents, Hook, NoRules, PaymentVendors, SupplierRules};
+use super::supplier::NamedSupplier;
 use super::supplier::Supplier;
-use super::supplier::unknown_fields_of;
-use super::validation::{FieldError, FieldErrors, UnknownFields, reading};
+use super::validation::{FieldError, FieldErrors, reading};
 use crate::domain::storage::Store;
 use serde_json::Value;
 use std::sync::Arc;
@@ -103,14 +103,17 @@ impl Additions {
     }
 
     /// The imported account `(supplier, external)` if the key may see it and its supplier's
-    /// migration is ongoing.
+    /// migration is ongoing (`named`: the supplier the request named, if read already).
     pub(crate) async fn target(
         &self,
         key: &ApiKeyRecord,
+        named: NamedSupplier,
         supplier: &str,
         external: &str,
     ) -> Result<Target, DomainError> {
-        let target = self.imported_account(key, supplier, external).await?;
+        let target = self
+            .imported_account(key, named, supplier, external)
+            .await?;
         target.supplier.ensure_ongoing()?;
         Ok(target)
     }
@@ -120,15 +123,15 @@ impl Additions {
     pub(crate) async fn imported_account(
         &self,
         key: &ApiKeyRecord,
+        named: NamedSupplier,
         supplier: &str,
         external: &str,
     ) -> Result<Target, DomainError> {
         if !key.can_see(supplier) {
             return Err(DomainError::AccountNotFound);
         }
-        let supplier = self
-            .store
-            .supplier(supplier)
+        let supplier = named
+            .supplier(self.store.as_ref(), supplier)
             .await?
             .ok_or(DomainError::AccountNotFound)?;
         let process = self
@@ -201,10 +204,11 @@ impl Additions {
         field: Option<&str>,
         parse: impl Fn(&Value) -> Result<(String, String, T), DomainError>,
     ) -> Result<Request<T>, DomainError> {
-        let policy = self.policy(key, body).await?;
+        let named = NamedSupplier::read(self.store.as_ref(), key, body, "import_supplier").await?;
+        let policy = named.unknown_fields();
         let (parsed, ignored) = reading(policy, || parse(body));
         let (supplier, external, mut posted) = parsed?;
-        let target = self.target(key, &supplier, &external).await?;
+        let target = self.target(key, named, &supplier, &external).await?;
         let mapped = self.apply_rules(&target, hook, body, field).await?;
         if let Some(mapped) = &mapped {
             posted = reading(policy, || parse(mapped)).0?.2;
@@ -270,10 +274,5 @@ impl Additions {
                 body
             }
         }))
-    }
-
-    /// What `body`'s supplier does with unknown fields.
-    async fn policy(&self, key: &ApiKeyRecord, body: &Value) -> Result<UnknownFields, DomainError> {
-        Ok(unknown_fields_of(self.store.as_ref(), key, body, "import_supplier").await?)
     }
 }
