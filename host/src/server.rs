@@ -60,9 +60,40 @@ const SCHEDULE_RESCAN_EVERY: std::time::Duration = std::time::Duration::from_sec
 /// How often the plugins in use are compared with those the store holds.
 const PLUGIN_SYNC_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
+/// The thread the event relay runs on, on sled.
+pub const RELAY_THREAD: &str = "event-relay";
+
 /// How long a server whose storage failed goes on serving reads (answering `/readyz` with 503)
 /// before it stops.
 const FAILED_STORAGE_DRAIN: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Runs `task` on a thread named `name`, with a runtime of its own: the relay on sled. As one
+/// task among every connection's on the shared workers, it waited behind each of them (a
+/// 1000-item request holds a worker for milliseconds) and fell ever further behind the
+/// events being written (BENCHMARKS.md). Over PostgreSQL it stays on the shared workers:
+/// connections it opened would be driven by its runtime. The handle ends when the task does.
+fn on_a_thread_of_its_own(
+    name: &str,
+    task: impl Future<Output = ()> + Send + 'static,
+) -> Result<tokio::task::JoinHandle<()>, ServerError> {
+    let (ended, end) = tokio::sync::oneshot::channel::<()>();
+    std::thread::Builder::new()
+        .name(name.to_owned())
+        .spawn(move || {
+            match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(runtime) => runtime.block_on(task),
+                Err(error) => tracing::error!(%error, "no runtime for a task of its own"),
+            }
+            let _ = ended.send(());
+        })
+        .map_err(ServerError::Serve)?;
+    Ok(tokio::spawn(async move {
+        let _ = end.await;
+    }))
+}
 
 /// Serves until `shutdown` resolves, or until a write fails for storage reasons
 /// ([`ServerError::StorageFailed`]: a supervisor is to start it again).
@@ -171,14 +202,19 @@ pub async fn run(
             };
             let standby = status.clone();
             let outbox = outbox.clone();
-            Some(tokio::spawn(lease::run_while_held(
+            let relay = lease::run_while_held(
                 store.clone(),
                 "event-relay",
                 instance.clone(),
                 stopped.clone(),
                 move || standby.standing_by(),
                 move |stop| relay::run(outbox.clone(), config.clone(), status.clone(), stop),
-            )))
+            );
+            Some(if settings.database_url.is_none() {
+                on_a_thread_of_its_own(RELAY_THREAD, relay)?
+            } else {
+                tokio::spawn(relay)
+            })
         }
         None => None,
     };

@@ -53,6 +53,21 @@ fn check_entries(
     by_id
 }
 
+/// Stages and migrates one account of a new `supplier`, waits until every event is
+/// published, and reads the stream.
+async fn migrate_one_and_read_the_stream(
+    server: &Server,
+    redis: &Redis,
+    supplier: &str,
+    external: &str,
+) -> BTreeMap<String, HashMap<String, String>> {
+    let token = server.supplier_with_token(supplier).await;
+    server.stage(&token, &account(supplier, external)).await;
+    server.migrate(&token, supplier, external).await;
+    server.wait_for_published().await;
+    check_entries(&redis.entries(STREAM).await)
+}
+
 fn types_of(by_id: &BTreeMap<String, HashMap<String, String>>) -> Vec<String> {
     let mut types: Vec<String> = by_id
         .values()
@@ -346,11 +361,7 @@ async fn restart_after_a_crash_with_events_already_in_the_stream(already: usize)
     }
 
     // The relay goes on with what comes next.
-    let token = server.supplier_with_token("NEW_CO").await;
-    server.stage(&token, &account("NEW_CO", "ACC-NEXT")).await;
-    server.migrate(&token, "NEW_CO", "ACC-NEXT").await;
-    server.wait_for_published().await;
-    let by_id = check_entries(&redis.entries(STREAM).await);
+    let by_id = migrate_one_and_read_the_stream(&server, &redis, "NEW_CO", "ACC-NEXT").await;
     assert_eq!(
         by_id.len(),
         12,
@@ -366,6 +377,56 @@ async fn events_committed_before_a_crash_are_published_once_after_restart() {
 #[tokio::test]
 async fn a_crash_after_the_whole_batch_reached_the_stream_repeats_nothing_and_stalls_nothing() {
     restart_after_a_crash_with_events_already_in_the_stream(10).await;
+}
+
+/// The names of the threads of process `pid`.
+fn thread_names(pid: u32) -> Vec<String> {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|tasks| {
+            tasks
+                .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
+                .map(|name| name.trim().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// On sled the relay has a thread of its own, so that it is not one task among every
+/// connection's on the shared workers (where it fell behind the events being written). Over
+/// PostgreSQL it stays on the shared workers (the pool's connections belong to their runtime).
+#[tokio::test]
+async fn on_sled_the_relay_runs_on_a_thread_of_its_own() {
+    let redis = Redis::start();
+    let server = Server::start_with(with_redis(&redis)).await;
+    let has_relay_thread = || {
+        thread_names(server.pid())
+            .iter()
+            .any(|name| name == ferry_host::server::RELAY_THREAD)
+    };
+    match backend() {
+        Backend::Sled => {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            while !has_relay_thread() {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "no {} thread among {:?}",
+                    ferry_host::server::RELAY_THREAD,
+                    thread_names(server.pid())
+                );
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+        }
+        Backend::Postgres => assert!(!has_relay_thread()),
+    }
+    // And it publishes.
+    let by_id = migrate_one_and_read_the_stream(&server, &redis, "OLD_CO", "ACC-1").await;
+    assert_eq!(
+        types_of(&by_id),
+        [
+            "account.created v1",
+            "data_import.import_process.complete v1"
+        ]
+    );
 }
 
 #[tokio::test]
