@@ -6,7 +6,7 @@
 //! refresh tokens 7 days (the real platform's lifetimes).
 //!
 //! A token's signature is checked once: the claims of the tokens seen are kept
-//! ([`VerifiedTokens`]), and a token seen again is only checked for its expiry.
+//! ([`VerifiedTokens`]), and a token seen again is only checked for its expiry and kind.
 
 use crate::domain::api_key::{self, ApiKeyRecord};
 use crate::store::{Store, StoreError};
@@ -100,7 +100,7 @@ pub struct Authenticator {
 
 /// The claims of tokens whose signature and issuer have been checked. Checking a token
 /// again gives the same answer (its signing key does not change while Ferry runs), so a token
-/// found here needs only its expiry and kind checked; it was a twentieth of a note's CPU.
+/// found here needs only its expiry and kind checked; the check was a thirtieth of a note's CPU.
 /// Tokens that failed are not kept.
 #[derive(Default)]
 struct VerifiedTokens {
