@@ -622,24 +622,8 @@ fn hook_func<'a, S: Signature>(
 /// threads ([`super::threads`]), and calls from outside async code (the examples, the
 /// benchmarks). Nothing a plugin is given waits on anything but its epoch's yields (WASI
 /// grants no I/O; its output is captured in memory), so no async runtime is needed to drive
-/// it.
-pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
-    struct Unpark(std::thread::Thread);
-    impl std::task::Wake for Unpark {
-        fn wake(self: Arc<Self>) {
-            self.0.unpark();
-        }
-    }
-    let waker = std::task::Waker::from(Arc::new(Unpark(std::thread::current())));
-    let mut context = std::task::Context::from_waker(&waker);
-    let mut future = std::pin::pin!(future);
-    loop {
-        match future.as_mut().poll(&mut context) {
-            std::task::Poll::Ready(output) => return output,
-            std::task::Poll::Pending => std::thread::park(),
-        }
-    }
-}
+/// it: the `futures` executor's, already among the dependencies, does.
+pub use futures_executor::block_on;
 
 /// Calls `hook` with `input` (request shape) and writes its answer over `input`.
 async fn invoke(
