@@ -8,7 +8,8 @@
 //! waits for it to be durable.
 
 use super::journal::Changes;
-use super::sled_store::{EncodedEvent, SledStore, decode, encode, pair_key};
+use super::sled_event_log::LoggedEvents;
+use super::sled_store::{SledStore, decode, encode, pair_key};
 use crate::domain::events::Event;
 use crate::domain::ledger::{AccountSummary, LedgerEntry, Transaction};
 use crate::domain::meter_points::MeterPoint;
@@ -362,7 +363,7 @@ impl SledStore {
         for (table, key, bytes) in writes {
             changes.insert(self.account_tree(table), pair_key(number, &key), bytes);
         }
-        let events: Vec<EncodedEvent> = events.iter().map(EncodedEvent::new).collect();
+        let events = LoggedEvents::new(events);
         self.journal
             .commit_blind(changes, |changes| self.write_events(changes, events));
     }

@@ -1,7 +1,7 @@
 //! The relay's outbox on sled: the event log itself, read from a cursor.
 //!
 //! Events are stored once, in the event log, in the form the relay sends ([`StreamRecord`],
-//! several to a record: `EventGroup`). Their `seq`s are handed out under
+//! several to a record: [`super::sled_event_log`]). Their `seq`s are handed out under
 //! the journal's commit lock and the writer makes the changes in sled in the journal's order,
 //! so what sled holds of the log is always a prefix in `seq` order, and all of it durable.
 //! What is not published yet is every logged event from the cursor on ([`RelayCursor`]): no

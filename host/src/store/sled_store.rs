@@ -5,6 +5,7 @@ use super::health::{StorageHealth, unwritable};
 use super::journal::{Changes, Journal, ROTATE_BYTES};
 use super::sled_account::{AccountLocks, AccountTable};
 use super::sled_decoded::DecodedRecords;
+use super::sled_event_log::{EVENT_GROUP_MAX, LogRecord, LoggedEvents, corrupt, logged_event};
 use super::sled_listing;
 use super::sled_outbox::RelayCursor;
 use super::{
@@ -20,7 +21,6 @@ use crate::domain::migrations::MigrationView;
 use crate::domain::operations_team::OperationsTeam;
 use crate::domain::plugin::PluginRecord;
 use crate::domain::supplier::Supplier;
-use crate::events::stream_record::StreamRecord;
 use chrono::{DateTime, Utc};
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
@@ -56,7 +56,7 @@ pub struct SledStore {
     teams: sled::Tree,
     /// Bulk migrations, by supplier and id.
     migrations: sled::Tree,
-    /// The event log: every event, by `seq`, several to a record ([`EventGroup`]); what is
+    /// The event log: every event, by `seq`, several to a record ([`super::sled_event_log`]); what is
     /// not published yet is read from it from the relay's cursor on ([`super::sled_outbox`]).
     pub(super) events: sled::Tree,
     /// Events not yet published, by `seq`, as versions before the relay's cursor kept them.
@@ -223,31 +223,20 @@ impl SledStore {
         first
     }
 
-    /// Lists the writes of `events`, under consecutive new `seq`s in their order: the event
-    /// log (one record per [`EVENT_GROUP_MAX`] events, [`EventGroup`]; the relay reads it
-    /// too) and the id index.
-    pub(super) fn write_events(&self, changes: &mut Changes, events: Vec<EncodedEvent>) {
-        if events.is_empty() {
+    /// Lists the writes of a change's events, under consecutive new `seq`s in their order: the
+    /// event log's records ([`super::sled_event_log`]; the relay reads them too) and the id
+    /// index.
+    pub(super) fn write_events(&self, changes: &mut Changes, events: LoggedEvents) {
+        if events.len() == 0 {
             return;
         }
         let first = self.next_ids(events.len() as u64);
-        let mut logs = Vec::with_capacity(events.len());
-        for (seq, event) in (first..).zip(events) {
-            let key = seq.to_be_bytes();
-            changes.insert(&self.event_ids, event.id.into_bytes(), &key);
-            logs.push(event.stream.into_bytes());
+        for (seq, id) in (first..).zip(events.ids) {
+            changes.insert(&self.event_ids, id.into_bytes(), &seq.to_be_bytes());
         }
-        let mut logs = logs.into_iter();
-        for group in (first..).step_by(EVENT_GROUP_MAX) {
-            let chunk: Vec<Vec<u8>> = logs.by_ref().take(EVENT_GROUP_MAX).collect();
-            if chunk.is_empty() {
-                break;
-            }
-            changes.insert(
-                &self.events,
-                &group.to_be_bytes(),
-                EventGroup::encode(chunk),
-            );
+        let keys = (first..).step_by(EVENT_GROUP_MAX);
+        for (key, record) in keys.zip(events.records) {
+            changes.insert(&self.events, &key.to_be_bytes(), record);
         }
     }
 
@@ -305,14 +294,12 @@ impl SledStore {
         for entry in records {
             let (key, value) = entry?;
             let first = be_u64(&key);
-            for (seq, bytes) in (first..).zip(EventGroup::events(&value)) {
+            let record = LogRecord::read(first, &value)?;
+            for (seq, bytes) in (first..).zip(record.events()) {
                 if seq < start {
                     continue;
                 }
-                let bytes = bytes.ok_or_else(|| StoreError::Corrupt {
-                    key: format!("events/{first}"),
-                    source: serde::de::Error::custom("a group of events cut short"),
-                })?;
+                let bytes = bytes.ok_or_else(|| corrupt(first, "a group of events cut short"))?;
                 if visit(seq, bytes)?.is_break() {
                     return Ok(());
                 }
@@ -320,100 +307,6 @@ impl SledStore {
         }
         Ok(())
     }
-}
-
-/// At most this many events share one record of the event log ([`EventGroup`]): a
-/// 1000-transaction batch writes 16 records there rather than 1000, and none large enough for
-/// sled to keep as a blob of its own.
-const EVENT_GROUP_MAX: usize = 64;
-
-/// A record of the event log: one stored event (what a change with one event writes), or
-/// [`EVENT_GROUP_TAG`] and then, for each of several events with consecutive `seq`s from the
-/// record's key, its length (u32, big endian) and the stored event. A stored event is its
-/// [`StreamRecord`], or, as versions before wrote it, its JSON ([`logged_event`] reads both).
-struct EventGroup;
-
-const EVENT_GROUP_TAG: u8 = 0x01;
-
-impl EventGroup {
-    fn encode(mut stored: Vec<Vec<u8>>) -> Vec<u8> {
-        if stored.len() == 1 {
-            return stored.swap_remove(0);
-        }
-        let size = stored.iter().map(|event| 4 + event.len()).sum::<usize>();
-        let mut bytes = Vec::with_capacity(1 + size);
-        bytes.push(EVENT_GROUP_TAG);
-        for event in &stored {
-            // A stored event is bounded by the request body limit, far below 4 GiB.
-            bytes.extend_from_slice(&(event.len() as u32).to_be_bytes());
-            bytes.extend_from_slice(event);
-        }
-        bytes
-    }
-
-    /// Each stored event, in `seq` order; `None` where the record is cut short (corrupt).
-    fn events(record: &[u8]) -> impl Iterator<Item = Option<&[u8]>> {
-        let (single, mut rest) = match record.split_first() {
-            Some((&EVENT_GROUP_TAG, rest)) => (None, rest),
-            _ => (Some(record), &[][..]),
-        };
-        let mut failed = false;
-        let grouped = std::iter::from_fn(move || {
-            if rest.is_empty() || failed {
-                return None;
-            }
-            let stored = rest
-                .split_first_chunk::<4>()
-                .map(|(len, after)| (u32::from_be_bytes(*len) as usize, after))
-                .and_then(|(len, after)| (after.len() >= len).then(|| after.split_at(len)));
-            match stored {
-                Some((stored, after)) => {
-                    rest = after;
-                    Some(Some(stored))
-                }
-                None => {
-                    failed = true;
-                    Some(None)
-                }
-            }
-        });
-        single.map(Some).into_iter().chain(grouped)
-    }
-}
-
-/// An event in the forms it is stored in, made before its change takes the commit lock (only
-/// its `seq` is given under the lock, by [`SledStore::write_events`]).
-pub(super) struct EncodedEvent {
-    id: String,
-    /// The event log's record: what the relay writes to the stream, and what the admin API's
-    /// log reads back ([`logged_event`]).
-    stream: StreamRecord,
-}
-
-impl EncodedEvent {
-    pub(super) fn new(event: &Event) -> Self {
-        Self {
-            id: event.id.clone(),
-            stream: StreamRecord::encode(event),
-        }
-    }
-}
-
-/// An event of the log as stored at `seq`: a [`StreamRecord`], or the event's JSON (what
-/// versions before stored).
-fn logged_event(seq: u64, bytes: &[u8]) -> Result<Event, StoreError> {
-    let key = format!("events/{seq}");
-    let mut event = match bytes.first() {
-        Some(b'{') => decode(key.as_bytes(), bytes)?,
-        _ => StreamRecord::from_stored(bytes)
-            .and_then(|record| record.to_event())
-            .map_err(|error| StoreError::Corrupt {
-                key,
-                source: serde::de::Error::custom(error),
-            })?,
-    };
-    event.seq = seq;
-    Ok(event)
 }
 
 /// Reads a record of a tree from its key and bytes.
@@ -803,9 +696,9 @@ impl Store for SledStore {
     fn publish_events<'a>(&'a self, events: &'a [Event]) -> StoreFuture<'a, ()> {
         self.noting_failures(async move {
             self.health.check()?;
-            let encoded: Vec<EncodedEvent> = events.iter().map(EncodedEvent::new).collect();
+            let logged = LoggedEvents::new(events);
             self.journal.commit(|changes| {
-                self.write_events(changes, encoded);
+                self.write_events(changes, logged);
                 Ok(())
             })
         })
@@ -949,8 +842,7 @@ impl SledStore {
                     sled_listing::encode(&ImportListing::of(&change.process)),
                 );
                 changes.insert(&self.imports, key.as_slice(), encode(&change.process));
-                let events = change.events.iter().map(EncodedEvent::new).collect();
-                self.write_events(changes, events);
+                self.write_events(changes, LoggedEvents::new(&change.events));
                 return Ok(change);
             }
             Err(StoreError::NumbersExhausted.into())
@@ -1019,6 +911,7 @@ impl SledStore {
 pub(super) mod tests {
     use super::*;
     use crate::events::outbox::Outbox;
+    use crate::events::stream_record::StreamRecord;
     use serde_json::json;
     use std::collections::HashSet;
 
