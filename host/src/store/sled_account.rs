@@ -21,7 +21,7 @@ use chrono::{DateTime, Utc};
 use futures_util::future::BoxFuture;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use tokio::sync::{Mutex, OwnedMutexGuard};
@@ -128,31 +128,43 @@ struct SledAccountUnit {
     writes: Vec<(AccountTable, String, Vec<u8>)>,
     /// The last write of each key, for the unit's own reads.
     written: HashMap<(AccountTable, String), usize>,
+    /// The keys this unit read and found no record at: nothing else writes them while it
+    /// holds the account's lock, so inserting one there does not look again (a transaction is
+    /// read before it is added: one sled lookup per transaction instead of two).
+    absent: HashSet<(AccountTable, String)>,
     events: Vec<Event>,
     _lock: OwnedMutexGuard<()>,
 }
 
 impl SledAccountUnit {
     fn read<T: DeserializeOwned>(
-        &self,
+        &mut self,
         table: AccountTable,
         key: &str,
     ) -> Result<Option<T>, StoreError> {
-        if let Some(&index) = self.written.get(&(table, key.to_owned())) {
+        let at = (table, key.to_owned());
+        if let Some(&index) = self.written.get(&at) {
             let (_, key, bytes) = &self.writes[index];
             return decode(key.as_bytes(), bytes).map(Some);
         }
         let full = pair_key(&self.number, key);
         match self.store.account_tree(table).get(&full)? {
             Some(bytes) => decode(&full, &bytes).map(Some),
-            None => Ok(None),
+            None => {
+                self.absent.insert(at);
+                Ok(None)
+            }
         }
     }
 
     /// Whether a record is at `key` (written by this unit or kept), without reading it.
     fn exists(&self, table: AccountTable, key: &str) -> Result<bool, StoreError> {
-        if self.written.contains_key(&(table, key.to_owned())) {
+        let at = (table, key.to_owned());
+        if self.written.contains_key(&at) {
             return Ok(true);
+        }
+        if self.absent.contains(&at) {
+            return Ok(false);
         }
         Ok(self
             .store
@@ -343,6 +355,7 @@ impl SledStore {
                 number,
                 writes: Vec::new(),
                 written: HashMap::new(),
+                absent: HashSet::new(),
                 events: Vec::new(),
                 _lock: lock,
             });
