@@ -103,10 +103,35 @@ pub struct PayloadError {
 }
 
 impl PayloadError {
-    fn new(path: &str, problem: impl Into<String>) -> PayloadError {
+    fn new(path: &PayloadPath<'_>, problem: impl Into<String>) -> PayloadError {
         PayloadError {
-            path: path.to_owned(),
+            path: path.to_string(),
             problem: problem.into(),
+        }
+    }
+}
+
+/// Where a check is in the payload, written out only for an error: a valid payload (every
+/// event Ferry stores is checked) costs no string per field.
+#[derive(Debug, Clone, Copy)]
+enum PayloadPath<'a> {
+    Root,
+    Field(&'a PayloadPath<'a>, &'a str),
+    Index(&'a PayloadPath<'a>, usize),
+}
+
+impl fmt::Display for PayloadPath<'_> {
+    /// Field names and array indices joined by dots; empty for the payload itself.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (parent, child): (&PayloadPath<'_>, &dyn fmt::Display) = match self {
+            PayloadPath::Root => return Ok(()),
+            PayloadPath::Field(parent, name) => (parent, name),
+            PayloadPath::Index(parent, index) => (parent, index),
+        };
+        if matches!(parent, PayloadPath::Root) {
+            write!(f, "{child}")
+        } else {
+            write!(f, "{parent}.{child}")
         }
     }
 }
@@ -269,7 +294,7 @@ impl Catalogue {
                 version: version.to_owned(),
             })?;
         let mut errors = Vec::new();
-        self.check_object(&schema.fields, data, "", &mut errors);
+        self.check_object(&schema.fields, data, &PayloadPath::Root, &mut errors);
         if errors.is_empty() {
             Ok(())
         } else {
@@ -285,7 +310,7 @@ impl Catalogue {
         &self,
         fields: &[FieldSchema],
         value: &Value,
-        path: &str,
+        path: &PayloadPath<'_>,
         errors: &mut Vec<PayloadError>,
     ) {
         let Value::Object(object) = value else {
@@ -293,7 +318,7 @@ impl Catalogue {
             return;
         };
         for field in fields {
-            let field_path = child_path(path, &field.name);
+            let field_path = PayloadPath::Field(path, &field.name);
             match object.get(&field.name) {
                 None if field.required => {
                     errors.push(PayloadError::new(&field_path, "required field is missing"));
@@ -307,7 +332,10 @@ impl Catalogue {
         }
         for name in object.keys() {
             if !fields.iter().any(|field| field.name == *name) {
-                errors.push(PayloadError::new(&child_path(path, name), "unknown field"));
+                errors.push(PayloadError::new(
+                    &PayloadPath::Field(path, name),
+                    "unknown field",
+                ));
             }
         }
     }
@@ -316,7 +344,7 @@ impl Catalogue {
         &self,
         field_type: &FieldType,
         value: &Value,
-        path: &str,
+        path: &PayloadPath<'_>,
         errors: &mut Vec<PayloadError>,
     ) {
         let expected = match field_type {
@@ -329,7 +357,7 @@ impl Catalogue {
                 match value.as_array() {
                     Some(items) => {
                         for (index, item) in items.iter().enumerate() {
-                            let item_path = child_path(path, &index.to_string());
+                            let item_path = PayloadPath::Index(path, index);
                             self.check_value(element, item, &item_path, errors);
                         }
                     }
@@ -420,15 +448,6 @@ impl Catalogue {
                 "messages": component_messages,
             },
         })
-    }
-}
-
-/// `field` under `parent`, dot-separated; the payload itself is the empty path.
-fn child_path(parent: &str, field: &str) -> String {
-    if parent.is_empty() {
-        field.to_owned()
-    } else {
-        format!("{parent}.{field}")
     }
 }
 
@@ -695,7 +714,10 @@ mod tests {
     }
 
     fn error(path: &str, problem: &str) -> PayloadError {
-        PayloadError::new(path, problem)
+        PayloadError {
+            path: path.to_owned(),
+            problem: problem.to_owned(),
+        }
     }
 
     // --- coverage against the spec document -----------------------------------------------
