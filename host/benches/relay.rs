@@ -97,7 +97,7 @@ fn main() {
     ];
     for (name, value) in relay::stream_fields(&sample) {
         xadd.push(name.to_owned());
-        xadd.push(value);
+        xadd.push(value.into_owned());
     }
     let output = Command::new("redis-benchmark")
         .arg("-s")
