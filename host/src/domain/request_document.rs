@@ -175,13 +175,16 @@ impl RequestDocument {
                 ));
             }
         }
-        check_sizes(body, "", max_items, &mut errors);
+        check_sizes(body, &Walked::Root, max_items, &mut errors);
         if self.refuses_blank() {
             let context = StringCheck {
-                unknown: &unknown,
+                unknown: unknown
+                    .iter()
+                    .map(|(object, name)| (dot_path(object), name.as_str()))
+                    .collect(),
                 choices: self.choice_fields(),
             };
-            check_strings(body, "", &context, &mut errors);
+            check_strings(body, &Walked::Root, &context, &mut errors);
         }
         rules(map, &mut errors);
         if !errors.is_empty() {
@@ -336,17 +339,20 @@ pub fn prepare() {
     }
 }
 
-/// What [`check_strings`] leaves alone: the unknown fields (as JSON pointers to their object
-/// and their names) and the choice fields.
+/// What [`check_strings`] leaves alone: the unknown fields (as dot paths of their object and
+/// their names) and the choice fields.
 struct StringCheck<'a> {
-    unknown: &'a [(String, String)],
+    unknown: Vec<(String, &'a str)>,
     choices: &'a [String],
 }
 
 impl StringCheck<'_> {
-    /// Whether the field at the dot path `at` is a choice field.
-    fn is_choice(&self, at: &str) -> bool {
-        let field = at.rsplit('.').next().unwrap_or_default();
+    /// Whether the field at `at` is a choice field.
+    fn is_choice(&self, at: &Walked<'_>) -> bool {
+        let Walked::Key(_, key) = at else {
+            return false;
+        };
+        let field = key.rsplit('.').next().unwrap_or_default();
         self.choices.iter().any(|name| name == field)
     }
 }
@@ -398,34 +404,62 @@ fn collect_choice_fields(
 /// Every string of a document that refuses blank ones has a character other than white
 /// space (the REST framework's `blank`; a choice field's list decides instead) and no NUL
 /// (`null_characters_not_allowed`); the unknown fields, left out, are not looked at.
-fn check_strings(value: &Value, at: &str, context: &StringCheck<'_>, errors: &mut FieldErrors) {
+fn check_strings(
+    value: &Value,
+    at: &Walked<'_>,
+    context: &StringCheck<'_>,
+    errors: &mut FieldErrors,
+) {
     match value {
         Value::String(text) if text.trim().is_empty() && !context.is_choice(at) => errors.push(
-            FieldError::new(at.to_owned(), "blank", "This field may not be blank."),
+            FieldError::new(at.to_string(), "blank", "This field may not be blank."),
         ),
         Value::String(text) if text.contains('\0') => errors.push(FieldError::new(
-            at.to_owned(),
+            at.to_string(),
             "null_characters_not_allowed",
             "Null characters are not allowed.",
         )),
         Value::Array(list) => {
             for (index, item) in list.iter().enumerate() {
-                check_strings(item, &join(at, &index.to_string()), context, errors);
+                check_strings(item, &Walked::Index(at, index), context, errors);
             }
         }
         Value::Object(map) => {
+            // Written out only where the document has unknown fields.
+            let here = (!context.unknown.is_empty()).then(|| at.to_string());
             for (key, item) in map {
-                let attr = join(at, key);
-                if !context
-                    .unknown
-                    .iter()
-                    .any(|(object, name)| name == key && dot_path(object) == at)
-                {
-                    check_strings(item, &attr, context, errors);
+                let unknown = here.as_ref().is_some_and(|here| {
+                    context
+                        .unknown
+                        .iter()
+                        .any(|(object, name)| name == key && object == here)
+                });
+                if !unknown {
+                    check_strings(item, &Walked::Key(at, key), context, errors);
                 }
             }
         }
         _ => {}
+    }
+}
+
+/// Where [`check_sizes`] and [`check_strings`] stand in the document, written out (as a dot
+/// path, [`join`]) only for an error: a valid document costs no string per value.
+#[derive(Debug, Clone, Copy)]
+enum Walked<'a> {
+    Root,
+    Key(&'a Walked<'a>, &'a str),
+    Index(&'a Walked<'a>, usize),
+}
+
+impl std::fmt::Display for Walked<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (parent, step) = match self {
+            Walked::Root => return Ok(()),
+            Walked::Key(parent, key) => (parent, (*key).to_owned()),
+            Walked::Index(parent, index) => (parent, index.to_string()),
+        };
+        f.write_str(&join(&parent.to_string(), &step))
     }
 }
 
@@ -649,24 +683,24 @@ impl<'i> jsonschema::Keyword<'i> for DecimalBounds {
 }
 
 /// Every list in the document holds at most `max` elements.
-fn check_sizes(value: &Value, at: &str, max: usize, errors: &mut FieldErrors) {
+fn check_sizes(value: &Value, at: &Walked<'_>, max: usize, errors: &mut FieldErrors) {
     match value {
         Value::Array(list) => {
             if list.len() > max {
                 errors.push(FieldError::new(
-                    at.to_owned(),
+                    at.to_string(),
                     "max_length",
                     format!("Ensure this field has no more than {max} elements."),
                 ));
                 return;
             }
             for (index, item) in list.iter().enumerate() {
-                check_sizes(item, &join(at, &index.to_string()), max, errors);
+                check_sizes(item, &Walked::Index(at, index), max, errors);
             }
         }
         Value::Object(map) => {
             for (key, item) in map {
-                check_sizes(item, &join(at, key), max, errors);
+                check_sizes(item, &Walked::Key(at, key), max, errors);
             }
         }
         _ => {}
