@@ -56,8 +56,9 @@ pub struct SledStore {
     teams: sled::Tree,
     /// Bulk migrations, by supplier and id.
     migrations: sled::Tree,
-    /// The event log: every event, by `seq`, several to a record ([`super::sled_event_log`]); what is
-    /// not published yet is read from it from the relay's cursor on ([`super::sled_outbox`]).
+    /// The event log: every event, by `seq`, several to a record ([`super::sled_event_log`]);
+    /// what is not published yet is read from it from the relay's cursor on
+    /// ([`super::sled_outbox`]).
     pub(super) events: sled::Tree,
     /// Events not yet published, by `seq`, as versions before the relay's cursor kept them.
     pub(super) outbox: sled::Tree,
