@@ -168,11 +168,12 @@ pub(super) fn logged_event(seq: u64, bytes: &[u8]) -> Result<Event, StoreError> 
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::store::sled_store::tests::event;
 
-    fn uncompressed_group(stored: &[StreamRecord]) -> Vec<u8> {
+    /// A group as versions before this layout wrote it.
+    pub(in crate::store) fn uncompressed_group(stored: &[StreamRecord]) -> Vec<u8> {
         let mut record = vec![GROUP_TAG];
         for event in stored {
             record.extend_from_slice(&(event.as_bytes().len() as u32).to_be_bytes());

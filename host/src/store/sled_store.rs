@@ -1034,10 +1034,20 @@ pub(super) mod tests {
             .events
             .insert(old.seq.to_be_bytes(), encode(&old))
             .expect("insert");
+        // What the version before compressed groups wrote: a group of stream records.
+        let uncompressed: Vec<Event> = (152..=154).map(event).collect();
+        let stored: Vec<StreamRecord> = uncompressed.iter().map(StreamRecord::encode).collect();
+        store
+            .events
+            .insert(
+                6_000_000u64.to_be_bytes(),
+                crate::store::sled_event_log::tests::uncompressed_group(&stored),
+            )
+            .expect("insert");
         assert_eq!(
             store.events.len(),
-            1 + 3 + 1,
-            "the single event, 150 in groups of 64, 64 and 22, the old record"
+            1 + 3 + 1 + 1,
+            "the single event, 150 in groups of 64, 64 and 22, the old records"
         );
 
         let log = store.events_after(None, 1000).await.expect("log");
@@ -1045,8 +1055,13 @@ pub(super) mod tests {
         let expected: Vec<&str> = std::iter::once(single.id.as_str())
             .chain(events.iter().map(|event| event.id.as_str()))
             .chain(std::iter::once(old.id.as_str()))
+            .chain(uncompressed.iter().map(|event| event.id.as_str()))
             .collect();
         assert_eq!(ids, expected);
+        assert_eq!(
+            log[152..].iter().map(|event| event.seq).collect::<Vec<_>>(),
+            [6_000_000, 6_000_001, 6_000_002]
+        );
         let seqs: Vec<u64> = log.iter().map(|event| event.seq).collect();
         assert!(
             seqs[1..=150].windows(2).all(|pair| pair[1] == pair[0] + 1),
@@ -1065,8 +1080,17 @@ pub(super) mod tests {
         );
         assert_eq!(page[0].id, log[61].id);
         let last = store.events_after(Some(seqs[150]), 8).await.expect("page");
-        assert_eq!(last.len(), 1);
+        assert_eq!(last.len(), 4);
         assert_eq!(last[0].id, old.id);
+        // From inside an uncompressed group.
+        let inside = store.events_after(Some(6_000_000), 8).await.expect("page");
+        assert_eq!(
+            inside
+                .iter()
+                .map(|event| event.id.as_str())
+                .collect::<Vec<_>>(),
+            [uncompressed[1].id.as_str(), uncompressed[2].id.as_str()]
+        );
     }
 
     #[tokio::test]
