@@ -11,6 +11,7 @@
 
 #![forbid(unsafe_code)]
 
+use super::validation::DotPath;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -103,35 +104,10 @@ pub struct PayloadError {
 }
 
 impl PayloadError {
-    fn new(path: &PayloadPath<'_>, problem: impl Into<String>) -> PayloadError {
+    fn new(path: &DotPath<'_>, problem: impl Into<String>) -> PayloadError {
         PayloadError {
             path: path.to_string(),
             problem: problem.into(),
-        }
-    }
-}
-
-/// Where a check is in the payload, written out only for an error: a valid payload (every
-/// event Ferry stores is checked) costs no string per field.
-#[derive(Debug, Clone, Copy)]
-enum PayloadPath<'a> {
-    Root,
-    Field(&'a PayloadPath<'a>, &'a str),
-    Index(&'a PayloadPath<'a>, usize),
-}
-
-impl fmt::Display for PayloadPath<'_> {
-    /// Field names and array indices joined by dots; empty for the payload itself.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (parent, child): (&PayloadPath<'_>, &dyn fmt::Display) = match self {
-            PayloadPath::Root => return Ok(()),
-            PayloadPath::Field(parent, name) => (parent, name),
-            PayloadPath::Index(parent, index) => (parent, index),
-        };
-        if matches!(parent, PayloadPath::Root) {
-            write!(f, "{child}")
-        } else {
-            write!(f, "{parent}.{child}")
         }
     }
 }
@@ -294,7 +270,7 @@ impl Catalogue {
                 version: version.to_owned(),
             })?;
         let mut errors = Vec::new();
-        self.check_object(&schema.fields, data, &PayloadPath::Root, &mut errors);
+        self.check_object(&schema.fields, data, &DotPath::Root, &mut errors);
         if errors.is_empty() {
             Ok(())
         } else {
@@ -310,7 +286,7 @@ impl Catalogue {
         &self,
         fields: &[FieldSchema],
         value: &Value,
-        path: &PayloadPath<'_>,
+        path: &DotPath<'_>,
         errors: &mut Vec<PayloadError>,
     ) {
         let Value::Object(object) = value else {
@@ -318,7 +294,7 @@ impl Catalogue {
             return;
         };
         for field in fields {
-            let field_path = PayloadPath::Field(path, &field.name);
+            let field_path = DotPath::Key(path, &field.name);
             match object.get(&field.name) {
                 None if field.required => {
                     errors.push(PayloadError::new(&field_path, "required field is missing"));
@@ -333,7 +309,7 @@ impl Catalogue {
         for name in object.keys() {
             if !fields.iter().any(|field| field.name == *name) {
                 errors.push(PayloadError::new(
-                    &PayloadPath::Field(path, name),
+                    &DotPath::Key(path, name),
                     "unknown field",
                 ));
             }
@@ -344,7 +320,7 @@ impl Catalogue {
         &self,
         field_type: &FieldType,
         value: &Value,
-        path: &PayloadPath<'_>,
+        path: &DotPath<'_>,
         errors: &mut Vec<PayloadError>,
     ) {
         let expected = match field_type {
@@ -357,7 +333,7 @@ impl Catalogue {
                 match value.as_array() {
                     Some(items) => {
                         for (index, item) in items.iter().enumerate() {
-                            let item_path = PayloadPath::Index(path, index);
+                            let item_path = DotPath::Index(path, index);
                             self.check_value(element, item, &item_path, errors);
                         }
                     }

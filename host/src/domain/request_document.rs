@@ -13,7 +13,7 @@
 //! [`super::validation::reading`] that ignores them, and refused otherwise; what is returned
 //! is the document without them. The use cases then read the parts they act on with serde.
 
-use super::validation::{FieldError, FieldErrors, ignore_unknown, join, json_kind};
+use super::validation::{DotPath, FieldError, FieldErrors, ignore_unknown, join, json_kind};
 use chrono::{DateTime, FixedOffset, NaiveDate, NaiveDateTime, NaiveTime, Utc};
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::{ValidationError, Validator};
@@ -175,7 +175,7 @@ impl RequestDocument {
                 ));
             }
         }
-        check_sizes(body, &Walked::Root, max_items, &mut errors);
+        check_sizes(body, &DotPath::Root, max_items, &mut errors);
         if self.refuses_blank() {
             let context = StringCheck {
                 unknown: unknown
@@ -184,7 +184,7 @@ impl RequestDocument {
                     .collect(),
                 choices: self.choice_fields(),
             };
-            check_strings(body, &Walked::Root, &context, &mut errors);
+            check_strings(body, &DotPath::Root, &context, &mut errors);
         }
         rules(map, &mut errors);
         if !errors.is_empty() {
@@ -348,8 +348,8 @@ struct StringCheck<'a> {
 
 impl StringCheck<'_> {
     /// Whether the field at `at` is a choice field.
-    fn is_choice(&self, at: &Walked<'_>) -> bool {
-        let Walked::Key(_, key) = at else {
+    fn is_choice(&self, at: &DotPath<'_>) -> bool {
+        let DotPath::Key(_, key) = at else {
             return false;
         };
         let field = key.rsplit('.').next().unwrap_or_default();
@@ -406,7 +406,7 @@ fn collect_choice_fields(
 /// (`null_characters_not_allowed`); the unknown fields, left out, are not looked at.
 fn check_strings(
     value: &Value,
-    at: &Walked<'_>,
+    at: &DotPath<'_>,
     context: &StringCheck<'_>,
     errors: &mut FieldErrors,
 ) {
@@ -421,7 +421,7 @@ fn check_strings(
         )),
         Value::Array(list) => {
             for (index, item) in list.iter().enumerate() {
-                check_strings(item, &Walked::Index(at, index), context, errors);
+                check_strings(item, &DotPath::Index(at, index), context, errors);
             }
         }
         Value::Object(map) => {
@@ -435,31 +435,11 @@ fn check_strings(
                         .any(|(object, name)| name == key && object == here)
                 });
                 if !unknown {
-                    check_strings(item, &Walked::Key(at, key), context, errors);
+                    check_strings(item, &DotPath::Key(at, key), context, errors);
                 }
             }
         }
         _ => {}
-    }
-}
-
-/// Where [`check_sizes`] and [`check_strings`] stand in the document, written out (as a dot
-/// path, [`join`]) only for an error: a valid document costs no string per value.
-#[derive(Debug, Clone, Copy)]
-enum Walked<'a> {
-    Root,
-    Key(&'a Walked<'a>, &'a str),
-    Index(&'a Walked<'a>, usize),
-}
-
-impl std::fmt::Display for Walked<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let (parent, step) = match self {
-            Walked::Root => return Ok(()),
-            Walked::Key(parent, key) => (parent, (*key).to_owned()),
-            Walked::Index(parent, index) => (parent, index.to_string()),
-        };
-        f.write_str(&join(&parent.to_string(), &step))
     }
 }
 
@@ -683,7 +663,7 @@ impl<'i> jsonschema::Keyword<'i> for DecimalBounds {
 }
 
 /// Every list in the document holds at most `max` elements.
-fn check_sizes(value: &Value, at: &Walked<'_>, max: usize, errors: &mut FieldErrors) {
+fn check_sizes(value: &Value, at: &DotPath<'_>, max: usize, errors: &mut FieldErrors) {
     match value {
         Value::Array(list) => {
             if list.len() > max {
@@ -695,12 +675,12 @@ fn check_sizes(value: &Value, at: &Walked<'_>, max: usize, errors: &mut FieldErr
                 return;
             }
             for (index, item) in list.iter().enumerate() {
-                check_sizes(item, &Walked::Index(at, index), max, errors);
+                check_sizes(item, &DotPath::Index(at, index), max, errors);
             }
         }
         Value::Object(map) => {
             for (key, item) in map {
-                check_sizes(item, &Walked::Key(at, key), max, errors);
+                check_sizes(item, &DotPath::Key(at, key), max, errors);
             }
         }
         _ => {}

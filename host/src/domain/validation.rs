@@ -215,6 +215,27 @@ pub fn join(prefix: &str, name: &str) -> String {
     }
 }
 
+/// Where a check stands in a JSON value as it walks it, written out as a dot path ([`join`]
+/// of each step) only when asked: only for an error, so a valid value costs no string per
+/// field.
+#[derive(Debug, Clone, Copy)]
+pub enum DotPath<'a> {
+    Root,
+    Key(&'a DotPath<'a>, &'a str),
+    Index(&'a DotPath<'a>, usize),
+}
+
+impl std::fmt::Display for DotPath<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (parent, step) = match self {
+            DotPath::Root => return Ok(()),
+            DotPath::Key(parent, key) => (parent, (*key).to_owned()),
+            DotPath::Index(parent, index) => (parent, index.to_string()),
+        };
+        f.write_str(&join(&parent.to_string(), &step))
+    }
+}
+
 /// Reads the fields of one JSON object, collecting errors (see the module docs).
 #[derive(Debug)]
 pub struct ObjectReader<'a> {
