@@ -8,6 +8,7 @@
 //! A token's signature is checked once: the claims of the tokens seen are kept
 //! ([`VerifiedTokens`]), and a token seen again is only checked for its expiry and kind.
 
+use crate::bounded_map::BoundedMap;
 use crate::domain::api_key::{self, ApiKeyRecord};
 use crate::store::{Store, StoreError};
 use chrono::{Duration, Utc};
@@ -15,8 +16,7 @@ use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 pub const ACCESS_TOKEN_LIFETIME: Duration = Duration::minutes(60);
 pub const REFRESH_TOKEN_LIFETIME: Duration = Duration::days(7);
@@ -98,33 +98,11 @@ pub struct Authenticator {
     operator_key_digest: [u8; 32],
 }
 
-/// The claims of tokens whose signature and issuer have been checked. Checking a token
-/// again gives the same answer (its signing key does not change while Ferry runs), so a token
-/// found here needs only its expiry and kind checked; the check was a thirtieth of a note's CPU.
-/// Tokens that failed are not kept.
-#[derive(Default)]
-struct VerifiedTokens {
-    claims: Mutex<HashMap<String, Claims>>,
-}
-
-impl VerifiedTokens {
-    /// The claims of `token` if it was verified before.
-    fn get(&self, token: &str) -> Option<Claims> {
-        self.lock().get(token).cloned()
-    }
-
-    fn keep(&self, token: &str, claims: &Claims) {
-        let mut kept = self.lock();
-        if kept.len() >= VERIFIED_TOKENS_KEPT {
-            kept.clear();
-        }
-        kept.insert(token.to_owned(), claims.clone());
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Claims>> {
-        self.claims.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
+/// The claims of tokens whose signature and issuer have been checked, by token. Checking a
+/// token again gives the same answer (its signing key does not change while Ferry runs), so a
+/// token found here needs only its expiry and kind checked; the check was a thirtieth of a
+/// note's CPU. Tokens that failed are not kept.
+type VerifiedTokens = BoundedMap<String, Claims>;
 
 impl std::fmt::Debug for Authenticator {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -150,7 +128,7 @@ impl Authenticator {
             encoding: EncodingKey::from_secret(&secret),
             decoding: DecodingKey::from_secret(&secret),
             validation: Arc::new(validation),
-            verified: Arc::default(),
+            verified: Arc::new(BoundedMap::new(VERIFIED_TOKENS_KEPT)),
             operator_key_digest: Sha256::digest(operator_key.as_bytes()).into(),
         })
     }
@@ -193,7 +171,7 @@ impl Authenticator {
                     jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation)
                         .ok()?
                         .claims;
-                self.verified.keep(token, &claims);
+                self.verified.keep(token.to_owned(), claims.clone());
                 claims
             }
         };
@@ -381,7 +359,7 @@ mod tests {
 
         // The kept claims as they will be an hour from now: past their expiry.
         claims.exp = Utc::now().timestamp() - 1;
-        auth.verified.keep(&token, &claims);
+        auth.verified.keep(token.clone(), claims);
         assert!(matches!(
             auth.supplier_caller(Some(&header)).await,
             Err(AuthError::AuthenticationFailed)

@@ -8,6 +8,7 @@
 
 pub mod api;
 pub mod auth;
+pub mod bounded_map;
 pub mod cli;
 pub mod config;
 pub mod documents;

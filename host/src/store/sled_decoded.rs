@@ -5,52 +5,44 @@
 //! parses them only when they differ from the bytes it parsed last: comparing a few hundred
 //! bytes is cheaper than parsing them with their dates (~3 % of a note's CPU at 32 connections
 //! for the two records). The trees these records live in are small; a cache that reaches
-//! [`DecodedRecords::KEPT`] records starts again empty.
+//! [`KEPT`] records starts again empty.
 
 use super::sled_store::decode;
+use crate::bounded_map::BoundedMap;
 use crate::domain::storage::StoreError;
 use serde::de::DeserializeOwned;
 use sled::IVec;
-use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
 
-/// The records of one tree last decoded, by key.
+/// At most this many records of a tree are kept decoded.
+const KEPT: usize = 1024;
+
+/// The records of one tree last decoded, by key, each with the bytes it was decoded from.
 pub(super) struct DecodedRecords<T> {
-    records: Mutex<HashMap<IVec, (IVec, T)>>,
+    records: BoundedMap<IVec, (IVec, T)>,
 }
 
-impl<T> Default for DecodedRecords<T> {
+impl<T: Clone> Default for DecodedRecords<T> {
     fn default() -> Self {
         Self {
-            records: Mutex::new(HashMap::new()),
+            records: BoundedMap::new(KEPT),
         }
     }
 }
 
 impl<T: Clone + DeserializeOwned> DecodedRecords<T> {
-    const KEPT: usize = 1024;
-
     /// The record `key` holds in `tree`, if any.
     pub(super) fn get(&self, tree: &sled::Tree, key: &[u8]) -> Result<Option<T>, StoreError> {
         let Some(bytes) = tree.get(key)? else {
             return Ok(None);
         };
-        if let Some((decoded_from, record)) = self.lock().get(key)
-            && *decoded_from == bytes
+        if let Some((decoded_from, record)) = self.records.get(key)
+            && decoded_from == bytes
         {
-            return Ok(Some(record.clone()));
+            return Ok(Some(record));
         }
         let record: T = decode(key, &bytes)?;
-        let mut records = self.lock();
-        if records.len() >= Self::KEPT {
-            records.clear();
-        }
-        records.insert(IVec::from(key), (bytes, record.clone()));
+        self.records.keep(IVec::from(key), (bytes, record.clone()));
         Ok(Some(record))
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<IVec, (IVec, T)>> {
-        self.records.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -110,12 +102,12 @@ mod tests {
     fn a_full_cache_starts_again() {
         let (_dir, tree) = tree();
         let records = DecodedRecords::<Record>::default();
-        for index in 0..=DecodedRecords::<Record>::KEPT {
+        for index in 0..=KEPT {
             let key = index.to_string();
             tree.insert(key.as_bytes(), br#"{"name":"n"}"#.as_slice())
                 .expect("insert");
             records.get(&tree, key.as_bytes()).expect("read");
         }
-        assert_eq!(records.lock().len(), 1);
+        assert_eq!(records.records.len(), 1);
     }
 }
