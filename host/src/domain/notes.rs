@@ -144,9 +144,28 @@ fn check_note(note: &Map<String, Value>, at: &str, errors: &mut FieldErrors) {
 /// The key under which notes are indexed on an account: by `external_id` when the note has
 /// one, else by content.
 pub fn note_key(note: &NoteInput) -> String {
-    match &note.external_id {
+    dedupe_key(
+        note.external_id.as_deref(),
+        note.body.as_deref(),
+        &note.document_paths,
+    )
+}
+
+impl Note {
+    /// The [`note_key`] the note was added under (a store can derive its index from its notes).
+    pub fn key(&self) -> String {
+        dedupe_key(
+            self.external_id.as_deref(),
+            self.body.as_deref(),
+            &self.document_paths,
+        )
+    }
+}
+
+fn dedupe_key(external_id: Option<&str>, body: Option<&str>, document_paths: &[String]) -> String {
+    match external_id {
         Some(id) => format!("external\u{0}{id}"),
-        None => content_key(note.body.as_deref(), &note.document_paths),
+        None => content_key(body, document_paths),
     }
 }
 
@@ -280,5 +299,36 @@ mod tests {
             content_key(Some("a"), &[]),
             content_key(None, &["a".into()])
         );
+    }
+
+    #[test]
+    fn a_stored_note_has_the_key_it_was_posted_under() {
+        let posted = |body: Option<&str>, paths: &[&str], external_id: Option<&str>| NoteInput {
+            body: body.map(str::to_owned),
+            document_paths: paths.iter().map(|path| (*path).to_owned()).collect(),
+            created_at: None,
+            is_pinned: false,
+            unpin_at: None,
+            external_id: external_id.map(str::to_owned),
+            is_archived: false,
+        };
+        let stored = |input: &NoteInput| Note {
+            id: 7,
+            body: input.body.clone(),
+            document_paths: input.document_paths.clone(),
+            created_at: Utc::now(),
+            is_pinned: false,
+            unpin_at: None,
+            source: NoteSource::Import,
+            external_id: input.external_id.clone(),
+            is_archived: false,
+        };
+        for input in [
+            posted(Some("Called."), &[], None),
+            posted(None, &["letters/a.pdf", "letters/b.pdf"], None),
+            posted(Some("Called."), &[], Some("CRM-1")),
+        ] {
+            assert_eq!(stored(&input).key(), note_key(&input));
+        }
     }
 }

@@ -137,7 +137,8 @@ pub trait AccountUnit: Send {
         key: &'a str,
     ) -> BoxFuture<'a, Result<Vec<DateTime<Utc>>, StoreError>>;
     /// Adds a note, and sets the creation dates of its dedupe key to `dates` (which include
-    /// its own).
+    /// its own). `key` is the note's [`Note::key`], so a store may derive its index from its
+    /// notes (sled keeps it in memory, read from them).
     fn add_note(
         &mut self,
         note: &Note,

@@ -20,7 +20,7 @@ use crate::domain::import_process::{ImportProcess, ImportState, PlatformAccount}
 use crate::domain::ledger::{LedgerEntry, Transaction, TransactionType};
 use crate::domain::money::Money;
 use crate::domain::notes::{Note, NoteSource};
-use crate::domain::storage::{ImportChange, Store, StoreError, Unwritable};
+use crate::domain::storage::{AccountUnit, ImportChange, Store, StoreError, Unwritable};
 use crate::domain::supplier::read_new_supplier;
 use crate::events::outbox::Outbox;
 use crate::store::StorageHealth;
@@ -108,6 +108,12 @@ fn note(id: u64, body: &str) -> Note {
     }
 }
 
+/// Adds `note` as the domain does: under its dedupe key, whose dates it joins.
+fn add(unit: &mut dyn AccountUnit, note: &Note) {
+    unit.add_note(note, &note.key(), &[note.created_at])
+        .expect("note");
+}
+
 pub(super) fn transaction(id: &str) -> (Transaction, LedgerEntry) {
     let transaction: Transaction = serde_json::from_value(json!({"transaction_id": id,
         "transaction_date": "2025-01-05", "amount": "1.00", "type": "CHARGE"}))
@@ -136,7 +142,7 @@ pub async fn a_failed_change_leaves_nothing(backend: &dyn Backend) {
     let store = backend.open();
     {
         let mut unit = store.account_unit("A-00000001").await.expect("a unit");
-        unit.add_note(&note(1, "half"), "key", &[]).expect("note");
+        add(unit.as_mut(), &note(1, "half"));
         unit.enqueue(event("A-00000001")).expect("event");
         // Dropped without a commit.
     }
@@ -257,7 +263,8 @@ pub async fn the_outbox_keeps_the_order_of_commits(backend: &dyn Backend) {
                 for index in 0..per_account {
                     let event = event(&account);
                     let mut unit = store.account_unit(&account).await?;
-                    unit.add_note(&note(index, "n"), &format!("{index}"), &[])?;
+                    let note = note(index, &format!("n{index}"));
+                    unit.add_note(&note, &note.key(), &[note.created_at])?;
                     ids.push(event.id.clone());
                     unit.enqueue(event)?;
                     unit.commit().await?;
@@ -555,10 +562,14 @@ pub async fn lists_come_in_key_order_page_after_page(backend: &dyn Backend) {
 }
 
 pub async fn flushed_changes_are_there_after_a_reopen(backend: &dyn Backend) {
+    let kept = Note {
+        created_at: "2024-01-01T10:00:00Z".parse().expect("a time"),
+        ..note(1, "kept")
+    };
     {
         let store = backend.open();
         let mut unit = store.account_unit("A-00000001").await.expect("a unit");
-        unit.add_note(&note(1, "kept"), "key", &[]).expect("note");
+        add(unit.as_mut(), &kept);
         unit.enqueue(event("A-00000001")).expect("event");
         unit.commit().await.expect("commit");
     }
@@ -572,6 +583,19 @@ pub async fn flushed_changes_are_there_after_a_reopen(backend: &dyn Backend) {
             .collect::<Vec<_>>(),
         [Some("kept")]
     );
+    // Its dedupe key finds it too.
+    let mut unit = store.account_unit("A-00000001").await.expect("a unit");
+    assert_eq!(
+        unit.note_dates(&kept.key()).await.expect("dates"),
+        [kept.created_at]
+    );
+    assert!(
+        unit.note_dates(&note(2, "another").key())
+            .await
+            .expect("dates")
+            .is_empty()
+    );
+    drop(unit);
     assert_eq!(logged(store.as_ref()).await.len(), 1);
     assert_eq!(store.outbox_len().await.expect("outbox"), 1);
 }
@@ -601,8 +625,7 @@ pub async fn refused_writes_change_nothing_and_reads_go_on(backend: &dyn Backend
     refused(store.publish_events(&[event("A-00000001")]).await);
     refused(store.writable());
     let mut unit = store.account_unit("A-00000001").await.expect("a unit");
-    unit.add_note(&note(1, "refused"), "key", &[])
-        .expect("buffered");
+    add(unit.as_mut(), &note(1, "refused"));
     refused(unit.commit().await);
     let staged = store
         .change_import("OLD_CO", "ACC-1", &mut |_| {

@@ -9,6 +9,7 @@
 
 use super::journal::Changes;
 use super::sled_event_log::LoggedEvents;
+use super::sled_note_index::AccountNotes;
 use super::sled_store::{SledStore, decode, encode, pair_key};
 use crate::domain::events::Event;
 use crate::domain::ledger::{AccountSummary, LedgerEntry, Transaction};
@@ -29,10 +30,9 @@ use tokio::sync::{Mutex, OwnedMutexGuard};
 /// The kinds of per-account records, one tree each (`account_<kind>`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(super) enum AccountTable {
-    /// Notes, keyed by their id, zero-padded (so they list in order).
+    /// Notes, keyed by their id, zero-padded (so they list in order). Their dedupe index is
+    /// derived from them, in memory ([`super::sled_note_index`]).
     Notes,
-    /// The creation dates of the notes of each dedupe key.
-    NoteIndex,
     /// Imported transactions, keyed by the supplier's transaction id, each with its ledger
     /// entry ([`TransactionRecord`]).
     Transactions,
@@ -50,9 +50,8 @@ pub(super) enum AccountTable {
 }
 
 impl AccountTable {
-    pub(super) const ALL: [AccountTable; 8] = [
+    pub(super) const ALL: [AccountTable; 7] = [
         Self::Notes,
-        Self::NoteIndex,
         Self::Transactions,
         Self::LedgerEntries,
         Self::Statements,
@@ -133,6 +132,10 @@ struct SledAccountUnit {
     /// read before it is added: one sled lookup per transaction instead of two).
     absent: HashSet<(AccountTable, String)>,
     events: Vec<Event>,
+    /// The account's notes' dedupe index, once a note was looked for, with the notes this unit
+    /// added: given back to the store's [`super::sled_note_index::NoteIndexes`] when the unit
+    /// commits.
+    note_index: Option<AccountNotes>,
     _lock: OwnedMutexGuard<()>,
 }
 
@@ -175,6 +178,21 @@ impl SledAccountUnit {
     fn write<T: Serialize>(&mut self, table: AccountTable, key: String, value: &T) {
         self.written.insert((table, key.clone()), self.writes.len());
         self.writes.push((table, key, encode(value)));
+    }
+
+    /// The account's notes' dedupe index: the one the store keeps, or else read from its notes.
+    fn note_index(&mut self) -> Result<&mut AccountNotes, StoreError> {
+        if self.note_index.is_none() {
+            let index = match self.store.note_indexes.take(&self.number) {
+                Some(index) => index,
+                None => AccountNotes::from_notes(
+                    self.store
+                        .records::<Note>(&self.number, AccountTable::Notes)?,
+                ),
+            };
+            self.note_index = Some(index);
+        }
+        Ok(self.note_index.get_or_insert_default())
     }
 
     /// Writes `value` at `key` unless a record is there: [`StoreError::Duplicate`] if one is.
@@ -238,10 +256,7 @@ impl AccountUnit for SledAccountUnit {
         &'a mut self,
         key: &'a str,
     ) -> BoxFuture<'a, Result<Vec<DateTime<Utc>>, StoreError>> {
-        ready(
-            self.read(AccountTable::NoteIndex, key)
-                .map(Option::unwrap_or_default),
-        )
+        ready(self.note_index().map(|index| index.dates(key)))
     }
 
     fn add_note(
@@ -250,8 +265,8 @@ impl AccountUnit for SledAccountUnit {
         key: &str,
         dates: &[DateTime<Utc>],
     ) -> Result<(), StoreError> {
+        self.note_index()?.set(key, dates);
         self.write(AccountTable::Notes, numbered(note.id), note);
-        self.write(AccountTable::NoteIndex, key.to_owned(), &dates);
         Ok(())
     }
 
@@ -322,22 +337,27 @@ impl AccountUnit for SledAccountUnit {
                 number,
                 writes,
                 events,
+                note_index,
                 _lock,
                 ..
             } = *self;
-            if writes.is_empty() && events.is_empty() {
-                return Ok(());
+            if !writes.is_empty() || !events.is_empty() {
+                store.health.check()?;
+                let large = writes.len() + events.len() >= LARGE_CHANGE_WRITES;
+                let apply = || store.apply_account_writes(&number, writes, &events);
+                if large {
+                    super::blocking::blocking(apply);
+                } else {
+                    apply();
+                }
+                // Durable before the unit ends (and its lock with it).
+                crate::domain::storage::Store::flush(&store).await?;
             }
-            store.health.check()?;
-            let large = writes.len() + events.len() >= LARGE_CHANGE_WRITES;
-            let apply = || store.apply_account_writes(&number, writes, &events);
-            if large {
-                super::blocking::blocking(apply);
-            } else {
-                apply();
+            // Only now is the index true of what is stored; a unit that failed lets it go.
+            if let Some(index) = note_index {
+                store.note_indexes.give_back(number, index);
             }
-            // Durable before the unit ends (and its lock with it).
-            crate::domain::storage::Store::flush(&store).await
+            Ok(())
         })
     }
 }
@@ -357,6 +377,7 @@ impl SledStore {
                 written: HashMap::new(),
                 absent: HashSet::new(),
                 events: Vec::new(),
+                note_index: None,
                 _lock: lock,
             });
             Ok(unit)
@@ -437,9 +458,94 @@ impl SledStore {
 #[cfg(test)]
 mod tests {
     use super::{AccountTable, numbered};
-    use crate::domain::storage::{Store, StoreError};
+    use crate::domain::notes::{Note, NoteSource};
+    use crate::domain::storage::{AccountUnit, Store, StoreError};
     use crate::store::contract::transaction;
+    use crate::store::sled_note_index::NoteIndexes;
     use crate::store::sled_store::{SledStore, encode, pair_key};
+    use std::sync::Arc;
+
+    fn note(id: u64, body: &str) -> Note {
+        Note {
+            id,
+            body: Some(body.into()),
+            document_paths: Vec::new(),
+            created_at: "2024-01-01T10:00:00Z".parse().expect("time"),
+            is_pinned: false,
+            unpin_at: None,
+            source: NoteSource::Import,
+            external_id: None,
+            is_archived: false,
+        }
+    }
+
+    /// Adds `note` as the domain does: its key's dates read, then the note added to them.
+    async fn add(unit: &mut dyn AccountUnit, note: &Note) {
+        let mut dates = unit.note_dates(&note.key()).await.expect("dates");
+        dates.push(note.created_at);
+        unit.add_note(note, &note.key(), &dates).expect("added");
+    }
+
+    async fn dates(store: &SledStore, account: &str, note: &Note) -> usize {
+        let mut unit = store.account_unit(account).await.expect("a unit");
+        unit.note_dates(&note.key()).await.expect("dates").len()
+    }
+
+    #[tokio::test]
+    async fn the_notes_index_is_read_again_from_the_notes_when_it_was_let_go() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut store = SledStore::open(dir.path()).expect("store");
+        store.note_indexes = Arc::new(NoteIndexes::new(2));
+        let (first, second) = (note(1, "first"), note(2, "second"));
+        let mut unit = store.account_unit("A-1").await.expect("a unit");
+        add(unit.as_mut(), &first).await;
+        add(
+            unit.as_mut(),
+            &Note {
+                id: 5,
+                ..first.clone()
+            },
+        )
+        .await;
+        add(unit.as_mut(), &second).await;
+        assert_eq!(unit.note_dates(&first.key()).await.expect("dates").len(), 2);
+        unit.commit().await.expect("committed");
+        // Past the bound of 2: another account's index lets A-1's go.
+        let mut unit = store.account_unit("A-2").await.expect("a unit");
+        add(unit.as_mut(), &note(3, "other")).await;
+        unit.commit().await.expect("committed");
+        assert_eq!(dates(&store, "A-1", &first).await, 2, "read from the notes");
+        assert_eq!(dates(&store, "A-1", &second).await, 1);
+
+        // A unit dropped uncommitted leaves nothing of its notes in the index.
+        let unsaved = note(4, "unsaved");
+        let mut unit = store.account_unit("A-1").await.expect("a unit");
+        add(unit.as_mut(), &unsaved).await;
+        drop(unit);
+        assert_eq!(dates(&store, "A-1", &unsaved).await, 0);
+        assert_eq!(dates(&store, "A-1", &first).await, 2);
+    }
+
+    #[tokio::test]
+    async fn the_tree_that_kept_the_notes_index_goes_on_open() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        {
+            let db = sled::open(dir.path()).expect("sled");
+            db.open_tree("account_NoteIndex")
+                .expect("tree")
+                .insert(pair_key("A-1", "key"), b"[]".as_slice())
+                .expect("insert");
+            db.flush().expect("flush");
+        }
+        let store = SledStore::open(dir.path()).expect("store");
+        drop(store);
+        let db = sled::open(dir.path()).expect("sled");
+        assert!(
+            !db.tree_names()
+                .iter()
+                .any(|name| name.as_ref() == b"account_NoteIndex")
+        );
+    }
 
     #[tokio::test]
     async fn ledger_entries_kept_apart_by_earlier_versions_are_still_read() {

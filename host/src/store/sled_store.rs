@@ -7,6 +7,7 @@ use super::sled_account::{AccountLocks, AccountTable};
 use super::sled_decoded::DecodedRecords;
 use super::sled_event_log::{EVENT_GROUP_MAX, LogRecord, LoggedEvents, corrupt, logged_event};
 use super::sled_listing;
+use super::sled_note_index::NoteIndexes;
 use super::sled_outbox::RelayCursor;
 use super::{
     AccountRecords, AccountUnit, DecideImport, ImportChange, ImportCounts, ImportStream,
@@ -77,6 +78,8 @@ pub struct SledStore {
     pub(super) account_trees: Vec<sled::Tree>,
     /// One lock per stripe of accounts, held by a unit of work from open to commit.
     pub(super) account_locks: std::sync::Arc<AccountLocks>,
+    /// The notes' dedupe index of the accounts used lately, derived from their notes.
+    pub(super) note_indexes: Arc<NoteIndexes>,
     /// Whether writes are taken (the data directory's free space, a failed write).
     pub(super) health: Arc<StorageHealth>,
     /// What every change goes through ([`Journal::commit`]: durable and readable once
@@ -110,6 +113,9 @@ impl std::fmt::Debug for SledStore {
 /// (its resident memory is mostly not the cache) and made listing them re-read and grow by
 /// hundreds of MiB (BENCHMARKS.md).
 pub const DEFAULT_CACHE_BYTES: u64 = 1024 * 1024 * 1024;
+
+/// The tree in which versions before kept the notes' dedupe index (`account_NoteIndex`).
+const OLD_NOTE_INDEX_TREE: &str = "account_NoteIndex";
 
 impl SledStore {
     /// Opens (or creates) the store in `dir` with the default cache and no free-space
@@ -170,9 +176,13 @@ impl SledStore {
                 .map(|table| db.open_tree(format!("account_{table:?}")))
                 .collect::<Result<_, _>>()?,
             account_locks: std::sync::Arc::default(),
+            note_indexes: Arc::default(),
             health,
             journal,
         };
+        // The notes' dedupe index is kept in memory now (`sled_note_index`); the tree that
+        // versions before kept it in (written again by the replay of their journal) goes.
+        db.drop_tree(OLD_NOTE_INDEX_TREE)?;
         sled_listing::build_listings(
             &store.imports,
             &store.import_listings,
