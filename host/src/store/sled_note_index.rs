@@ -62,6 +62,12 @@ impl AccountNotes {
         self.dates.get(&digest(key)).cloned().unwrap_or_default()
     }
 
+    /// What the index counts for against the bound: its notes, and at least one (so that
+    /// empty indexes are bounded too).
+    fn weight(&self) -> usize {
+        self.notes.max(1)
+    }
+
     /// Records that the notes of `key` are now those created at `dates` (the earlier ones and
     /// the one added).
     pub(super) fn set(&mut self, key: &str, dates: &[DateTime<Utc>]) {
@@ -77,6 +83,7 @@ impl AccountNotes {
 #[derive(Debug, Default)]
 struct Kept {
     accounts: HashMap<String, (AccountNotes, u64)>,
+    /// The weights of the indexes kept ([`AccountNotes::weight`]): their notes, mostly.
     notes: usize,
     clock: u64,
 }
@@ -111,7 +118,7 @@ impl NoteIndexes {
     pub(super) fn take(&self, number: &str) -> Option<AccountNotes> {
         let mut kept = self.kept();
         let (index, _) = kept.accounts.remove(number)?;
-        kept.notes -= index.notes;
+        kept.notes -= index.weight();
         Some(index)
     }
 
@@ -121,9 +128,9 @@ impl NoteIndexes {
         let mut kept = self.kept();
         kept.clock += 1;
         let now = kept.clock;
-        kept.notes += index.notes;
+        kept.notes += index.weight();
         if let Some((earlier, _)) = kept.accounts.insert(number.clone(), (index, now)) {
-            kept.notes -= earlier.notes;
+            kept.notes -= earlier.weight();
         }
         if kept.notes > self.bound {
             let mut by_use: Vec<(u64, String)> = kept
@@ -139,7 +146,7 @@ impl NoteIndexes {
                     break;
                 }
                 if let Some((index, _)) = kept.accounts.remove(&account) {
-                    kept.notes -= index.notes;
+                    kept.notes -= index.weight();
                 }
             }
         }
@@ -241,5 +248,10 @@ mod tests {
         assert_eq!(indexes.notes(), 10);
         assert!(indexes.take("A-3").is_none());
         assert!(indexes.take("A-4").is_some());
+        // Empty indexes count one each, so that there cannot be unboundedly many.
+        for account in ["E-1", "E-2", "E-3"] {
+            indexes.give_back(account.into(), AccountNotes::default());
+        }
+        assert_eq!(indexes.notes(), 3);
     }
 }
