@@ -7,7 +7,7 @@
 //! commits them with its events as one change of the journal ([`super::journal`]), then
 //! waits for it to be durable.
 
-use super::journal::Changes;
+use super::journal::{Changes, Journal};
 use super::sled_event_log::LoggedEvents;
 use super::sled_note_index::AccountNotes;
 use super::sled_store::{SledStore, decode, encode, pair_key};
@@ -350,8 +350,17 @@ impl AccountUnit for SledAccountUnit {
                 } else {
                     apply();
                 }
-                // Durable before the unit ends (and its lock with it).
-                crate::domain::storage::Store::flush(&store).await?;
+                // Durable before the unit ends (and its lock with it), even if this future is
+                // dropped while it waits: the change is in neither sled nor the overlay until
+                // then, so a unit taking the lock earlier would not see it.
+                let held = HeldUntilDurable {
+                    lock: Some(_lock),
+                    journal: store.journal.clone(),
+                    record: store.journal.appended(),
+                };
+                let flushed = crate::domain::storage::Store::flush(&store).await;
+                held.release();
+                flushed?;
             }
             // Only now is the index true of what is stored; a unit that failed lets it go.
             if let Some(index) = note_index {
@@ -359,6 +368,46 @@ impl AccountUnit for SledAccountUnit {
             }
             Ok(())
         })
+    }
+}
+
+/// An account's lock held by a committing unit until its change is durable. Dropped before
+/// [`Self::release`] (the commit's future dropped while it waited: a client gone), it hands
+/// the lock to a task that lets it go once the journal has made the change durable, or has
+/// failed.
+struct HeldUntilDurable {
+    lock: Option<OwnedMutexGuard<()>>,
+    journal: Arc<Journal>,
+    record: u64,
+}
+
+impl HeldUntilDurable {
+    /// The change is durable (or failed): the lock goes now.
+    fn release(mut self) {
+        self.lock = None;
+    }
+}
+
+impl Drop for HeldUntilDurable {
+    fn drop(&mut self) {
+        let Some(lock) = self.lock.take() else {
+            return;
+        };
+        let journal = self.journal.clone();
+        let record = self.record;
+        let wait = async move {
+            // Whatever the outcome: a failed journal takes no more writes.
+            let _ = journal.durable(record).await;
+            drop(lock);
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(wait);
+            }
+            Err(_) => {
+                std::thread::spawn(move || futures_executor::block_on(wait));
+            }
+        }
     }
 }
 
@@ -545,6 +594,36 @@ mod tests {
                 .iter()
                 .any(|name| name.as_ref() == b"account_NoteIndex")
         );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_commit_dropped_while_it_waits_keeps_the_account_until_its_change_is_durable() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = SledStore::open(dir.path()).expect("store");
+        let account = "A-00000001";
+        let (added, entry) = transaction("T-1");
+        let mut unit = store.account_unit(account).await.expect("a unit");
+        unit.add_transaction(&added, &entry).await.expect("added");
+        // The change is journaled at the first poll, which then waits for the writer; the
+        // request it belongs to goes away (its future dropped) before the writer's round.
+        let mut commit = unit.commit();
+        assert!(
+            futures_util::poll!(&mut commit).is_pending(),
+            "journaled, not yet durable"
+        );
+        drop(commit);
+        // The next unit on the account sees the change: it waits for the lock until the
+        // change is durable (before, it had the lock at once and read sled without it, and a
+        // transaction sent again was added twice).
+        let mut next = store.account_unit(account).await.expect("a unit");
+        assert_eq!(
+            next.transaction("T-1").await.expect("read"),
+            Some(added.clone())
+        );
+        assert!(matches!(
+            next.add_transaction(&added, &entry).await,
+            Err(StoreError::Duplicate { .. })
+        ));
     }
 
     #[tokio::test]
