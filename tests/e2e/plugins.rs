@@ -551,3 +551,58 @@ async fn the_plugin_commands_check_run_and_install() {
         .await;
     assert_eq!(supplier["plugin"]["sha256"], installed["sha256"]);
 }
+
+/// `validate-account` calls of OLD_CO's plugin so far, from `/metrics`.
+async fn account_checks(server: &Server) -> u64 {
+    let (_, metrics) = server.call(Method::GET, "/metrics", None, None).await;
+    let metrics = metrics.as_str().expect("the metrics' text");
+    metrics
+        .lines()
+        .filter(|line| {
+            line.starts_with("ferry_plugin_calls_total{")
+                && line.contains("supplier=\"OLD_CO\"")
+                && line.contains("hook=\"validate-account\"")
+        })
+        .filter_map(|line| line.rsplit(' ').next()?.parse::<u64>().ok())
+        .sum()
+}
+
+#[tokio::test]
+async fn a_migration_calls_the_plugin_again_only_if_it_changed_since_staging() {
+    let server = Server::start().await;
+    let token = server.supplier_with_token("OLD_CO").await;
+    server
+        .install_plugin("OLD_CO", "example_plugin", example_config())
+        .await;
+    for external in ["OE-1", "OE-2"] {
+        server.stage(&token, &oe_account(external)).await;
+    }
+    assert_eq!(account_checks(&server).await, 2);
+
+    // The plugin and configuration that checked OE-1 at staging: not called again.
+    server.migrate(&token, "OLD_CO", "OE-1").await;
+    assert_eq!(account_checks(&server).await, 2);
+
+    // Another configuration since OE-2 was staged: called again, and it now refuses it.
+    let (status, body) = server
+        .admin(
+            Method::PUT,
+            "/admin/v1/suppliers/OLD_CO/plugin/config",
+            Some(&json!({"account_number_prefix": "XX-"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = server
+        .post(
+            PROCESS,
+            &token,
+            &json!({"import_supplier_code": "OLD_CO", "external_account_number": "OE-2"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(
+        body["errors"][0]["code"], "invalid_account_number",
+        "{body}"
+    );
+    assert_eq!(account_checks(&server).await, 3);
+}

@@ -96,6 +96,32 @@ pub struct ImportProcess {
     /// A migration scheduled through `POST /v2/data-import/accounts/`, until it runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schedule: Option<Schedule>,
+    /// What the account was checked with when it was staged (records written before it was
+    /// kept, or staged under rules that cannot say: `None`, and a migration checks again).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checked_with: Option<CheckedWith>,
+}
+
+/// What a staged account was checked with: this version of Ferry's own rules, and the
+/// supplier's `validate-account` rules as they identify themselves
+/// ([`super::ports::SupplierRules::identity`]). An account checked with the same as a
+/// migration would use needs no second check (the same rules give the same answer, and a
+/// plugin's mapping is idempotent: PLUGINS.md).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckedWith {
+    pub ferry: String,
+    pub rules: String,
+}
+
+impl CheckedWith {
+    /// Ferry's rules as built, and the supplier's rules of identity `rules` (none: rules that
+    /// cannot say, so nothing is recorded).
+    pub fn now(rules: Option<String>) -> Option<Self> {
+        rules.map(|rules| Self {
+            ferry: env!("CARGO_PKG_VERSION").to_owned(),
+            rules,
+        })
+    }
 }
 
 /// What happened to an import process.
@@ -163,6 +189,7 @@ impl ImportProcess {
     pub fn stage(
         existing: Option<&ImportProcess>,
         account: AccountPayload,
+        checked_with: Option<CheckedWith>,
         now: DateTime<Utc>,
     ) -> Result<(ImportProcess, Staging), DomainError> {
         let Some(existing) = existing else {
@@ -179,6 +206,7 @@ impl ImportProcess {
                 created_at: Some(now),
                 latest_event: Some(ProcessEvent::new(ProcessEventKind::Created, now)),
                 schedule: None,
+                checked_with,
             };
             return Ok((process, Staging::Created));
         };
@@ -194,6 +222,7 @@ impl ImportProcess {
                 process.last_failure = None;
                 process.latest_event = Some(ProcessEvent::new(ProcessEventKind::Updated, now));
                 process.schedule = None;
+                process.checked_with = checked_with;
                 Ok((process, Staging::Updated))
             }
         }

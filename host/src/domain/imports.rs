@@ -8,8 +8,8 @@ use super::api_key::ApiKeyRecord;
 use super::error::DomainError;
 use super::events;
 use super::import_process::{
-    ImportListing, ImportProcess, ImportState, PlatformAccount, ProcessEvent, ProcessEventKind,
-    Schedule, Staging,
+    CheckedWith, ImportListing, ImportProcess, ImportState, PlatformAccount, ProcessEvent,
+    ProcessEventKind, Schedule, Staging,
 };
 use super::ports::{Hook, NoRules, SupplierRules};
 use super::schedules::{Due, Scheduler, read_task_params, v2_payload};
@@ -56,6 +56,12 @@ pub struct ProcessRequest {
     pub dry_run: bool,
     /// The operations team to allocate the account to; it must exist.
     pub operations_team_name: Option<String>,
+}
+
+/// An account as the supplier's rules answered it, and what it was checked with.
+struct CheckedAccount {
+    account: AccountPayload,
+    checked_with: Option<CheckedWith>,
 }
 
 /// How long one instance may hold a scheduled migration before another may run it (a run
@@ -158,7 +164,7 @@ impl Imports {
         &self,
         key: &ApiKeyRecord,
         body: &Value,
-    ) -> Result<Reported<(AccountPayload, Supplier)>, DomainError> {
+    ) -> Result<Reported<(CheckedAccount, Supplier)>, DomainError> {
         let named = self.named_supplier(key, body, "import_supplier").await?;
         self.read_with(key, body, named).await
     }
@@ -179,16 +185,29 @@ impl Imports {
         key: &ApiKeyRecord,
         body: &Value,
         named: NamedSupplier,
-    ) -> Result<Reported<(AccountPayload, Supplier)>, DomainError> {
+    ) -> Result<Reported<(CheckedAccount, Supplier)>, DomainError> {
         let (account, ignored) =
             reading(named.unknown_fields(), || read_account(body, self.limits));
         let account = account.map_err(DomainError::account_invalid)?;
         let supplier = self
             .visible_named_supplier(key, named, account.import_supplier())
             .await?;
+        // Read before the rules run: should the plugin be replaced meanwhile, a migration
+        // checks again (the other order could take the new plugin's identity for the old
+        // one's answer).
+        let checked_with = CheckedWith::now(
+            self.rules
+                .identity(account.import_supplier(), Hook::ValidateAccount),
+        );
         let account = self.apply_rules(account).await?;
         Ok(Reported {
-            value: (account, supplier),
+            value: (
+                CheckedAccount {
+                    account,
+                    checked_with,
+                },
+                supplier,
+            ),
             ignored,
         })
     }
@@ -247,7 +266,10 @@ impl Imports {
         key: &ApiKeyRecord,
         body: &Value,
     ) -> Result<Reported<AccountPayload>, DomainError> {
-        Ok(self.read(key, body).await?.map(|(account, _)| account))
+        Ok(self
+            .read(key, body)
+            .await?
+            .map(|(checked, _)| checked.account))
     }
 
     /// Validates and stages an account (created, or updated while not yet migrated).
@@ -270,7 +292,14 @@ impl Imports {
         schedule: Option<Schedule>,
     ) -> Result<Reported<(ImportProcess, Staging)>, DomainError> {
         let Reported {
-            value: (account, supplier),
+            value:
+                (
+                    CheckedAccount {
+                        account,
+                        checked_with,
+                    },
+                    supplier,
+                ),
             ignored,
         } = self.read_with(key, body, named).await?;
         supplier.ensure_ongoing()?;
@@ -282,7 +311,8 @@ impl Imports {
                 &supplier.code,
                 account.external_account_number(),
                 &mut |current| {
-                    let (mut process, how) = ImportProcess::stage(current, account.clone(), now)?;
+                    let (mut process, how) =
+                        ImportProcess::stage(current, account.clone(), checked_with.clone(), now)?;
                     staging = how;
                     if let Some(schedule) = &schedule {
                         process.schedule = Some(schedule.clone());
@@ -514,7 +544,7 @@ impl Imports {
         scheduled: bool,
     ) -> Result<DomainError, DomainError> {
         let verdict = match current.ensure_processable() {
-            Ok(()) => self.revalidate(&current).await.map(|_| ()),
+            Ok(()) => self.revalidate(&current).await,
             Err(refusal) => Err(refusal),
         };
         let now = Utc::now();
@@ -715,12 +745,21 @@ impl Imports {
         .await?)
     }
 
-    /// The rules are applied again at migration time: they may have changed since staging
-    /// (a plugin installed or replaced). A plugin that breaks now fails the attempt.
-    async fn revalidate(&self, process: &ImportProcess) -> Result<AccountPayload, DomainError> {
+    /// The rules are applied again at migration time if they may have changed since staging
+    /// (a plugin installed, replaced or given another configuration, or Ferry upgraded): an
+    /// account checked with the rules a migration would use now is not checked again. A
+    /// plugin that breaks now fails the attempt.
+    async fn revalidate(&self, process: &ImportProcess) -> Result<(), DomainError> {
+        let now = CheckedWith::now(
+            self.rules
+                .identity(&process.supplier_code, Hook::ValidateAccount),
+        );
+        if now.is_some() && process.checked_with == now {
+            return Ok(());
+        }
         let account = read_account(&process.account.to_value(), self.limits)
             .map_err(DomainError::account_invalid)?;
-        self.apply_rules(account).await
+        self.apply_rules(account).await.map(drop)
     }
 
     async fn record_failure(
@@ -932,6 +971,100 @@ mod tests {
                 Ok(None)
             })
         }
+    }
+
+    /// Rules that count their account checks and identify themselves as the test says.
+    struct CountedRules {
+        checks: std::sync::atomic::AtomicUsize,
+        identity: std::sync::Mutex<Option<String>>,
+    }
+
+    impl CountedRules {
+        fn checks(&self) -> usize {
+            self.checks.load(std::sync::atomic::Ordering::SeqCst)
+        }
+
+        fn identify_as(&self, identity: Option<&str>) {
+            *self.identity.lock().expect("identity") = identity.map(str::to_owned);
+        }
+    }
+
+    impl SupplierRules for CountedRules {
+        fn apply<'a>(
+            &'a self,
+            _supplier: &'a str,
+            hook: Hook,
+            _target: Option<&'a super::super::ports::AccountTarget>,
+            _input: Value,
+        ) -> futures_util::future::BoxFuture<
+            'a,
+            Result<Option<Value>, super::super::ports::RuleFailure>,
+        > {
+            if hook == Hook::ValidateAccount {
+                self.checks
+                    .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+            Box::pin(async { Ok(None) })
+        }
+
+        fn identity(&self, _supplier: &str, _hook: Hook) -> Option<String> {
+            self.identity.lock().expect("identity").clone()
+        }
+    }
+
+    #[tokio::test]
+    async fn a_migration_checks_the_account_again_only_if_the_rules_changed_since_staging() {
+        let (_dir, store, key, _) = fixture().await;
+        let rules = Arc::new(CountedRules {
+            checks: Default::default(),
+            identity: std::sync::Mutex::new(Some("plugin A".into())),
+        });
+        let imports = Imports::with_rules(store, AccountLimits { max_items: 100 }, rules.clone());
+        let process = |external: &str| json!({"import_supplier_code": "OLD_CO", "external_account_number": external});
+        for external in ["ACC-1", "ACC-2", "ACC-3"] {
+            imports
+                .stage(&key, &account(external))
+                .await
+                .expect("stage");
+        }
+        assert_eq!(rules.checks(), 3);
+
+        // The rules it was checked with at staging: no second check.
+        imports
+            .process(&key, &process("ACC-1"))
+            .await
+            .expect("migrated");
+        assert_eq!(rules.checks(), 3);
+
+        // Other rules now (a plugin replaced, another configuration): checked again.
+        rules.identify_as(Some("plugin B"));
+        imports
+            .process(&key, &process("ACC-2"))
+            .await
+            .expect("migrated");
+        assert_eq!(rules.checks(), 4);
+
+        // Rules that cannot say what they are: always checked again.
+        rules.identify_as(None);
+        let dry = json!({"import_supplier_code": "OLD_CO", "external_account_number": "ACC-3", "dry_run": true});
+        assert!(matches!(
+            imports.process(&key, &dry).await,
+            Err(DomainError::DryRunWouldSucceed)
+        ));
+        assert_eq!(rules.checks(), 5);
+
+        // Staged under rules that could not say (or by an earlier version: nothing recorded):
+        // checked again.
+        imports
+            .stage(&key, &account("ACC-3"))
+            .await
+            .expect("staged again");
+        rules.identify_as(Some("plugin B"));
+        imports
+            .process(&key, &process("ACC-3"))
+            .await
+            .expect("migrated");
+        assert_eq!(rules.checks(), 7);
     }
 
     #[tokio::test]

@@ -112,7 +112,18 @@ pub trait SupplierRules: Send + Sync + 'static {
         target: Option<&'a AccountTarget>,
         input: Value,
     ) -> BoxFuture<'a, Result<Option<Value>, RuleFailure>>;
+
+    /// What identifies the rules that answer `hook` for `supplier` now: the same identity
+    /// gives the same answer to the same input (a plugin gets no clock, randomness or I/O from
+    /// the host), so an answer given under it still holds. `None`: rules that cannot say, whose
+    /// earlier answers prove nothing.
+    fn identity(&self, _supplier: &str, _hook: Hook) -> Option<String> {
+        None
+    }
 }
+
+/// The identity of rules that keep every input as it is ([`SupplierRules::identity`]).
+pub const NO_RULES_IDENTITY: &str = "none";
 
 /// Rules for nobody: every hook keeps its input.
 #[derive(Debug, Clone, Copy, Default)]
@@ -127,5 +138,9 @@ impl SupplierRules for NoRules {
         _input: Value,
     ) -> BoxFuture<'a, Result<Option<Value>, RuleFailure>> {
         Box::pin(async { Ok(None) })
+    }
+
+    fn identity(&self, _supplier: &str, _hook: Hook) -> Option<String> {
+        Some(NO_RULES_IDENTITY.to_owned())
     }
 }

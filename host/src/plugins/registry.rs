@@ -14,12 +14,13 @@ use super::runtime::{HookRun, LoadedComponent, PluginConfig, PluginError, Runtim
 use super::threads::LowPriorityThreads;
 use crate::domain::error::DomainError;
 use crate::domain::plugin::PluginRecord;
-use crate::domain::ports::{AccountTarget, Hook, RuleFailure, SupplierRules};
+use crate::domain::ports::{AccountTarget, Hook, NO_RULES_IDENTITY, RuleFailure, SupplierRules};
 use crate::store::Store;
 use chrono::{DateTime, Utc};
 use futures_util::future::BoxFuture;
 use serde::Serialize;
 use serde_json::Value;
+use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
@@ -79,14 +80,30 @@ struct Installed {
     /// The record's configuration, in the form each call passes.
     config: PluginConfig,
     component: Arc<LoadedComponent>,
+    /// The component's and the configuration's digests ([`SupplierRules::identity`]).
+    identity: String,
 }
 
 impl Installed {
     fn new(record: PluginRecord, component: Arc<LoadedComponent>) -> Self {
+        let config = config_pairs(&record.config);
+        let mut digest = Sha256::new();
+        for (key, value) in config.iter() {
+            for part in [key, value] {
+                digest.update((part.len() as u64).to_be_bytes());
+                digest.update(part.as_bytes());
+            }
+        }
+        let identity = format!(
+            "plugin {} config {}",
+            record.sha256,
+            hex::encode(digest.finalize())
+        );
         Self {
-            config: config_pairs(&record.config),
+            config,
             record,
             component,
+            identity,
         }
     }
 }
@@ -443,6 +460,17 @@ impl Plugins {
 }
 
 impl SupplierRules for Plugins {
+    fn identity(&self, supplier: &str, hook: Hook) -> Option<String> {
+        Some(
+            self.current(supplier)
+                .filter(|installed| installed.record.hooks.contains(&hook))
+                .map_or_else(
+                    || NO_RULES_IDENTITY.to_owned(),
+                    |installed| installed.identity.clone(),
+                ),
+        )
+    }
+
     fn apply<'a>(
         &'a self,
         supplier: &'a str,

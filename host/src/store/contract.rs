@@ -360,7 +360,7 @@ pub async fn an_import_change_carries_its_account_counts_and_events(backend: &dy
     let now = Utc::now();
     let staged = store
         .change_import("OLD_CO", "ACC-1", &mut |current| {
-            let (process, _) = ImportProcess::stage(current, payload.clone(), now)?;
+            let (process, _) = ImportProcess::stage(current, payload.clone(), None, now)?;
             Ok(ImportChange {
                 process,
                 account: None,
@@ -442,7 +442,7 @@ pub async fn an_import_change_carries_its_account_counts_and_events(backend: &dy
         .change_imports("OLD_CO", &externals, &mut |current| match current {
             Some(current) => Err(current.already_imported()),
             None => {
-                let (process, _) = ImportProcess::stage(None, second.clone(), now)?;
+                let (process, _) = ImportProcess::stage(None, second.clone(), None, now)?;
                 Ok(ImportChange::process(process))
             }
         })
@@ -469,7 +469,7 @@ async fn staged(
     let now = Utc::now();
     store
         .change_import(supplier, external, &mut |current| {
-            let (mut process, _) = ImportProcess::stage(current, payload.clone(), now)?;
+            let (mut process, _) = ImportProcess::stage(current, payload.clone(), None, now)?;
             process.schedule = schedule.clone();
             Ok(ImportChange::process(process))
         })

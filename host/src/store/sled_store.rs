@@ -1134,7 +1134,7 @@ pub(super) mod tests {
                                   "external_account_number": format!("ACC-{index}")});
                 let payload =
                     read_account(&body, AccountLimits { max_items: 100 }).expect("an account");
-                ImportProcess::stage(None, payload, Utc::now())
+                ImportProcess::stage(None, payload, None, Utc::now())
                     .expect("staged")
                     .0
             })
