@@ -17,16 +17,29 @@ use super::validation::{FieldError, FieldErrors};
 use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::sync::Arc;
 
 pub const MAX_EXTERNAL_ACCOUNT_NUMBER: usize = 128;
 
 /// An accepted account document. It serializes as the document itself.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(try_from = "Map<String, Value>", into = "Map<String, Value>")]
+///
+/// The document is shared, not copied, between the payload's clones: a staging or a
+/// migration hands the same account to the import process, the platform account and their
+/// events, and it is never changed once accepted (a mapped account is a new payload).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "Map<String, Value>")]
 pub struct AccountPayload {
     import_supplier: String,
     external_account_number: String,
-    document: Map<String, Value>,
+    document: Arc<Map<String, Value>>,
+}
+
+/// As the document itself, written straight from the shared one (serde's `into` would copy
+/// it first, for every record encoded).
+impl Serialize for AccountPayload {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.document.serialize(serializer)
+    }
 }
 
 impl TryFrom<Map<String, Value>> for AccountPayload {
@@ -40,14 +53,14 @@ impl TryFrom<Map<String, Value>> for AccountPayload {
         Ok(Self {
             import_supplier: text("import_supplier")?,
             external_account_number: text("external_account_number")?,
-            document,
+            document: Arc::new(document),
         })
     }
 }
 
 impl From<AccountPayload> for Map<String, Value> {
     fn from(account: AccountPayload) -> Self {
-        account.document
+        Arc::unwrap_or_clone(account.document)
     }
 }
 
@@ -86,7 +99,7 @@ impl AccountPayload {
     /// The whole document as a JSON value: one copy (serializing the payload would copy it
     /// twice, once for serde's `into` and once into the value).
     pub fn to_value(&self) -> Value {
-        Value::Object(self.document.clone())
+        Value::Object(Map::clone(&self.document))
     }
 
     fn items(&self, name: &str) -> &[Value] {
@@ -296,6 +309,19 @@ mod tests {
             "last_billed_to_date": "2025-02-28",
             "transfer_balance": 12.3
         })
+    }
+
+    #[test]
+    fn an_account_is_stored_as_its_document_and_read_back_the_same() {
+        let account = read_account(&valid_account(), LIMITS).expect("valid");
+        let stored = serde_json::to_string(&account).expect("encoded");
+        assert_eq!(
+            stored,
+            serde_json::to_string(account.document()).expect("encoded")
+        );
+        let read: AccountPayload = serde_json::from_str(&stored).expect("decoded");
+        assert_eq!(read, account);
+        assert_eq!(Map::from(read), *account.document());
     }
 
     #[test]
