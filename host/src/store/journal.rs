@@ -289,11 +289,16 @@ impl Journal {
     /// Journals `changes`, listed beforehand, for writes that decide nothing from what is
     /// stored and that no [`Self::commit`] reads (an account's records, written under the
     /// account's own lock, and their events): kept out of the overlay. Only `finish` runs
-    /// under the commit lock: what must follow the order of the journal (event seqs).
-    pub(super) fn commit_blind(&self, mut changes: Changes, finish: impl FnOnce(&mut Changes)) {
+    /// under the commit lock: what must follow the order of the journal (event seqs). The
+    /// record's number, for [`Self::durable`] (none: nothing to write).
+    pub(super) fn commit_blind(
+        &self,
+        mut changes: Changes,
+        finish: impl FnOnce(&mut Changes),
+    ) -> Option<u64> {
         let _commit = self.commit_lock();
         finish(&mut changes);
-        self.push(changes, false);
+        self.push(changes, false)
     }
 
     /// What is stored at `key` of `tree`, the changes committed but not yet made included.
@@ -323,10 +328,11 @@ impl Journal {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Appends `changes` to the buffer for the writer.
-    fn push(&self, changes: Changes, overlaid: bool) {
+    /// Appends `changes` to the buffer for the writer: the number of their record (none:
+    /// nothing to write).
+    fn push(&self, changes: Changes, overlaid: bool) -> Option<u64> {
         if changes.is_empty() {
-            return;
+            return None;
         }
         let mut pending = self.shared.pending();
         pending.appended += 1;
@@ -347,6 +353,7 @@ impl Journal {
         if was_empty {
             self.shared.wake.notify_one();
         }
+        Some(number)
     }
 
     /// The number of the last record appended.

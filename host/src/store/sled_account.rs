@@ -345,22 +345,28 @@ impl AccountUnit for SledAccountUnit {
                 store.health.check()?;
                 let large = writes.len() + events.len() >= LARGE_CHANGE_WRITES;
                 let apply = || store.apply_account_writes(&number, writes, &events);
-                if large {
-                    super::blocking::blocking(apply);
+                let record = if large {
+                    super::blocking::blocking(apply)
                 } else {
-                    apply();
-                }
+                    apply()
+                };
                 // Durable before the unit ends (and its lock with it), even if this future is
                 // dropped while it waits: the change is in neither sled nor the overlay until
                 // then, so a unit taking the lock earlier would not see it.
-                let held = HeldUntilDurable {
-                    lock: Some(_lock),
-                    journal: store.journal.clone(),
-                    record: store.journal.appended(),
-                };
-                let flushed = crate::domain::storage::Store::flush(&store).await;
-                held.release();
-                flushed?;
+                if let Some(record) = record {
+                    let held = HeldUntilDurable {
+                        lock: Some(_lock),
+                        journal: store.journal.clone(),
+                        record,
+                    };
+                    let durable = store
+                        .journal
+                        .durable(record)
+                        .await
+                        .map_err(|error| store.health.noted(error));
+                    held.release();
+                    durable?;
+                }
             }
             // Only now is the index true of what is stored; a unit that failed lets it go.
             if let Some(index) = note_index {
@@ -435,20 +441,21 @@ impl SledStore {
 
     /// Commits a unit's writes and events as one change (blind writes, under the account's
     /// lock: nothing else writes these keys meanwhile). Everything is encoded before the
-    /// commit lock is taken; under it, the events are given their seqs.
+    /// commit lock is taken; under it, the events are given their seqs. The change's journal
+    /// record (none: nothing to write).
     fn apply_account_writes(
         &self,
         number: &str,
         writes: Vec<(AccountTable, String, Vec<u8>)>,
         events: &[Event],
-    ) {
+    ) -> Option<u64> {
         let mut changes = Changes::default();
         for (table, key, bytes) in writes {
             changes.insert(self.account_tree(table), pair_key(number, &key), bytes);
         }
         let events = LoggedEvents::new(events);
         self.journal
-            .commit_blind(changes, |changes| self.write_events(changes, events));
+            .commit_blind(changes, |changes| self.write_events(changes, events))
     }
 
     fn account_tree(&self, table: AccountTable) -> &sled::Tree {
