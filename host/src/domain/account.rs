@@ -96,8 +96,7 @@ impl AccountPayload {
         &self.document
     }
 
-    /// The whole document as a JSON value: one copy (serializing the payload would copy it
-    /// twice, once for serde's `into` and once into the value).
+    /// The whole document as a JSON value, of its own: one copy of the shared document.
     pub fn to_value(&self) -> Value {
         Value::Object(Map::clone(&self.document))
     }

@@ -914,7 +914,9 @@ mod tests {
     use crate::domain::account::AccountLimits;
     use crate::domain::admin::Admin;
     use crate::domain::import_process::{ImportListing, TransferStatus};
+    use crate::domain::ports::{AccountTarget, RuleFailure};
     use crate::store::SledStore;
+    use futures_util::future::BoxFuture;
     use serde_json::json;
 
     fn account(external: &str) -> Value {
@@ -959,12 +961,9 @@ mod tests {
             &'a self,
             _supplier: &'a str,
             _hook: Hook,
-            _target: Option<&'a super::super::ports::AccountTarget>,
+            _target: Option<&'a AccountTarget>,
             _input: Value,
-        ) -> futures_util::future::BoxFuture<
-            'a,
-            Result<Option<Value>, super::super::ports::RuleFailure>,
-        > {
+        ) -> BoxFuture<'a, Result<Option<Value>, RuleFailure>> {
             Box::pin(async {
                 self.entered.notify_one();
                 self.release.notified().await;
@@ -994,12 +993,9 @@ mod tests {
             &'a self,
             _supplier: &'a str,
             hook: Hook,
-            _target: Option<&'a super::super::ports::AccountTarget>,
+            _target: Option<&'a AccountTarget>,
             _input: Value,
-        ) -> futures_util::future::BoxFuture<
-            'a,
-            Result<Option<Value>, super::super::ports::RuleFailure>,
-        > {
+        ) -> BoxFuture<'a, Result<Option<Value>, RuleFailure>> {
             if hook == Hook::ValidateAccount {
                 self.checks
                     .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
