@@ -27,12 +27,16 @@ use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use sled::IVec;
 use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::Arc;
 
 const SEPARATOR: u8 = 0;
 const NUMBER_ATTEMPTS: usize = 16;
+/// How many import processes are kept decoded: enough for every request in flight to find the
+/// process its account's staging wrote a moment before.
+const IMPORTS_KEPT_DECODED: usize = 256;
 
 #[derive(Clone)]
 pub struct SledStore {
@@ -45,6 +49,9 @@ pub struct SledStore {
     api_key_digests: sled::Tree,
     /// Import processes, by supplier and external account number.
     imports: sled::Tree,
+    /// The import processes written or read lately, as decoded (a migration reads the process
+    /// its staging wrote: before it revalidates, and again to change it).
+    decoded_imports: Arc<DecodedRecords<ImportProcess>>,
     /// What the lists show of each import process, by the same key, written with the
     /// process ([`sled_listing`]).
     import_listings: sled::Tree,
@@ -156,6 +163,7 @@ impl SledStore {
             decoded_api_keys: Arc::default(),
             api_key_digests: db.open_tree("api_key_digests")?,
             imports: db.open_tree("imports")?,
+            decoded_imports: Arc::new(DecodedRecords::keeping(IMPORTS_KEPT_DECODED)),
             import_listings: db.open_tree("import_listings")?,
             import_counts: db.open_tree("import_counts")?,
             accounts: db.open_tree("accounts")?,
@@ -544,12 +552,10 @@ impl Store for SledStore {
         supplier: &'a str,
         external: &'a str,
     ) -> StoreFuture<'a, Option<ImportProcess>> {
-        Box::pin(std::future::ready(Self::import_record(
-            &self.imports,
-            supplier,
-            external,
-            decode,
-        )))
+        Box::pin(std::future::ready(
+            self.decoded_imports
+                .get(&self.imports, &pair_key(supplier, external)),
+        ))
     }
 
     fn change_import<'a>(
@@ -831,7 +837,11 @@ impl SledStore {
         let key = pair_key(supplier, external);
         self.journal.commit(|changes| {
             for _ in 0..NUMBER_ATTEMPTS {
-                let current: Option<ImportProcess> = self.read(&self.imports, &key)?;
+                let current = self
+                    .journal
+                    .get(&self.imports, &key)?
+                    .map(|bytes| self.decoded_imports.decoded(&key, bytes))
+                    .transpose()?;
                 let change = decide(current.as_ref())?;
                 if let Some(account) = &change.account {
                     if self.exists(&self.accounts, account.number.as_bytes())? {
@@ -852,7 +862,10 @@ impl SledStore {
                     key.as_slice(),
                     sled_listing::encode(&ImportListing::of(&change.process)),
                 );
-                changes.insert(&self.imports, key.as_slice(), encode(&change.process));
+                let record = IVec::from(encode(&change.process));
+                changes.insert(&self.imports, key.as_slice(), record.clone());
+                self.decoded_imports
+                    .written(&key, record, change.process.clone());
                 self.write_events(changes, LoggedEvents::new(&change.events));
                 return Ok(change);
             }
