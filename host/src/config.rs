@@ -90,6 +90,9 @@ pub struct ServeArgs {
     /// refused with 503 `plugin_busy`, in milliseconds (default 1000).
     #[arg(long, env = "FERRY_PLUGIN_QUEUE_MS")]
     pub plugin_queue_ms: Option<u64>,
+    /// Threads that serve requests (default: one per core).
+    #[arg(long, env = "FERRY_WORKERS")]
+    pub workers: Option<usize>,
     /// Create a demo supplier and API key, and print a ready-to-paste request.
     #[arg(long)]
     pub demo: bool,
@@ -121,6 +124,7 @@ struct FileSettings {
     plugin_memory_mb: Option<usize>,
     plugin_concurrency: Option<usize>,
     plugin_queue_ms: Option<u64>,
+    workers: Option<usize>,
     /// `[vendors.STRIPE] url = "...", key = "..."`
     #[serde(default)]
     vendors: BTreeMap<String, VendorSettings>,
@@ -170,7 +174,20 @@ pub struct Settings {
     pub plugin_dir: Option<PathBuf>,
     pub plugin_limits: crate::plugins::PluginLimits,
     pub plugin_bulkhead: crate::plugins::Bulkhead,
+    /// The async runtime's worker threads ([`default_workers`] unless set).
+    pub workers: usize,
     pub demo: bool,
+}
+
+/// The worker threads a server runs with unless told: one per core, as Tokio's default.
+///
+/// Fewer can pay on sled, whose every durable write waits for the journal's writer thread:
+/// with a worker per core, the writer waited for a core after each wake-up. On 2 cores, one
+/// worker made ~18 % more notes a second at ~30 % less CPU each, but 1000-item batches ~20 %
+/// fewer items a second (their JSON is parsed on the workers): so it is a setting, not the
+/// default (BENCHMARKS.md).
+pub fn default_workers(cores: usize) -> usize {
+    cores.max(1)
 }
 
 impl Settings {
@@ -253,6 +270,18 @@ impl Settings {
             }
             Some(mib) => mib.saturating_mul(1024 * 1024),
         };
+        let workers = match args.workers.or(file.workers) {
+            Some(0) => {
+                return Err(ConfigError::Invalid {
+                    name: "workers",
+                    detail: "must be positive".into(),
+                });
+            }
+            Some(workers) => workers,
+            None => default_workers(
+                std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
+            ),
+        };
         let sweep = args
             .expiry_sweep_seconds
             .or(file.expiry_sweep_seconds)
@@ -304,6 +333,7 @@ impl Settings {
                 ..crate::plugins::PluginLimits::default()
             },
             plugin_bulkhead,
+            workers,
             demo: args.demo,
         })
     }
@@ -344,6 +374,25 @@ fn read_file(path: &Path) -> Result<FileSettings, ConfigError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn workers_are_one_per_core_unless_told() {
+        assert_eq!(default_workers(2), 2);
+        assert_eq!(default_workers(0), 1);
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("ferry.toml");
+        std::fs::write(&path, "workers = 3\n").expect("write");
+        let from_file = |workers| {
+            Settings::resolve(ServeArgs {
+                config: Some(path.clone()),
+                workers,
+                ..ServeArgs::default()
+            })
+        };
+        assert_eq!(from_file(None).expect("settings").workers, 3);
+        assert_eq!(from_file(Some(5)).expect("settings").workers, 5);
+        assert!(from_file(Some(0)).is_err());
+    }
 
     #[test]
     fn flags_win_over_the_file_and_defaults_fill_the_rest() {

@@ -11,21 +11,28 @@ use tracing_subscriber::EnvFilter;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
+fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     init_logging();
     match cli.command {
         Command::Serve(args) => {
             let settings = Settings::resolve(args)?;
-            ferry_host::server::run(settings, shutdown_signal()).await?;
+            // As many request threads as the settings say (`--workers`).
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(settings.workers)
+                .enable_all()
+                .build()?
+                .block_on(ferry_host::server::run(settings, shutdown_signal()))?;
             Ok(())
         }
-        operator => match run_operator_command(operator).await {
-            // `ferry ... | head -1`: the reader has what it wanted; stop without a word.
-            Err(error) if output::is_reader_gone(&error) => Ok(()),
-            other => other,
-        },
+        operator => {
+            let runtime = tokio::runtime::Runtime::new()?;
+            match runtime.block_on(run_operator_command(operator)) {
+                // `ferry ... | head -1`: the reader has what it wanted; stop without a word.
+                Err(error) if output::is_reader_gone(&error) => Ok(()),
+                other => other,
+            }
+        }
     }
 }
 

@@ -202,26 +202,40 @@ async fn commands_stop_quietly_when_their_reader_goes_away() {
     }
 }
 
-/// Logs written to a pipe or a file carry no colour escapes.
-#[test]
-fn logs_to_a_pipe_have_no_colour_escapes() {
-    use std::io::{BufRead, BufReader, Read};
-    let dir = tempfile::tempdir().expect("temp dir");
-    let mut child = Command::new(ferry_binary())
+/// Starts `ferry serve` on a fresh data directory in `dir`, with what `command` adds (set up
+/// from `ferry_binary()`), and reads its stdout until it says it listens: the server, and
+/// whether it did.
+fn start_serving(
+    dir: &std::path::Path,
+    configure: impl FnOnce(&mut Command) -> &mut Command,
+) -> (std::process::Child, bool) {
+    use std::io::{BufRead, BufReader};
+    let mut command = Command::new(ferry_binary());
+    command
         .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
-        .arg(dir.path().join("data"))
+        .arg(dir.join("data"))
         .env("FERRY_OPERATOR_KEY", OPERATOR_KEY)
-        .env("FERRY_LOG", "info")
-        .env_remove("NO_COLOR")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("start ferry");
+        .stdout(std::process::Stdio::piped());
+    let mut child = configure(&mut command).spawn().expect("start ferry");
     let stdout = child.stdout.take().expect("stdout");
     let listening = BufReader::new(stdout)
         .lines()
         .map_while(Result::ok)
         .any(|line| line.starts_with("ferry listening on "));
+    (child, listening)
+}
+
+/// Logs written to a pipe or a file carry no colour escapes.
+#[test]
+fn logs_to_a_pipe_have_no_colour_escapes() {
+    use std::io::Read;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (mut child, listening) = start_serving(dir.path(), |command| {
+        command
+            .env("FERRY_LOG", "info")
+            .env_remove("NO_COLOR")
+            .stderr(std::process::Stdio::piped())
+    });
     assert!(listening, "ferry did not start");
     child.kill().expect("kill");
     let mut logs = String::new();
@@ -234,4 +248,25 @@ fn logs_to_a_pipe_have_no_colour_escapes() {
     let _ = child.wait();
     assert!(logs.contains("ferry listening"), "{logs}");
     assert!(!logs.contains('\u{1b}'), "{logs:?}");
+}
+
+/// `ferry serve --workers N` serves requests on N threads.
+#[test]
+fn the_server_runs_as_many_request_threads_as_it_is_told() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (mut child, listening) = start_serving(dir.path(), |command| {
+        command
+            .args(["--workers", "3"])
+            .stderr(std::process::Stdio::null())
+    });
+    let tasks = std::fs::read_dir(format!("/proc/{}/task", child.id())).expect("threads");
+    let workers = tasks
+        .filter_map(Result::ok)
+        .filter_map(|task| std::fs::read_to_string(task.path().join("comm")).ok())
+        .filter(|name| name.trim_end() == "tokio-rt-worker")
+        .count();
+    child.kill().expect("kill");
+    let _ = child.wait();
+    assert!(listening, "ferry did not start");
+    assert_eq!(workers, 3);
 }
