@@ -157,17 +157,12 @@ async fn hammer(
 
 /// `ferry_plugin_failures_total` of `supplier` and failure `kind`, from /metrics.
 async fn failures_counted(server: &Server, supplier: &str, kind: &str) -> u64 {
-    let (_, metrics) = server.call(Method::GET, "/metrics", None, None).await;
-    let metrics = metrics.as_str().expect("metrics text");
-    metrics
-        .lines()
-        .filter(|line| {
-            line.starts_with("ferry_plugin_failures_total{")
-                && line.contains(&format!("supplier=\"{supplier}\""))
-                && line.contains(&format!("kind=\"{kind}\""))
-        })
-        .filter_map(|line| line.rsplit(' ').next()?.parse::<u64>().ok())
-        .sum()
+    server
+        .counter_total(
+            "ferry_plugin_failures_total",
+            &[("supplier", supplier), ("kind", kind)],
+        )
+        .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -554,17 +554,12 @@ async fn the_plugin_commands_check_run_and_install() {
 
 /// `validate-account` calls of OLD_CO's plugin so far, from `/metrics`.
 async fn account_checks(server: &Server) -> u64 {
-    let (_, metrics) = server.call(Method::GET, "/metrics", None, None).await;
-    let metrics = metrics.as_str().expect("the metrics' text");
-    metrics
-        .lines()
-        .filter(|line| {
-            line.starts_with("ferry_plugin_calls_total{")
-                && line.contains("supplier=\"OLD_CO\"")
-                && line.contains("hook=\"validate-account\"")
-        })
-        .filter_map(|line| line.rsplit(' ').next()?.parse::<u64>().ok())
-        .sum()
+    server
+        .counter_total(
+            "ferry_plugin_calls_total",
+            &[("supplier", "OLD_CO"), ("hook", "validate-account")],
+        )
+        .await
 }
 
 #[tokio::test]

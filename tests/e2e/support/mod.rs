@@ -272,6 +272,25 @@ impl Server {
         }
     }
 
+    /// The sum of the `/metrics` counter `name` over its series carrying every label of
+    /// `labels` (0 when none does).
+    pub async fn counter_total(&self, name: &str, labels: &[(&str, &str)]) -> u64 {
+        let (_, metrics) = self.call(Method::GET, "/metrics", None, None).await;
+        let metrics = metrics.as_str().expect("the metrics' text");
+        let series = format!("{name}{{");
+        let labels: Vec<String> = labels
+            .iter()
+            .map(|(label, value)| format!("{label}=\"{value}\""))
+            .collect();
+        metrics
+            .lines()
+            .filter(|line| {
+                line.starts_with(&series) && labels.iter().all(|label| line.contains(label))
+            })
+            .filter_map(|line| line.rsplit(' ').next()?.parse::<u64>().ok())
+            .sum()
+    }
+
     /// Any HTTP call; the answer's status and JSON body (Null when empty, a string when not JSON).
     pub async fn call(
         &self,
