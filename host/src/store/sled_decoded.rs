@@ -37,7 +37,7 @@ impl<T: Clone> DecodedRecords<T> {
         }
     }
 
-    /// Keeps `record`, just encoded as `bytes` to be stored at `key`.
+    /// Keeps `record`, just encoded as `bytes` to be stored at `key` (or decoded from them).
     pub(super) fn written(&self, key: &[u8], bytes: IVec, record: T) {
         self.records.keep(IVec::from(key), (bytes, record));
     }
@@ -59,7 +59,7 @@ impl<T: Clone + DeserializeOwned> DecodedRecords<T> {
             return Ok(record);
         }
         let record: T = decode(key, &bytes)?;
-        self.records.keep(IVec::from(key), (bytes, record.clone()));
+        self.written(key, bytes, record.clone());
         Ok(record)
     }
 }
