@@ -13,10 +13,11 @@
 //! period starts) are read from it where they are used.
 
 use super::request_document::RequestDocument;
-use super::validation::{FieldError, FieldErrors};
+use super::validation::{FieldError, FieldErrors, json_kind};
 use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::sync::Arc;
 
 pub const MAX_EXTERNAL_ACCOUNT_NUMBER: usize = 128;
@@ -176,7 +177,30 @@ pub struct AccountLimits {
 /// ignores them, and refused otherwise.
 pub fn read_account(body: &Value, limits: AccountLimits) -> Result<AccountPayload, FieldErrors> {
     let document = RequestDocument::Account.check(body, limits.max_items, check_rules)?;
-    AccountPayload::try_from(document.into_owned())
+    account_payload(document.into_owned())
+}
+
+/// As [`read_account`], for a document the caller has no more use for (a plugin's answer): it
+/// becomes the account as it is, uncopied, unless unknown fields are left out of it.
+pub fn take_account(body: Value, limits: AccountLimits) -> Result<AccountPayload, FieldErrors> {
+    let without_unknown =
+        match RequestDocument::Account.check(&body, limits.max_items, check_rules)? {
+            Cow::Owned(document) => Some(document),
+            Cow::Borrowed(_) => None,
+        };
+    match (without_unknown, body) {
+        (Some(document), _) | (None, Value::Object(document)) => account_payload(document),
+        // `check` passes objects only.
+        (None, other) => Err(FieldErrors::single(FieldError::new(
+            None,
+            "invalid",
+            format!("Expected a JSON object, but got {}.", json_kind(&other)),
+        ))),
+    }
+}
+
+fn account_payload(document: Map<String, Value>) -> Result<AccountPayload, FieldErrors> {
+    AccountPayload::try_from(document)
         .map_err(|detail| FieldErrors::single(FieldError::new(None, "invalid", detail)))
 }
 
@@ -495,6 +519,30 @@ mod tests {
             "customers.0.nickname".to_owned(),
             "unknown_field".to_owned()
         )));
+    }
+
+    /// A document given up (a plugin's answer) reads as the same account as one lent, its
+    /// unknown fields left out, named or refused alike.
+    #[test]
+    fn an_account_taken_reads_as_one_lent() {
+        assert_eq!(
+            take_account(valid_account(), LIMITS),
+            read_account(&valid_account(), LIMITS)
+        );
+        let mut body = valid_account();
+        body["surprise"] = json!(1);
+        for unknown in [UnknownFields::Ignore, UnknownFields::Refuse] {
+            let lent = reading(unknown, || read_account(&body, LIMITS));
+            let taken = reading(unknown, || take_account(body.clone(), LIMITS));
+            assert_eq!(taken, lent, "{unknown:?}");
+        }
+        let (taken, ignored) = reading(UnknownFields::Ignore, || take_account(body, LIMITS));
+        assert_eq!(taken.expect("valid").to_value(), valid_account());
+        assert_eq!(ignored, ["surprise"]);
+        assert_eq!(
+            codes(&take_account(json!([1]), LIMITS).expect_err("not an object")),
+            [("".to_owned(), "invalid".to_owned())]
+        );
     }
 
     /// Every field of the account's top level: `null` where the real document allows it, every

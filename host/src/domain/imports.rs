@@ -3,7 +3,7 @@
 //! Every call is made on behalf of an API key: suppliers outside the key's scope answer
 //! exactly as if they did not exist. Writes are flushed before the call returns.
 
-use super::account::{AccountLimits, AccountPayload, read_account};
+use super::account::{AccountLimits, AccountPayload, read_account, take_account};
 use super::api_key::ApiKeyRecord;
 use super::error::DomainError;
 use super::events;
@@ -234,7 +234,7 @@ impl Imports {
         if mapped.as_object() == Some(account.document()) {
             return Ok(account);
         }
-        let mapped = read_account(&mapped, self.limits).map_err(DomainError::account_invalid)?;
+        let mapped = take_account(mapped, self.limits).map_err(DomainError::account_invalid)?;
         for (field, before, after) in [
             (
                 "import_supplier",
@@ -757,7 +757,7 @@ impl Imports {
         if now.is_some() && process.checked_with == now {
             return Ok(());
         }
-        let account = read_account(&process.account.to_value(), self.limits)
+        let account = take_account(process.account.to_value(), self.limits)
             .map_err(DomainError::account_invalid)?;
         self.apply_rules(account).await.map(drop)
     }
