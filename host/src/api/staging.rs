@@ -52,7 +52,7 @@ pub async fn validate_account(
     SupplierCaller(key): SupplierCaller,
     JsonBody(body): JsonBody,
 ) -> Result<(IgnoredFields, Json<AccountPayload>), ApiError> {
-    let validated = state.imports.validate(&key, &body).await?;
+    let validated = state.imports.validate(&key, body).await?;
     Ok((
         IgnoredFields::new("validate_account", validated.ignored),
         Json(validated.value),
@@ -69,7 +69,7 @@ pub async fn create_or_update(
     SupplierCaller(key): SupplierCaller,
     JsonBody(body): JsonBody,
 ) -> Result<(StatusCode, IgnoredFields, Json<StagedAccount>), ApiError> {
-    let staged = state.imports.stage(&key, &body).await?;
+    let staged = state.imports.stage(&key, body).await?;
     let (process, staging) = staged.value;
     let status = match staging {
         Staging::Created => StatusCode::CREATED,

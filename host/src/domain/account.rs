@@ -174,15 +174,9 @@ pub struct AccountLimits {
 
 /// Reads and validates an account document, reporting every problem at once. Unknown fields
 /// are left out of the document (and named) inside a [`super::validation::reading`] that
-/// ignores them, and refused otherwise.
-pub fn read_account(body: &Value, limits: AccountLimits) -> Result<AccountPayload, FieldErrors> {
-    let document = RequestDocument::Account.check(body, limits.max_items, check_rules)?;
-    account_payload(document.into_owned())
-}
-
-/// As [`read_account`], for a document the caller has no more use for (a plugin's answer): it
-/// becomes the account as it is, uncopied, unless unknown fields are left out of it.
-pub fn take_account(body: Value, limits: AccountLimits) -> Result<AccountPayload, FieldErrors> {
+/// ignores them, and refused otherwise. The document becomes the account as it is, uncopied,
+/// unless unknown fields are left out of it.
+pub fn read_account(body: Value, limits: AccountLimits) -> Result<AccountPayload, FieldErrors> {
     let without_unknown =
         match RequestDocument::Account.check(&body, limits.max_items, check_rules)? {
             Cow::Owned(document) => Some(document),
@@ -336,7 +330,7 @@ mod tests {
 
     #[test]
     fn an_account_is_stored_as_its_document_and_read_back_the_same() {
-        let account = read_account(&valid_account(), LIMITS).expect("valid");
+        let account = read_account(valid_account(), LIMITS).expect("valid");
         let stored = serde_json::to_string(&account).expect("encoded");
         assert_eq!(
             stored,
@@ -349,7 +343,7 @@ mod tests {
 
     #[test]
     fn reads_a_valid_account_whole() {
-        let account = read_account(&valid_account(), LIMITS).expect("valid");
+        let account = read_account(valid_account(), LIMITS).expect("valid");
         assert_eq!(account.import_supplier(), "OLD_CO");
         assert_eq!(account.external_account_number(), "ACC-1");
         assert_eq!(account.customer_emails(), ["ada@example.com"]);
@@ -399,12 +393,12 @@ mod tests {
     #[test]
     fn only_the_supplier_and_the_account_number_are_required() {
         let account = read_account(
-            &json!({"import_supplier": "OLD_CO", "external_account_number": "A"}),
+            json!({"import_supplier": "OLD_CO", "external_account_number": "A"}),
             LIMITS,
         )
         .expect("valid");
         assert!(account.meter_points().is_empty());
-        let errors = read_account(&json!({}), LIMITS).expect_err("invalid");
+        let errors = read_account(json!({}), LIMITS).expect_err("invalid");
         assert_eq!(
             codes(&errors),
             [
@@ -428,7 +422,7 @@ mod tests {
         body["supply_addresses"][0]["meter_points"][1]["supply_type"] = json!("WATER");
         body["transfer_balance"] = json!("1.23456789012");
         body["last_billed_to_date"] = json!(null);
-        let (result, ignored) = reading(UnknownFields::Ignore, || read_account(&body, LIMITS));
+        let (result, ignored) = reading(UnknownFields::Ignore, || read_account(body, LIMITS));
         let found = codes(&result.expect_err("invalid"));
         for expected in [
             ("customers.0.given_name", "null"),
@@ -474,7 +468,7 @@ mod tests {
             .as_array_mut()
             .expect("list")
             .push(second);
-        let found = codes(&read_account(&body, LIMITS).expect_err("invalid"));
+        let found = codes(&read_account(body, LIMITS).expect_err("invalid"));
         assert_eq!(
             found,
             // In the order of the document (`billing_address` was added last).
@@ -505,7 +499,8 @@ mod tests {
         body["surprise"] = json!(1);
         body["customers"][0]["nickname"] = json!("Ada");
         body["ledgers"] = json!([]);
-        let (account, ignored) = reading(UnknownFields::Ignore, || read_account(&body, LIMITS));
+        let (account, ignored) =
+            reading(UnknownFields::Ignore, || read_account(body.clone(), LIMITS));
         let account = account.expect("valid");
         assert_eq!(
             ignored,
@@ -513,36 +508,12 @@ mod tests {
             "in document order"
         );
         assert_eq!(account.to_value(), valid_account());
-        let (refused, _) = reading(UnknownFields::Refuse, || read_account(&body, LIMITS));
+        let (refused, _) = reading(UnknownFields::Refuse, || read_account(body, LIMITS));
         let found = codes(&refused.expect_err("strict"));
         assert!(found.contains(&(
             "customers.0.nickname".to_owned(),
             "unknown_field".to_owned()
         )));
-    }
-
-    /// A document given up (a plugin's answer) reads as the same account as one lent, its
-    /// unknown fields left out, named or refused alike.
-    #[test]
-    fn an_account_taken_reads_as_one_lent() {
-        assert_eq!(
-            take_account(valid_account(), LIMITS),
-            read_account(&valid_account(), LIMITS)
-        );
-        let mut body = valid_account();
-        body["surprise"] = json!(1);
-        for unknown in [UnknownFields::Ignore, UnknownFields::Refuse] {
-            let lent = reading(unknown, || read_account(&body, LIMITS));
-            let taken = reading(unknown, || take_account(body.clone(), LIMITS));
-            assert_eq!(taken, lent, "{unknown:?}");
-        }
-        let (taken, ignored) = reading(UnknownFields::Ignore, || take_account(body, LIMITS));
-        assert_eq!(taken.expect("valid").to_value(), valid_account());
-        assert_eq!(ignored, ["surprise"]);
-        assert_eq!(
-            codes(&take_account(json!([1]), LIMITS).expect_err("not an object")),
-            [("".to_owned(), "invalid".to_owned())]
-        );
     }
 
     /// Every field of the account's top level: `null` where the real document allows it, every
@@ -562,18 +533,18 @@ mod tests {
                 nullable += 1;
                 let mut body = valid_account();
                 body[name] = Value::Null;
-                read_account(&body, LIMITS).unwrap_or_else(|e| panic!("{name}: null: {e:?}"));
+                read_account(body, LIMITS).unwrap_or_else(|e| panic!("{name}: null: {e:?}"));
             }
             for value in property["enum"].as_array().into_iter().flatten() {
                 choices += 1;
                 let mut body = valid_account();
                 body[name] = value.clone();
-                read_account(&body, LIMITS).unwrap_or_else(|e| panic!("{name}: {value}: {e:?}"));
+                read_account(body, LIMITS).unwrap_or_else(|e| panic!("{name}: {value}: {e:?}"));
             }
             if property["enum"].is_array() {
                 let mut body = valid_account();
                 body[name] = json!("NOT_ONE_OF_THEM");
-                let errors = read_account(&body, LIMITS).expect_err("outside the enumeration");
+                let errors = read_account(body, LIMITS).expect_err("outside the enumeration");
                 assert_eq!(
                     codes(&errors),
                     [(name.clone(), "invalid_choice".to_owned())]
@@ -603,7 +574,7 @@ mod tests {
             body[name] = value;
         }
         body["customers"][0]["role"] = json!(null);
-        let account = read_account(&body, LIMITS).expect("valid");
+        let account = read_account(body, LIMITS).expect("valid");
         assert_eq!(account.document()["dd_reference"], "DD-1");
     }
 
@@ -615,7 +586,7 @@ mod tests {
                 .map(|i| json!({"body": format!("n{i}")}))
                 .collect::<Vec<_>>()
         );
-        let errors = read_account(&body, AccountLimits { max_items: 2 }).expect_err("too many");
+        let errors = read_account(body, AccountLimits { max_items: 2 }).expect_err("too many");
         assert_eq!(
             codes(&errors),
             [("notes".to_owned(), "max_length".to_owned())]

@@ -3,7 +3,7 @@
 //! Every call is made on behalf of an API key: suppliers outside the key's scope answer
 //! exactly as if they did not exist. Writes are flushed before the call returns.
 
-use super::account::{AccountLimits, AccountPayload, read_account, take_account};
+use super::account::{AccountLimits, AccountPayload, read_account};
 use super::api_key::ApiKeyRecord;
 use super::error::DomainError;
 use super::events;
@@ -163,9 +163,9 @@ impl Imports {
     async fn read(
         &self,
         key: &ApiKeyRecord,
-        body: &Value,
+        body: Value,
     ) -> Result<Reported<(CheckedAccount, Supplier)>, DomainError> {
-        let named = self.named_supplier(key, body, "import_supplier").await?;
+        let named = self.named_supplier(key, &body, "import_supplier").await?;
         self.read_with(key, body, named).await
     }
 
@@ -183,7 +183,7 @@ impl Imports {
     async fn read_with(
         &self,
         key: &ApiKeyRecord,
-        body: &Value,
+        body: Value,
         named: NamedSupplier,
     ) -> Result<Reported<(CheckedAccount, Supplier)>, DomainError> {
         let (account, ignored) =
@@ -234,7 +234,7 @@ impl Imports {
         if mapped.as_object() == Some(account.document()) {
             return Ok(account);
         }
-        let mapped = take_account(mapped, self.limits).map_err(DomainError::account_invalid)?;
+        let mapped = read_account(mapped, self.limits).map_err(DomainError::account_invalid)?;
         for (field, before, after) in [
             (
                 "import_supplier",
@@ -264,7 +264,7 @@ impl Imports {
     pub async fn validate(
         &self,
         key: &ApiKeyRecord,
-        body: &Value,
+        body: Value,
     ) -> Result<Reported<AccountPayload>, DomainError> {
         Ok(self
             .read(key, body)
@@ -276,9 +276,9 @@ impl Imports {
     pub async fn stage(
         &self,
         key: &ApiKeyRecord,
-        body: &Value,
+        body: Value,
     ) -> Result<Reported<(ImportProcess, Staging)>, DomainError> {
-        let named = self.named_supplier(key, body, "import_supplier").await?;
+        let named = self.named_supplier(key, &body, "import_supplier").await?;
         self.stage_with(key, body, named, None).await
     }
 
@@ -287,7 +287,7 @@ impl Imports {
     async fn stage_with(
         &self,
         key: &ApiKeyRecord,
-        body: &Value,
+        body: Value,
         named: NamedSupplier,
         schedule: Option<Schedule>,
     ) -> Result<Reported<(ImportProcess, Staging)>, DomainError> {
@@ -344,10 +344,7 @@ impl Imports {
         body: &Value,
     ) -> Result<Reported<AccountPayload>, DomainError> {
         let (account, at) = v2_payload(body);
-        let validated = self
-            .validate(key, &account)
-            .await
-            .map_err(|e| e.under(at))?;
+        let validated = self.validate(key, account).await.map_err(|e| e.under(at))?;
         Ok(validated.under(at))
     }
 
@@ -368,7 +365,7 @@ impl Imports {
             reading(named.unknown_fields(), || read_task_params(body, now));
         let schedule = schedule?;
         let staged = self
-            .stage_with(key, &account, named, Some(schedule))
+            .stage_with(key, account, named, Some(schedule))
             .await
             .map(|staged| staged.under(at))
             .map_err(|error| match error.under(at) {
@@ -757,7 +754,7 @@ impl Imports {
         if now.is_some() && process.checked_with == now {
             return Ok(());
         }
-        let account = take_account(process.account.to_value(), self.limits)
+        let account = read_account(process.account.to_value(), self.limits)
             .map_err(DomainError::account_invalid)?;
         self.apply_rules(account).await.map(drop)
     }
@@ -1018,10 +1015,7 @@ mod tests {
         let imports = Imports::with_rules(store, AccountLimits { max_items: 100 }, rules.clone());
         let process = |external: &str| json!({"import_supplier_code": "OLD_CO", "external_account_number": external});
         for external in ["ACC-1", "ACC-2", "ACC-3"] {
-            imports
-                .stage(&key, &account(external))
-                .await
-                .expect("stage");
+            imports.stage(&key, account(external)).await.expect("stage");
         }
         assert_eq!(rules.checks(), 3);
 
@@ -1052,7 +1046,7 @@ mod tests {
         // Staged under rules that could not say (or by an earlier version: nothing recorded):
         // checked again.
         imports
-            .stage(&key, &account("ACC-3"))
+            .stage(&key, account("ACC-3"))
             .await
             .expect("staged again");
         rules.identify_as(Some("plugin B"));
@@ -1067,10 +1061,7 @@ mod tests {
     async fn past_the_concurrency_limit_process_is_refused_until_a_place_frees() {
         let (_dir, store, key, staging) = fixture().await;
         for external in ["ACC-1", "ACC-2"] {
-            staging
-                .stage(&key, &account(external))
-                .await
-                .expect("stage");
+            staging.stage(&key, account(external)).await.expect("stage");
         }
         let rules = Arc::new(HeldRules {
             entered: tokio::sync::Notify::new(),
@@ -1112,9 +1103,9 @@ mod tests {
     #[tokio::test]
     async fn the_sweep_cancels_only_expired_stagings_and_restaging_revives_them() {
         let (_dir, store, key, imports) = fixture().await;
-        imports.stage(&key, &account("OLD")).await.expect("stage");
+        imports.stage(&key, account("OLD")).await.expect("stage");
         imports
-            .stage(&key, &account("MIGRATED"))
+            .stage(&key, account("MIGRATED"))
             .await
             .expect("stage");
         let migrate =
@@ -1209,7 +1200,7 @@ mod tests {
             Err(DomainError::ImportCancelled)
         ));
         let (revived, how) = imports
-            .stage(&key, &account("OLD"))
+            .stage(&key, account("OLD"))
             .await
             .expect("restage")
             .value;
@@ -1241,7 +1232,7 @@ mod claim_tests {
             "billing_address": {"address_line_1": "1 St", "town": "London", "postcode": "N1", "country": "GB"},
             "customers": [{"given_name": "Ada", "family_name": "L", "email": "ada@example.com"}]
         });
-        imports.stage(&key, &account).await.expect("stage");
+        imports.stage(&key, account).await.expect("stage");
         let a = ["A".to_owned()];
         assert_eq!(imports.claim("OLD_CO", &a).await.expect("claim"), a);
         assert!(

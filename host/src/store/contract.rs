@@ -356,7 +356,7 @@ pub async fn an_import_change_carries_its_account_counts_and_events(backend: &dy
     let store = backend.open();
     let body = json!({"import_supplier": "OLD_CO", "external_account_number": "ACC-1",
                       "billing_name": "Ada Lovelace"});
-    let payload = read_account(&body, AccountLimits { max_items: 100 }).expect("an account");
+    let payload = read_account(body, AccountLimits { max_items: 100 }).expect("an account");
     let now = Utc::now();
     let staged = store
         .change_import("OLD_CO", "ACC-1", &mut |current| {
@@ -434,7 +434,7 @@ pub async fn an_import_change_carries_its_account_counts_and_events(backend: &dy
     // Several processes at once: each its own change, each its own outcome.
     let externals = ["ACC-1".to_owned(), "ACC-2".to_owned()];
     let second = read_account(
-        &json!({"import_supplier": "OLD_CO", "external_account_number": "ACC-2"}),
+        json!({"import_supplier": "OLD_CO", "external_account_number": "ACC-2"}),
         AccountLimits { max_items: 100 },
     )
     .expect("an account");
@@ -465,7 +465,7 @@ async fn staged(
     schedule: Option<crate::domain::import_process::Schedule>,
 ) {
     let body = json!({"import_supplier": supplier, "external_account_number": external});
-    let payload = read_account(&body, AccountLimits { max_items: 100 }).expect("an account");
+    let payload = read_account(body, AccountLimits { max_items: 100 }).expect("an account");
     let now = Utc::now();
     store
         .change_import(supplier, external, &mut |current| {

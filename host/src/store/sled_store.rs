@@ -1146,7 +1146,7 @@ pub(super) mod tests {
                 let body = json!({"import_supplier": "OLD_CO",
                                   "external_account_number": format!("ACC-{index}")});
                 let payload =
-                    read_account(&body, AccountLimits { max_items: 100 }).expect("an account");
+                    read_account(body, AccountLimits { max_items: 100 }).expect("an account");
                 ImportProcess::stage(None, payload, None, Utc::now())
                     .expect("staged")
                     .0
