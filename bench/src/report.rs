@@ -124,6 +124,15 @@ pub fn format_ratio(ours: f64, theirs: f64) -> String {
     }
 }
 
+/// A count of things: whole, grouped in threes as rates are.
+pub fn format_count(count: u64) -> String {
+    if count < 100 {
+        count.to_string()
+    } else {
+        format_rate(count as f64)
+    }
+}
+
 /// CPU microseconds per operation, about three significant digits.
 pub fn format_cpu(micros: Option<f64>) -> String {
     match micros {
@@ -398,16 +407,23 @@ impl DeploymentResults {
         let _ = writeln!(
             out,
             "Event relay to Redis (the `billing.ledger.entry_posted` events of the transactions above; {} were waiting in the outbox when the load stopped):\n",
-            format_rate(relay.backlog as f64)
+            format_count(relay.backlog)
         );
         let _ = writeln!(out, "| | events/s |");
         let _ = writeln!(out, "|---|---:|");
         match &relay.stalled {
+            // Nothing to time: the relay had kept up with the load.
+            None if relay.backlog == 0 => {
+                let _ = writeln!(
+                    out,
+                    "| relay, draining the outbox after the load: nothing was waiting, it kept up | – |"
+                );
+            }
             None => {
                 let _ = writeln!(
                     out,
                     "| relay, draining the outbox after the load ({} events) | {} |",
-                    format_rate(relay.drained as f64),
+                    format_count(relay.drained),
                     format_rate(relay.drain_per_second())
                 );
             }
@@ -415,8 +431,8 @@ impl DeploymentResults {
                 let _ = writeln!(
                     out,
                     "| relay, draining the outbox after the load: **stalled**, {} of {} events published in {:.0} s; relay state `{}` | – |",
-                    format_rate(relay.drained as f64),
-                    format_rate(relay.backlog as f64),
+                    format_count(relay.drained),
+                    format_count(relay.backlog),
                     relay.drain_seconds,
                     state.replace('|', "/")
                 );
@@ -433,8 +449,10 @@ impl DeploymentResults {
             format_rate(relay.redis_benchmark_per_second)
         );
         let ratio = match relay.stalled {
-            Some(_) => "–".to_owned(),
-            None => format_ratio(relay.drain_per_second(), relay.redis_benchmark_per_second),
+            None if relay.backlog > 0 => {
+                format_ratio(relay.drain_per_second(), relay.redis_benchmark_per_second)
+            }
+            _ => "–".to_owned(),
         };
         let _ = writeln!(
             out,
@@ -612,6 +630,51 @@ mod tests {
         assert_eq!(format_ratio(1.0, 4.0), "0.25");
         assert_eq!(format_ratio(1.0, 0.0), "–");
         assert_eq!(format_mib(51_200), "50.0 MiB");
+        assert_eq!(format_count(0), "0");
+        assert_eq!(format_count(5_664), "5664");
+        assert_eq!(format_count(50_688), "50 688");
+    }
+
+    /// A relay that kept up leaves nothing to drain: no drain rate, and no ratio, made of it.
+    #[test]
+    fn a_relay_that_kept_up_is_said_to_have_had_nothing_to_drain() {
+        let relay = |backlog: u64| RelayResult {
+            backlog,
+            drained: backlog,
+            drain_seconds: if backlog > 0 { 0.1 } else { 0.0 },
+            stalled: None,
+            during_load_per_second: 33_490.0,
+            redis_benchmark_per_second: 116_550.0,
+        };
+        let text_with = |backlog: u64| {
+            let mut report = report(Vec::new());
+            report.deployments[0].relay = Some(relay(backlog));
+            report.markdown()
+        };
+        let kept_up = text_with(0);
+        assert!(
+            kept_up.contains("; 0 were waiting in the outbox"),
+            "{kept_up}"
+        );
+        assert!(
+            kept_up.contains(
+                "| relay, draining the outbox after the load: nothing was waiting, it kept up | – |"
+            ),
+            "{kept_up}"
+        );
+        assert!(
+            kept_up.contains("| ratio relay (draining) / redis-benchmark | – |"),
+            "{kept_up}"
+        );
+        let behind = text_with(5_664);
+        assert!(
+            behind.contains("| relay, draining the outbox after the load (5664 events) | 56 640 |"),
+            "{behind}"
+        );
+        assert!(
+            behind.contains("| ratio relay (draining) / redis-benchmark | 0.49 |"),
+            "{behind}"
+        );
     }
 
     #[test]
