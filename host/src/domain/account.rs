@@ -183,7 +183,8 @@ pub fn read_account(body: Value, limits: AccountLimits) -> Result<AccountPayload
             Cow::Borrowed(_) => None,
         };
     match (without_unknown, body) {
-        (Some(document), _) | (None, Value::Object(document)) => account_payload(document),
+        (Some(document), _) | (None, Value::Object(document)) => AccountPayload::try_from(document)
+            .map_err(|detail| FieldErrors::single(FieldError::new(None, "invalid", detail))),
         // `check` passes objects only.
         (None, other) => Err(FieldErrors::single(FieldError::new(
             None,
@@ -191,11 +192,6 @@ pub fn read_account(body: Value, limits: AccountLimits) -> Result<AccountPayload
             format!("Expected a JSON object, but got {}.", json_kind(&other)),
         ))),
     }
-}
-
-fn account_payload(document: Map<String, Value>) -> Result<AccountPayload, FieldErrors> {
-    AccountPayload::try_from(document)
-        .map_err(|detail| FieldErrors::single(FieldError::new(None, "invalid", detail)))
 }
 
 /// The flat ("legacy") billing address fields, the alternative to `billing_address`.
