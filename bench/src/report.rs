@@ -372,7 +372,7 @@ impl DeploymentResults {
         let _ = writeln!(
             out,
             "Peak resident memory growth while listing {} pending accounts (VmHWM after a reset, and VmRSS sampled every 2 ms, over the level's warm-up and measurement{}):\n",
-            format_rate(list_accounts as f64),
+            format_count(list_accounts as u64),
             if instances > 1 {
                 format!(
                     "; Ferry's figures are the sums over its {instances} instances, each with its own peak"
@@ -448,11 +448,11 @@ impl DeploymentResults {
             "| redis-benchmark, the same XADD (50 clients, no pipelining) | {} |",
             format_rate(relay.redis_benchmark_per_second)
         );
-        let ratio = match relay.stalled {
-            None if relay.backlog > 0 => {
-                format_ratio(relay.drain_per_second(), relay.redis_benchmark_per_second)
-            }
-            _ => "–".to_owned(),
+        // Only a drain that ran and finished is compared.
+        let ratio = if relay.stalled.is_none() && relay.backlog > 0 {
+            format_ratio(relay.drain_per_second(), relay.redis_benchmark_per_second)
+        } else {
+            "–".to_owned()
         };
         let _ = writeln!(
             out,
@@ -465,7 +465,7 @@ impl DeploymentResults {
         let _ = writeln!(
             out,
             "Staging the {} pending accounts first (create-or-update, {} connections): {} accounts/s, p50 / p99 / p99.9 {} ms{}.\n",
-            format_rate(staging.accounts as f64),
+            format_count(staging.accounts),
             staging.connections,
             format_rate(staging.measurement.per_second()),
             percentiles(&staging.measurement),
@@ -519,7 +519,7 @@ impl DeploymentResults {
         {
             lines.push(format!(
                 "| listing {} accounts: peak RSS growth < 50 MB | {} at {} | {} |",
-                format_rate(list_accounts as f64),
+                format_count(list_accounts as u64),
                 format_mib(ferry.growth_kib()),
                 list.connections,
                 met(ferry.growth_kib() < 50 * 1000 * 1000 / 1024 && list_accounts >= 100_000)
