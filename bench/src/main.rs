@@ -88,6 +88,10 @@ pub struct RunArgs {
     /// Don't build `ferry` and the plugins first (use what is there).
     #[arg(long)]
     pub no_build: bool,
+    /// Provision the supplier without a plugin (by default it has the example plugin): what a
+    /// supplier without rules gets, and, beside a run with it, what the plugin costs.
+    #[arg(long, env = "FERRY_BENCH_WITHOUT_PLUGIN")]
+    pub without_plugin: bool,
     /// Keep the temporary directory (Ferry's data and logs, Redis's sockets) after the run.
     /// The PostgreSQL databases are dropped all the same.
     #[arg(long)]

@@ -1,5 +1,5 @@
 //! Setting up the server through its own APIs, as an operator and an integration would: the
-//! supplier, its example plugin and settings, an API key, a platform token (GraphQL
+//! supplier, its example plugin and settings (unless the run is without it), an API key, a platform token (GraphQL
 //! `obtainPlatformToken`), and migrated accounts to add notes and transactions to; with
 //! several instances over one database, waiting until each one uses the plugin.
 
@@ -45,8 +45,9 @@ async fn answer(response: reqwest::Response, what: &str) -> anyhow::Result<Value
     Ok(serde_json::from_str(&text).unwrap_or(Value::Null))
 }
 
-/// Creates the supplier with the example plugin and its settings; returns a platform token.
-pub async fn supplier_with_plugin(base: &str, component: &Path) -> anyhow::Result<String> {
+/// Creates the supplier, with the example plugin and its settings at `plugin` unless that is
+/// `None`; returns a platform token.
+pub async fn supplier(base: &str, plugin: Option<&Path>) -> anyhow::Result<String> {
     let client = load::client(1)?;
     admin(
         &client,
@@ -56,31 +57,9 @@ pub async fn supplier_with_plugin(base: &str, component: &Path) -> anyhow::Resul
         Some(json!({"code": SUPPLIER, "name": "Benchmark Energy", "document_root": "bench/"})),
     )
     .await?;
-
-    let bytes = std::fs::read(component).with_context(|| {
-        format!(
-            "cannot read {} (build it with `just plugins`)",
-            component.display()
-        )
-    })?;
-    let install =
-        format!("/admin/v1/suppliers/{SUPPLIER}/plugin?name=example_plugin&version=0.1.0");
-    let response = client
-        .put(format!("{base}{install}"))
-        .header(AUTHORIZATION, format!("Token {OPERATOR_KEY}"))
-        .header(CONTENT_TYPE, "application/wasm")
-        .body(bytes)
-        .send()
-        .await?;
-    answer(response, &install).await?;
-    admin(
-        &client,
-        base,
-        reqwest::Method::PUT,
-        &format!("/admin/v1/suppliers/{SUPPLIER}/plugin/config"),
-        Some(scenarios::plugin_config()),
-    )
-    .await?;
+    if let Some(component) = plugin {
+        install_example_plugin(&client, base, component).await?;
+    }
 
     let key = admin(
         &client,
@@ -105,6 +84,39 @@ pub async fn supplier_with_plugin(base: &str, component: &Path) -> anyhow::Resul
         .as_str()
         .map(str::to_owned)
         .with_context(|| format!("no token in {body}"))
+}
+
+/// Installs the example plugin `component` for the supplier, with its settings.
+async fn install_example_plugin(
+    client: &reqwest::Client,
+    base: &str,
+    component: &Path,
+) -> anyhow::Result<()> {
+    let bytes = std::fs::read(component).with_context(|| {
+        format!(
+            "cannot read {} (build it with `just plugins`)",
+            component.display()
+        )
+    })?;
+    let install =
+        format!("/admin/v1/suppliers/{SUPPLIER}/plugin?name=example_plugin&version=0.1.0");
+    let response = client
+        .put(format!("{base}{install}"))
+        .header(AUTHORIZATION, format!("Token {OPERATOR_KEY}"))
+        .header(CONTENT_TYPE, "application/wasm")
+        .body(bytes)
+        .send()
+        .await?;
+    answer(response, &install).await?;
+    admin(
+        client,
+        base,
+        reqwest::Method::PUT,
+        &format!("/admin/v1/suppliers/{SUPPLIER}/plugin/config"),
+        Some(scenarios::plugin_config()),
+    )
+    .await?;
+    Ok(())
 }
 
 /// Waits until the instance at `base` validates accounts with the example plugin and its

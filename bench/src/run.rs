@@ -374,10 +374,13 @@ impl Bench {
 
         let bases = deployment.bases();
         let first = bases.first().context("a deployment has an instance")?;
-        let token = provision::supplier_with_plugin(first, &processes::example_plugin()).await?;
+        let plugin = (!args.without_plugin).then(processes::example_plugin);
+        let token = provision::supplier(first, plugin.as_deref()).await?;
         let authorization = HeaderValue::from_str(&format!("Token {token}"))?;
-        for base in &bases {
-            provision::wait_for_plugin(base, &authorization).await?;
+        if plugin.is_some() {
+            for base in &bases {
+                provision::wait_for_plugin(base, &authorization).await?;
+            }
         }
         let pids = deployment.pids();
         let first_instance = Target {
@@ -389,8 +392,13 @@ impl Bench {
         let accounts =
             Arc::new(provision::migrated_accounts(&first_instance, args.accounts.max(1)).await?);
         eprintln!(
-            "provisioned supplier {} with the example plugin (in use on every instance) and {} migrated accounts",
+            "provisioned supplier {} {} and {} migrated accounts",
             scenarios::SUPPLIER,
+            if plugin.is_some() {
+                "with the example plugin (in use on every instance)"
+            } else {
+                "without a plugin"
+            },
             accounts.len()
         );
         let servers = Servers {
@@ -509,7 +517,7 @@ fn conditions(args: &RunArgs, kinds: &[Kind], machine_cores: usize) -> String {
          an operation: throughput counts from the first measured operation's start to the last one's end); \
          the baseline and Ferry measured one after the other, level by level, with the load generator on \
          the same {}-core machine. Ferry: the release binary on a fresh \
-         data directory, rate limit off, the example plugin installed for the supplier, the relay writing to a \
+         data directory, rate limit off, {}, the relay writing to a \
          private redis-server (unix socket, no persistence); every 2xx is flushed to disk before it is sent. \
          Notes and transactions go to {} migrated accounts (one per connection). Latency: from sending the \
          request to reading the whole answer; an operation of two requests counts once. Server CPU: user + system \
@@ -517,6 +525,11 @@ fn conditions(args: &RunArgs, kinds: &[Kind], machine_cores: usize) -> String {
         args.duration_secs,
         args.warmup_secs,
         machine_cores,
+        if args.without_plugin {
+            "no plugin installed for the supplier (`--without-plugin`)"
+        } else {
+            "the example plugin installed for the supplier"
+        },
         args.accounts.max(1),
     );
     if let Some(server) = &args.database_url
@@ -527,12 +540,17 @@ fn conditions(args: &RunArgs, kinds: &[Kind], machine_cores: usize) -> String {
             " PostgreSQL deployments: N instances of that binary, each on its own data directory, with the same \
              operator key and a redis-server of the deployment's own, over a fresh database on the PostgreSQL \
              server at {} (created for the deployment and dropped after it); provisioned through the first \
-             instance, the others measured once they use the plugin installed there; connection i of a \
+             instance{}; connection i of a \
              level sends to instance i mod N. Their server CPU is summed over the instances; PostgreSQL's CPU is that of \
              every `postgres` process on the machine (per process, from the start to the end of the measured \
              window; a process started in between counts from 0), and the machine's busy cores come from \
              `/proc/stat`.",
-            deployment::server_address(server)
+            deployment::server_address(server),
+            if args.without_plugin {
+                ""
+            } else {
+                ", the others measured once they use the plugin installed there"
+            }
         );
     }
     text
@@ -617,6 +635,27 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The run's arguments as the command line `line` gives them.
+    fn run_args(line: &[&str]) -> RunArgs {
+        #[derive(clap::Parser)]
+        struct Line {
+            #[command(flatten)]
+            args: RunArgs,
+        }
+        let line = std::iter::once("ferry-bench").chain(line.iter().copied());
+        <Line as clap::Parser>::parse_from(line).args
+    }
+
+    #[test]
+    fn the_conditions_say_whether_the_supplier_had_the_example_plugin() {
+        let with = conditions(&run_args(&[]), &[Kind::Sled], 2);
+        assert!(with.contains("the example plugin installed for the supplier"));
+        let args = run_args(&["--without-plugin", "--database-url", "postgres://db/x"]);
+        let without = conditions(&args, &[Kind::Sled, Kind::Postgres { instances: 1 }], 2);
+        assert!(without.contains("no plugin installed for the supplier"));
+        assert!(!without.contains("plugin installed there"));
+    }
 
     #[test]
     fn reads_a_counter_from_prometheus_text() {

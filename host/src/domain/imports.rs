@@ -215,14 +215,12 @@ impl Imports {
     /// The supplier's `validate-account` rules, whose answer Ferry validates again. The rules
     /// may change the account but not which account it is.
     async fn apply_rules(&self, account: AccountPayload) -> Result<AccountPayload, DomainError> {
-        let input = account.to_value();
-        let supplier = account.import_supplier().to_owned();
         let mapped = super::rules::apply(
             self.rules.as_ref(),
-            &supplier,
+            account.import_supplier(),
             Hook::ValidateAccount,
             None,
-            input,
+            || account.to_value(),
             DomainError::account_invalid,
         )
         .await?;

@@ -120,6 +120,12 @@ pub trait SupplierRules: Send + Sync + 'static {
     fn identity(&self, _supplier: &str, _hook: Hook) -> Option<String> {
         None
     }
+
+    /// Whether `supplier` has rules for `hook` now. `false` lets a caller skip building the
+    /// input of rules that would keep it as it is (`apply` would answer `Ok(None)`).
+    fn has_rules(&self, _supplier: &str, _hook: Hook) -> bool {
+        true
+    }
 }
 
 /// The identity of rules that keep every input as it is ([`SupplierRules::identity`]).
@@ -142,5 +148,9 @@ impl SupplierRules for NoRules {
 
     fn identity(&self, _supplier: &str, _hook: Hook) -> Option<String> {
         Some(NO_RULES_IDENTITY.to_owned())
+    }
+
+    fn has_rules(&self, _supplier: &str, _hook: Hook) -> bool {
+        false
     }
 }

@@ -6,19 +6,80 @@ use super::ports::{AccountTarget, Hook, RuleFailure, SupplierRules};
 use super::validation::FieldErrors;
 use serde_json::Value;
 
-/// The rules' version of `input` (`None`: no rules for this hook).
+/// The rules' version of the input `input` builds (`None`: no rules for this hook, and the
+/// input is not built: for a supplier without a plugin, no copy of the request is made).
 pub async fn apply(
     rules: &dyn SupplierRules,
     supplier: &str,
     hook: Hook,
     target: Option<&AccountTarget>,
-    input: Value,
+    input: impl FnOnce() -> Value,
     invalid: fn(FieldErrors) -> DomainError,
 ) -> Result<Option<Value>, DomainError> {
-    match rules.apply(supplier, hook, target, input).await {
+    if !rules.has_rules(supplier, hook) {
+        return Ok(None);
+    }
+    match rules.apply(supplier, hook, target, input()).await {
         Ok(mapped) => Ok(mapped),
         Err(RuleFailure::Rejected(errors)) => Err(invalid(errors)),
         Err(RuleFailure::Broken(detail)) => Err(DomainError::PluginFailed(detail)),
         Err(RuleFailure::Busy(detail)) => Err(DomainError::PluginBusy(detail)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::ports::NoRules;
+    use futures_util::future::BoxFuture;
+    use serde_json::json;
+    use std::cell::Cell;
+
+    /// Rules for `MapNotes` only, which answer what they were given.
+    struct NotesOnly;
+
+    impl SupplierRules for NotesOnly {
+        fn apply<'a>(
+            &'a self,
+            _supplier: &'a str,
+            hook: Hook,
+            _target: Option<&'a AccountTarget>,
+            input: Value,
+        ) -> BoxFuture<'a, Result<Option<Value>, RuleFailure>> {
+            Box::pin(async move { Ok((hook == Hook::MapNotes).then_some(input)) })
+        }
+
+        fn has_rules(&self, _supplier: &str, hook: Hook) -> bool {
+            hook == Hook::MapNotes
+        }
+    }
+
+    /// Applies `rules` for `hook`, counting how often the input was built.
+    async fn applied(rules: &dyn SupplierRules, hook: Hook) -> (Option<Value>, usize) {
+        let built = Cell::new(0);
+        let mapped = apply(
+            rules,
+            "OLD_CO",
+            hook,
+            None,
+            || {
+                built.set(built.get() + 1);
+                json!([{"body": "a note"}])
+            },
+            DomainError::invalid,
+        )
+        .await
+        .expect("applied");
+        (mapped, built.get())
+    }
+
+    #[tokio::test]
+    async fn the_input_is_built_only_for_a_hook_the_supplier_has_rules_for() {
+        assert_eq!(applied(&NoRules, Hook::MapNotes).await, (None, 0));
+        assert_eq!(applied(&NotesOnly, Hook::MapTransactions).await, (None, 0));
+        assert_eq!(
+            applied(&NotesOnly, Hook::MapNotes).await,
+            (Some(json!([{"body": "a note"}])), 1)
+        );
     }
 }

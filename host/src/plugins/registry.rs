@@ -460,6 +460,11 @@ impl Plugins {
 }
 
 impl SupplierRules for Plugins {
+    fn has_rules(&self, supplier: &str, hook: Hook) -> bool {
+        self.current(supplier)
+            .is_some_and(|installed| installed.record.hooks.contains(&hook))
+    }
+
     fn identity(&self, supplier: &str, hook: Hook) -> Option<String> {
         Some(
             self.current(supplier)

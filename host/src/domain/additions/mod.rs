@@ -231,7 +231,7 @@ impl Additions {
         body: &Value,
         field: Option<&str>,
     ) -> Result<Option<Value>, DomainError> {
-        let input = match field {
+        let input = || match field {
             Some(field) => body.get(field).cloned().unwrap_or(Value::Null),
             None => {
                 // A plugin's payment instruction has `reference` only: it sees the deprecated
