@@ -285,13 +285,29 @@ fn is_code(value: &Value) -> bool {
     value.as_str().is_some_and(|code| !code.is_empty())
 }
 
-/// `{detail, code, errors: [{detail, code, attr}]}`, and nothing else.
+/// What an `account_import_process_already_imported` answer adds: the account it names.
+const ACCOUNT_NUMBERS: [&str; 3] = [
+    "account_number",
+    "external_account_number",
+    "platform_account_number",
+];
+
+/// `{detail, code, errors: [{detail, code, attr}]}`, and nothing else but, in an
+/// `account_import_process_already_imported` answer, the account's numbers.
 fn check_error_format(body: &Value) -> Result<(), String> {
     let object = body.as_object().ok_or("the error body is not an object")?;
-    let mut keys: Vec<&str> = object.keys().map(String::as_str).collect();
+    let already_imported = body["code"] == "account_import_process_already_imported";
+    let mut keys: Vec<&str> = object
+        .keys()
+        .map(String::as_str)
+        .filter(|key| !(already_imported && ACCOUNT_NUMBERS.contains(key)))
+        .collect();
     keys.sort_unstable();
     if keys != ["code", "detail", "errors"] {
         return Err(format!("the error body has the keys {keys:?}"));
+    }
+    if already_imported && !ACCOUNT_NUMBERS.iter().all(|key| body[key].is_string()) {
+        return Err("an already-imported answer does not name the account".into());
     }
     if !is_string(&body["detail"]) || !is_code(&body["code"]) {
         return Err("detail or code is not a string".into());
