@@ -22,7 +22,7 @@ use super::supplier::NamedSupplier;
 use super::supplier::Supplier;
 use super::validation::{FieldError, FieldErrors, reading};
 use crate::domain::storage::Store;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::sync::Arc;
 
 mod account_view;
@@ -223,7 +223,7 @@ impl Additions {
 
     /// The supplier's `hook` rules applied to the `field` array of `body` (or, without a
     /// field, to the payment instruction's own fields): the body to read again, or `None`
-    /// when the supplier has no such rules.
+    /// when the supplier has no such rules or they kept the array as it was.
     async fn apply_rules(
         &self,
         target: &Target,
@@ -260,19 +260,62 @@ impl Additions {
             DomainError::invalid,
         )
         .await?;
-        Ok(mapped.map(|mapped| match field {
-            Some(field) => {
-                let mut body = body.clone();
-                body[field] = mapped;
-                body
-            }
+        let Some(mapped) = mapped else {
+            return Ok(None);
+        };
+        Ok(match field {
+            // Rules that kept the array as it was (nothing in it to map): the body already
+            // read is what they answered, neither copied nor read again.
+            Some(field) if body.get(field) == Some(&mapped) => None,
+            Some(field) => Some(with_field(body, field, mapped)),
             None => {
                 let mut body = body.clone();
                 for key in ["vendor", "reference", "type"] {
                     body[key] = mapped.get(key).cloned().unwrap_or(Value::Null);
                 }
-                body
+                Some(body)
             }
-        }))
+        })
+    }
+}
+
+/// `body` with `value` at `field` in place of what was there, where it was: the other fields
+/// copied, not the value replaced (a batch's array, which the rules' answer replaces).
+fn with_field(body: &Value, field: &str, value: Value) -> Value {
+    let mut object: Map<String, Value> = body
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(name, kept)| {
+            let kept = if name == field {
+                Value::Null
+            } else {
+                kept.clone()
+            };
+            (name.clone(), kept)
+        })
+        .collect();
+    object.insert(field.to_owned(), value);
+    Value::Object(object)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_rules_array_takes_the_place_of_the_body_s_own() {
+        let body = json!({"import_supplier": "OLD_CO", "transactions": [{"product_code": "OLDVAR"}], "external_account_number": "A-1"});
+        let mapped = with_field(&body, "transactions", json!([{"product_code": "VAR-22"}]));
+        assert_eq!(
+            serde_json::to_string(&mapped).expect("serialised"),
+            r#"{"import_supplier":"OLD_CO","transactions":[{"product_code":"VAR-22"}],"external_account_number":"A-1"}"#
+        );
+        let without = json!({"import_supplier": "OLD_CO"});
+        assert_eq!(
+            with_field(&without, "notes", json!([])),
+            json!({"import_supplier": "OLD_CO", "notes": []})
+        );
     }
 }
