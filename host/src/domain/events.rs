@@ -160,24 +160,55 @@ pub fn ledger_entry_posted(
     entry: &LedgerEntry,
 ) -> Result<Event, DomainError> {
     let ledger = ledger_number(account_number);
+    // One per transaction (a thousand for a batch): its objects are built at their size.
     Event::own(
         "billing.ledger.entry_posted",
         "v2",
         Some(account_number),
-        json!({
-            "ledger": {"account": {"number": account_number}, "number": ledger, "id": ledger},
-            "entry": {
-                "id": entry.id,
-                "is_charge": matches!(entry.kind, TransactionType::Charge | TransactionType::SupplyCharge),
-                "is_credit": entry.kind == TransactionType::Credit,
-                "is_payment": entry.kind == TransactionType::Payment,
-                "is_repayment": entry.kind == TransactionType::Repayment,
-                "is_reversal": false,
-                "is_reversed": false,
-                "source_id": entry.id,
-                "source_type": "IMPORTED_TRANSACTION",
-            }
-        }),
+        object([
+            (
+                "ledger",
+                object([
+                    ("account", object([("number", json!(account_number))])),
+                    ("number", json!(ledger)),
+                    ("id", json!(ledger)),
+                ]),
+            ),
+            (
+                "entry",
+                object([
+                    ("id", json!(entry.id)),
+                    (
+                        "is_charge",
+                        json!(matches!(
+                            entry.kind,
+                            TransactionType::Charge | TransactionType::SupplyCharge
+                        )),
+                    ),
+                    ("is_credit", json!(entry.kind == TransactionType::Credit)),
+                    ("is_payment", json!(entry.kind == TransactionType::Payment)),
+                    (
+                        "is_repayment",
+                        json!(entry.kind == TransactionType::Repayment),
+                    ),
+                    ("is_reversal", json!(false)),
+                    ("is_reversed", json!(false)),
+                    ("source_id", json!(entry.id)),
+                    ("source_type", json!("IMPORTED_TRANSACTION")),
+                ]),
+            ),
+        ]),
+    )
+}
+
+/// The JSON object of `fields`, in their order, its map allocated once at its size (`json!`
+/// grows it field by field, rehashing as it goes).
+fn object<const N: usize>(fields: [(&str, Value); N]) -> Value {
+    Value::Object(
+        fields
+            .into_iter()
+            .map(|(name, value)| (name.to_owned(), value))
+            .collect(),
     )
 }
 
@@ -242,8 +273,44 @@ pub fn payment_method_new(
 
 #[cfg(test)]
 mod tests {
-    use super::usable_to;
+    use super::{ledger_entry_posted, usable_to};
+    use crate::domain::ledger::{LedgerEntry, TransactionType};
+    use crate::domain::money::Money;
     use serde_json::json;
+
+    #[test]
+    fn a_posted_entry_names_its_ledger_and_what_kind_of_entry_it_is() {
+        let entry = LedgerEntry {
+            id: 7,
+            transaction_id: "T-1".into(),
+            kind: TransactionType::SupplyCharge,
+            amount: Money::ZERO,
+            balance_after: Money::ZERO,
+            transaction_date: chrono::NaiveDate::from_ymd_opt(2025, 1, 15).expect("date"),
+            posted_at: chrono::Utc::now(),
+        };
+        let event = ledger_entry_posted("A-1234ABCD", &entry).expect("a catalogued event");
+        assert_eq!(event.subject.as_deref(), Some("A-1234ABCD"));
+        // In the order Ferry has always written them on the stream.
+        assert_eq!(
+            serde_json::to_string(&event.data).expect("serialised"),
+            json!({
+                "ledger": {"account": {"number": "A-1234ABCD"}, "number": "L-1234ABCD", "id": "L-1234ABCD"},
+                "entry": {
+                    "id": 7,
+                    "is_charge": true,
+                    "is_credit": false,
+                    "is_payment": false,
+                    "is_repayment": false,
+                    "is_reversal": false,
+                    "is_reversed": false,
+                    "source_id": 7,
+                    "source_type": "IMPORTED_TRANSACTION",
+                }
+            })
+            .to_string()
+        );
+    }
 
     #[test]
     fn usable_to_is_the_end_of_the_cards_expiry_month_or_open_ended() {
