@@ -1,7 +1,8 @@
 //! Setting up the server through its own APIs, as an operator and an integration would: the
-//! supplier, its example plugin and settings (unless the run is without it), an API key, a platform token (GraphQL
-//! `obtainPlatformToken`), and migrated accounts to add notes and transactions to; with
-//! several instances over one database, waiting until each one uses the plugin.
+//! supplier, its example plugin and settings (unless the run is without it), an API key, a
+//! platform token (GraphQL `obtainPlatformToken`), and migrated accounts to add notes and
+//! transactions to; with several instances over one database, waiting until each one uses
+//! the plugin.
 
 use crate::load::{self, Stop, Target};
 use crate::processes::OPERATOR_KEY;
