@@ -909,7 +909,7 @@ mod tests {
     use crate::domain::account::AccountLimits;
     use crate::domain::admin::Admin;
     use crate::domain::import_process::{ImportListing, TransferStatus};
-    use crate::domain::ports::{AccountTarget, RuleFailure};
+    use crate::domain::ports::{AccountTarget, RuleFailure, RuleInput};
     use crate::store::SledStore;
     use futures_util::future::BoxFuture;
     use serde_json::json;
@@ -957,7 +957,7 @@ mod tests {
             _supplier: &'a str,
             _hook: Hook,
             _target: Option<&'a AccountTarget>,
-            _input: Value,
+            _input: RuleInput<'a>,
         ) -> BoxFuture<'a, Result<Option<Value>, RuleFailure>> {
             Box::pin(async {
                 self.entered.notify_one();
@@ -989,7 +989,7 @@ mod tests {
             _supplier: &'a str,
             hook: Hook,
             _target: Option<&'a AccountTarget>,
-            _input: Value,
+            _input: RuleInput<'a>,
         ) -> BoxFuture<'a, Result<Option<Value>, RuleFailure>> {
             if hook == Hook::ValidateAccount {
                 self.checks

@@ -99,18 +99,22 @@ pub enum RuleFailure {
     Busy(String),
 }
 
+/// The input of a supplier's rules, built by the rules only if they exist: for a supplier
+/// without a plugin, no copy of the account or of a request's array is made.
+pub type RuleInput<'a> = Box<dyn FnOnce() -> Value + Send + 'a>;
+
 /// A supplier's validation and mapping rules (its plugin, if any).
 ///
 /// Input and output are in the request's JSON shape: the account, the array of notes,
 /// transactions or statements, or the payment instruction. `Ok(None)`: the supplier has no
-/// rules for this hook, keep the input.
+/// rules for this hook, keep the input (which they leave unbuilt).
 pub trait SupplierRules: Send + Sync + 'static {
     fn apply<'a>(
         &'a self,
         supplier: &'a str,
         hook: Hook,
         target: Option<&'a AccountTarget>,
-        input: Value,
+        input: RuleInput<'a>,
     ) -> BoxFuture<'a, Result<Option<Value>, RuleFailure>>;
 
     /// What identifies the rules that answer `hook` for `supplier` now: the same identity
@@ -119,12 +123,6 @@ pub trait SupplierRules: Send + Sync + 'static {
     /// earlier answers prove nothing.
     fn identity(&self, _supplier: &str, _hook: Hook) -> Option<String> {
         None
-    }
-
-    /// Whether `supplier` has rules for `hook` now. `false` lets a caller skip building the
-    /// input of rules that would keep it as it is (`apply` would answer `Ok(None)`).
-    fn has_rules(&self, _supplier: &str, _hook: Hook) -> bool {
-        true
     }
 }
 
@@ -141,16 +139,12 @@ impl SupplierRules for NoRules {
         _supplier: &'a str,
         _hook: Hook,
         _target: Option<&'a AccountTarget>,
-        _input: Value,
+        _input: RuleInput<'a>,
     ) -> BoxFuture<'a, Result<Option<Value>, RuleFailure>> {
         Box::pin(async { Ok(None) })
     }
 
     fn identity(&self, _supplier: &str, _hook: Hook) -> Option<String> {
         Some(NO_RULES_IDENTITY.to_owned())
-    }
-
-    fn has_rules(&self, _supplier: &str, _hook: Hook) -> bool {
-        false
     }
 }

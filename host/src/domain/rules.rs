@@ -8,18 +8,15 @@ use serde_json::Value;
 
 /// The rules' version of the input `input` builds (`None`: no rules for this hook, and the
 /// input is not built: for a supplier without a plugin, no copy of the request is made).
-pub async fn apply(
-    rules: &dyn SupplierRules,
-    supplier: &str,
+pub async fn apply<'a>(
+    rules: &'a dyn SupplierRules,
+    supplier: &'a str,
     hook: Hook,
-    target: Option<&AccountTarget>,
-    input: impl FnOnce() -> Value,
+    target: Option<&'a AccountTarget>,
+    input: impl FnOnce() -> Value + Send + 'a,
     invalid: fn(FieldErrors) -> DomainError,
 ) -> Result<Option<Value>, DomainError> {
-    if !rules.has_rules(supplier, hook) {
-        return Ok(None);
-    }
-    match rules.apply(supplier, hook, target, input()).await {
+    match rules.apply(supplier, hook, target, Box::new(input)).await {
         Ok(mapped) => Ok(mapped),
         Err(RuleFailure::Rejected(errors)) => Err(invalid(errors)),
         Err(RuleFailure::Broken(detail)) => Err(DomainError::PluginFailed(detail)),
@@ -30,10 +27,10 @@ pub async fn apply(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::ports::NoRules;
+    use crate::domain::ports::{NoRules, RuleInput};
     use futures_util::future::BoxFuture;
     use serde_json::json;
-    use std::cell::Cell;
+    use std::sync::atomic::{AtomicUsize, Ordering};
 
     /// Rules for `MapNotes` only, which answer what they were given.
     struct NotesOnly;
@@ -44,33 +41,29 @@ mod tests {
             _supplier: &'a str,
             hook: Hook,
             _target: Option<&'a AccountTarget>,
-            input: Value,
+            input: RuleInput<'a>,
         ) -> BoxFuture<'a, Result<Option<Value>, RuleFailure>> {
-            Box::pin(async move { Ok((hook == Hook::MapNotes).then_some(input)) })
-        }
-
-        fn has_rules(&self, _supplier: &str, hook: Hook) -> bool {
-            hook == Hook::MapNotes
+            Box::pin(async move { Ok((hook == Hook::MapNotes).then(input)) })
         }
     }
 
     /// Applies `rules` for `hook`, counting how often the input was built.
     async fn applied(rules: &dyn SupplierRules, hook: Hook) -> (Option<Value>, usize) {
-        let built = Cell::new(0);
+        let built = AtomicUsize::new(0);
         let mapped = apply(
             rules,
             "OLD_CO",
             hook,
             None,
             || {
-                built.set(built.get() + 1);
+                built.fetch_add(1, Ordering::SeqCst);
                 json!([{"body": "a note"}])
             },
             DomainError::invalid,
         )
         .await
         .expect("applied");
-        (mapped, built.get())
+        (mapped, built.into_inner())
     }
 
     #[tokio::test]

@@ -14,7 +14,9 @@ use super::runtime::{HookRun, LoadedComponent, PluginConfig, PluginError, Runtim
 use super::threads::LowPriorityThreads;
 use crate::domain::error::DomainError;
 use crate::domain::plugin::PluginRecord;
-use crate::domain::ports::{AccountTarget, Hook, NO_RULES_IDENTITY, RuleFailure, SupplierRules};
+use crate::domain::ports::{
+    AccountTarget, Hook, NO_RULES_IDENTITY, RuleFailure, RuleInput, SupplierRules,
+};
 use crate::store::Store;
 use chrono::{DateTime, Utc};
 use futures_util::future::BoxFuture;
@@ -281,6 +283,12 @@ impl Plugins {
             .cloned()
     }
 
+    /// The supplier's plugin, if it has one that implements `hook`.
+    fn current_for(&self, supplier: &str, hook: Hook) -> Option<Arc<Installed>> {
+        self.current(supplier)
+            .filter(|installed| installed.record.hooks.contains(&hook))
+    }
+
     /// Checks `component` against the world and installs it for `supplier`, replacing any
     /// plugin it had (keeping its configuration unless `config` is given).
     pub async fn install(
@@ -460,20 +468,11 @@ impl Plugins {
 }
 
 impl SupplierRules for Plugins {
-    fn has_rules(&self, supplier: &str, hook: Hook) -> bool {
-        self.current(supplier)
-            .is_some_and(|installed| installed.record.hooks.contains(&hook))
-    }
-
     fn identity(&self, supplier: &str, hook: Hook) -> Option<String> {
-        Some(
-            self.current(supplier)
-                .filter(|installed| installed.record.hooks.contains(&hook))
-                .map_or_else(
-                    || NO_RULES_IDENTITY.to_owned(),
-                    |installed| installed.identity.clone(),
-                ),
-        )
+        Some(self.current_for(supplier, hook).map_or_else(
+            || NO_RULES_IDENTITY.to_owned(),
+            |installed| installed.identity.clone(),
+        ))
     }
 
     fn apply<'a>(
@@ -481,18 +480,15 @@ impl SupplierRules for Plugins {
         supplier: &'a str,
         hook: Hook,
         target: Option<&'a AccountTarget>,
-        input: Value,
+        input: RuleInput<'a>,
     ) -> BoxFuture<'a, Result<Option<Value>, RuleFailure>> {
         Box::pin(async move {
-            let Some(installed) = self
-                .current(supplier)
-                .filter(|i| i.record.hooks.contains(&hook))
-            else {
+            let Some(installed) = self.current_for(supplier, hook) else {
                 return Ok(None);
             };
             let label = installed.record.label();
             let result = self
-                .run(supplier, installed, hook, target.cloned(), input)
+                .run(supplier, installed, hook, target.cloned(), input())
                 .await;
             let kind = match &result {
                 Ok(_) => "ok",
