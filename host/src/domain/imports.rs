@@ -1189,8 +1189,9 @@ mod tests {
             cancelled_event.published_at.is_none(),
             "waiting in the outbox"
         );
-        assert_eq!(cancelled_event.data["external_identifier"], "OLD");
-        assert_eq!(cancelled_event.data["resource_type"], "ACCOUNT");
+        let data = cancelled_event.data.to_value();
+        assert_eq!(data["external_identifier"], "OLD");
+        assert_eq!(data["resource_type"], "ACCOUNT");
 
         let blocked = json!({"import_supplier_code": "OLD_CO", "external_account_number": "OLD"});
         assert!(matches!(

@@ -42,7 +42,7 @@ fn event_answer(event: Event) -> ferry_admin_api::Event {
         version: event.version,
         time: moment(event.time),
         subject: event.subject,
-        data: event.data,
+        data: event.data.to_value(),
         published_at: event.published_at.map(moment),
     }
 }

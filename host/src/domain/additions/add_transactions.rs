@@ -161,7 +161,7 @@ impl Additions {
                 };
                 kept.status = Some(TRANSACTION_IMPORT_SUCCESS.to_owned());
                 kept.ledger_entry_id = Some(entry.id);
-                unit.enqueue(events::ledger_entry_posted(number, &entry)?)?;
+                unit.enqueue(events::ledger_entry_posted(number, &entry))?;
                 unit.add_transaction(&kept, &entry).await?;
                 results.push(TransactionResult {
                     status: TransactionStatus::TransactionAddedToAccount,
