@@ -160,6 +160,27 @@ async fn every_change_is_published_with_its_catalogue_payload() {
         log.len(),
         "every logged event is in the stream once"
     );
+    // The log pages from an event's id as from its seq.
+    for (index, event) in log.iter().enumerate() {
+        let id = event["id"].as_str().expect("id");
+        let (status, page) = server
+            .admin(Method::GET, &format!("/admin/v1/events?after={id}"), None)
+            .await;
+        assert_eq!(status, StatusCode::OK, "{page}");
+        assert_eq!(
+            page["events"].as_array().expect("events")[..],
+            log[index + 1..]
+        );
+    }
+    let unknown = "0190aaaa-0000-7000-8000-000000000000";
+    let (status, answer) = server
+        .admin(
+            Method::GET,
+            &format!("/admin/v1/events?after={unknown}"),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
     assert_eq!(
         types_of(&by_id),
         [

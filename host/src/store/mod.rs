@@ -13,6 +13,7 @@ mod postgres_account;
 mod postgres_store;
 mod sled_account;
 mod sled_decoded;
+mod sled_event_ids;
 mod sled_event_log;
 mod sled_listing;
 mod sled_note_index;

@@ -5,6 +5,7 @@ use super::health::{StorageHealth, unwritable};
 use super::journal::{Changes, Journal, ROTATE_BYTES};
 use super::sled_account::{AccountLocks, AccountTable};
 use super::sled_decoded::DecodedRecords;
+use super::sled_event_ids;
 use super::sled_event_log::{EVENT_GROUP_MAX, LogRecord, LoggedEvents, corrupt, logged_event};
 use super::sled_listing;
 use super::sled_note_index::NoteIndexes;
@@ -74,7 +75,11 @@ pub struct SledStore {
     pub(super) outbox_cursor: sled::Tree,
     /// The relay's cursor: the one it reads, ahead of what sled may hold meanwhile.
     pub(super) relay_cursor: Arc<std::sync::Mutex<RelayCursor>>,
-    /// Event id → `seq`.
+    /// Event ids → `seq`s, by the millisecond the id was made in, a record per change and
+    /// millisecond ([`super::sled_event_ids`]).
+    event_ids_by_millisecond: sled::Tree,
+    /// Event id → `seq`, as versions before kept every id; now only an id that is not a
+    /// canonical UUID.
     event_ids: sled::Tree,
     /// `seq` → when the relay published it (RFC 3339), as written before `published_runs`.
     published: sled::Tree,
@@ -176,6 +181,7 @@ impl SledStore {
             outbox: db.open_tree("outbox")?,
             outbox_cursor: db.open_tree("outbox_cursor")?,
             relay_cursor: Arc::default(),
+            event_ids_by_millisecond: db.open_tree("event_ids_by_millisecond")?,
             event_ids: db.open_tree("event_ids")?,
             published: db.open_tree("published")?,
             published_runs: db.open_tree("published_runs")?,
@@ -250,9 +256,13 @@ impl SledStore {
             return;
         }
         let first = self.next_ids(events.len() as u64);
-        for (seq, id) in (first..).zip(events.ids) {
-            changes.insert(&self.event_ids, id.into_bytes(), &seq.to_be_bytes());
-        }
+        sled_event_ids::index_events(
+            changes,
+            &self.event_ids_by_millisecond,
+            &self.event_ids,
+            first,
+            &events.ids,
+        );
         let keys = (first..).step_by(EVENT_GROUP_MAX);
         for (key, record) in keys.zip(events.records) {
             changes.insert(&self.events, &key.to_be_bytes(), record);
@@ -739,7 +749,13 @@ impl Store for SledStore {
     }
 
     fn event_seq<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<u64>> {
-        Box::pin(async move { Ok(self.event_ids.get(id.as_bytes())?.map(|key| be_u64(&key))) })
+        Box::pin(async move {
+            Ok(sled_event_ids::seq_of(
+                &self.event_ids_by_millisecond,
+                &self.event_ids,
+                id,
+            )?)
+        })
     }
 
     fn outbox_len(&self) -> StoreFuture<'_, usize> {
@@ -1036,6 +1052,87 @@ pub(super) mod tests {
         assert!(
             log.iter()
                 .all(|e| e.published_at.is_none() || e.published_at == Some(at))
+        );
+    }
+
+    #[tokio::test]
+    async fn an_event_is_found_by_its_id_from_a_few_records_per_change() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = SledStore::open(dir.path()).expect("store");
+        // Two changes whose events were made in the same millisecond, and one that spans
+        // two milliseconds: the records of a millisecond hold several changes' events.
+        let made_at = |millisecond: u64, number: usize| {
+            let mut event = event(number);
+            let random = [number as u8; 10];
+            event.id = uuid::Builder::from_unix_timestamp_millis(millisecond, &random)
+                .into_uuid()
+                .to_string();
+            event
+        };
+        let first: Vec<Event> = (0..3).map(|n| made_at(1_700_000_000_000, n)).collect();
+        let second: Vec<Event> = vec![
+            made_at(1_700_000_000_000, 3),
+            made_at(1_700_000_000_001, 4),
+            made_at(1_700_000_000_001, 5),
+        ];
+        // Ids Ferry does not make: on their own, in the tree versions before kept every id in.
+        let mut unusual = event(6);
+        unusual.id = "not-a-uuid".to_owned();
+        let mut upper = event(7);
+        upper.id = uuid::Uuid::now_v7().to_string().to_uppercase();
+        let batch: Vec<Event> = (8..208).map(event).collect();
+        for change in [&first[..], &second[..], &[unusual, upper][..], &batch[..]] {
+            store.publish_events(change).await.expect("stored");
+        }
+        // What a version before wrote for an event of its own.
+        store
+            .event_ids
+            .insert("0190aaaa-0000-7000-8000-000000000000", &7_u64.to_be_bytes())
+            .expect("insert");
+
+        let log = store.events_after(None, 1000).await.expect("log");
+        assert_eq!(log.len(), 208);
+        for logged in &log {
+            assert_eq!(
+                store.event_seq(&logged.id).await.expect("seq"),
+                Some(logged.seq),
+                "{}",
+                logged.id
+            );
+        }
+        assert_eq!(
+            store
+                .event_seq("0190aaaa-0000-7000-8000-000000000000")
+                .await
+                .expect("seq"),
+            Some(7)
+        );
+        // An id is its exact text; an id never stored is not found.
+        let shouted = log[0].id.to_uppercase();
+        assert_eq!(store.event_seq(&shouted).await.expect("seq"), None);
+        let unknown = uuid::Builder::from_unix_timestamp_millis(1_700_000_000_000, &[9; 10])
+            .into_uuid()
+            .to_string();
+        assert_eq!(store.event_seq(&unknown).await.expect("seq"), None);
+        assert_eq!(store.event_seq("").await.expect("seq"), None);
+
+        // Writes: one record per change and millisecond, not one per event.
+        assert_eq!(
+            store.event_ids.len(),
+            2 + 1,
+            "the two unusual ids and the old one"
+        );
+        let batch_milliseconds: HashSet<[u8; 6]> = batch
+            .iter()
+            .map(|event| {
+                let uuid = uuid::Uuid::parse_str(&event.id).expect("a UUID");
+                <[u8; 6]>::try_from(&uuid.as_bytes()[..6]).expect("six bytes")
+            })
+            .collect();
+        assert_eq!(
+            store.event_ids_by_millisecond.len(),
+            1 + 2 + batch_milliseconds.len(),
+            "the first change's millisecond, the second's two, the batch's"
         );
     }
 

@@ -1,0 +1,100 @@
+//! The sled event log's index from an event's id to its `seq`, for the admin log's
+//! `after=<event id>`: a few records per change, not one per event.
+//!
+//! Every id Ferry makes is a UUIDv7, whose first six bytes are the millisecond it was made
+//! in. A change's events are indexed by that millisecond: one record for each millisecond its
+//! events were made in, keyed by the millisecond and the change's first `seq`, holding each
+//! such event's other ten bytes and its `seq`'s offset from the first. A 1000-transaction
+//! batch makes its thousand events within a few milliseconds, so it writes a few records here
+//! where it wrote a thousand, each a sled insert (and, every few, a leaf split). Looking an id
+//! up reads the records of its millisecond: the changes whose events were made then.
+//!
+//! An id that is not a UUID in its canonical form (none Ferry makes) is indexed on its own,
+//! in the tree versions before kept every id in (the id → its `seq`), which lookups read
+//! last: the events those versions stored are found there.
+
+use super::journal::Changes;
+use super::sled_store::be_u64;
+
+/// Bytes of a UUID that name the millisecond it was made in (UUIDv7).
+const MILLISECOND_BYTES: usize = 6;
+/// The rest of a UUID.
+const REST_BYTES: usize = 16 - MILLISECOND_BYTES;
+/// One event of a record: its id's last ten bytes, then its offset from the change's first
+/// `seq` (u32, big endian).
+const ENTRY_BYTES: usize = REST_BYTES + 4;
+
+/// The UUID of `id` if it is one in its canonical form (lower-case hex with hyphens, as Ferry
+/// writes them), so that looking it up finds what the same text would have found.
+fn canonical_uuid(id: &str) -> Option<[u8; 16]> {
+    let uuid = uuid::Uuid::try_parse(id).ok()?;
+    let mut text = [0u8; uuid::fmt::Hyphenated::LENGTH];
+    (uuid.hyphenated().encode_lower(&mut text) == id).then(|| *uuid.as_bytes())
+}
+
+/// Adds the index records of a change's events, whose `seq`s run from `first` in the order of
+/// `ids`: those by millisecond to `by_millisecond`, any other id to `by_id`.
+pub(super) fn index_events(
+    changes: &mut Changes,
+    by_millisecond: &sled::Tree,
+    by_id: &sled::Tree,
+    first: u64,
+    ids: &[String],
+) {
+    let mut records: Vec<([u8; MILLISECOND_BYTES], Vec<u8>)> = Vec::new();
+    for (offset, id) in ids.iter().enumerate() {
+        let Some(uuid) = canonical_uuid(id).filter(|_| offset <= u32::MAX as usize) else {
+            changes.insert(by_id, id.as_bytes(), &(first + offset as u64).to_be_bytes());
+            continue;
+        };
+        let (millisecond, rest) = uuid.split_at(MILLISECOND_BYTES);
+        // A change's events are made in order, so their milliseconds come in runs.
+        let record = match records.iter_mut().rev().find(|(at, _)| at == millisecond) {
+            Some((_, record)) => record,
+            None => {
+                let mut at = [0u8; MILLISECOND_BYTES];
+                at.copy_from_slice(millisecond);
+                records.push((at, Vec::new()));
+                &mut records.last_mut().expect("just pushed").1
+            }
+        };
+        record.extend_from_slice(rest);
+        record.extend_from_slice(&(offset as u32).to_be_bytes());
+    }
+    for (millisecond, record) in records {
+        let mut key = [0u8; MILLISECOND_BYTES + 8];
+        key[..MILLISECOND_BYTES].copy_from_slice(&millisecond);
+        key[MILLISECOND_BYTES..].copy_from_slice(&first.to_be_bytes());
+        changes.insert(by_millisecond, &key, record);
+    }
+}
+
+/// The `seq` of the event `id`, read from the records `by_millisecond` wrote, then from those
+/// `by_id` holds.
+pub(super) fn seq_of(
+    by_millisecond: &sled::Tree,
+    by_id: &sled::Tree,
+    id: &str,
+) -> Result<Option<u64>, sled::Error> {
+    if let Some(uuid) = canonical_uuid(id) {
+        let (millisecond, rest) = uuid.split_at(MILLISECOND_BYTES);
+        for record in by_millisecond.scan_prefix(millisecond) {
+            let (key, entries) = record?;
+            let Some(first) = key
+                .get(MILLISECOND_BYTES..)
+                .and_then(|first| <[u8; 8]>::try_from(first).ok())
+                .map(u64::from_be_bytes)
+            else {
+                continue;
+            };
+            for entry in entries.chunks_exact(ENTRY_BYTES) {
+                let (entry_rest, offset) = entry.split_at(REST_BYTES);
+                if entry_rest == rest {
+                    let offset = <[u8; 4]>::try_from(offset).map_or(0, u32::from_be_bytes);
+                    return Ok(Some(first + u64::from(offset)));
+                }
+            }
+        }
+    }
+    Ok(by_id.get(id.as_bytes())?.map(|seq| be_u64(&seq)))
+}
