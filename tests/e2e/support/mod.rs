@@ -32,8 +32,9 @@ pub fn plugin(name: &str) -> PathBuf {
     }
 }
 
-/// The store the servers of this test binary run on: `e2e` runs them on sled, `e2e-postgres`
-/// (the same tests) on PostgreSQL, a database of their own each.
+/// The store the servers of this test binary run on: `e2e` and `e2e-measured` run them on
+/// sled, `e2e-postgres` and `e2e-measured-postgres` (the same tests) on PostgreSQL, a
+/// database of their own each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
     Sled,
@@ -41,7 +42,7 @@ pub enum Backend {
 }
 
 pub fn backend() -> Backend {
-    if env!("CARGO_CRATE_NAME") == "e2e_postgres" {
+    if env!("CARGO_CRATE_NAME").ends_with("_postgres") {
         Backend::Postgres
     } else {
         Backend::Sled
@@ -756,4 +757,37 @@ impl Server {
         }
         panic!("the relay did not empty the outbox");
     }
+}
+
+/// The supplier of the plugin-load tests whose plugin (the example) works.
+pub const HEALTHY: &str = "HEALTHY_CO";
+
+/// An account the example plugin validates and maps (its mobile number to E.164).
+pub fn healthy_account(external: &str) -> Value {
+    let mut body = account(HEALTHY, external);
+    body["customers"][0]["mobile"] = json!("07700 900123");
+    body
+}
+
+/// `ferry_plugin_failures_total` of `supplier` and failure `kind`, from /metrics.
+pub async fn failures_counted(server: &Server, supplier: &str, kind: &str) -> u64 {
+    server
+        .counter_total(
+            "ferry_plugin_failures_total",
+            &[("supplier", supplier), ("kind", kind)],
+        )
+        .await
+}
+
+/// The healthy supplier, with the example plugin installed; its token.
+pub async fn healthy_supplier(server: &Server) -> String {
+    let token = server.supplier_with_token(HEALTHY).await;
+    server
+        .install_plugin(
+            HEALTHY,
+            "example_plugin",
+            json!({"default_country_code": "44"}),
+        )
+        .await;
+    token
 }
