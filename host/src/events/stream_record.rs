@@ -123,9 +123,8 @@ impl StreamRecord {
                 }
                 b"subject" => subject = Some(text().ok_or(RecordError::Field("subject"))?),
                 b"data" => {
-                    let text =
-                        std::str::from_utf8(value).map_err(|_| RecordError::Field("data"))?;
-                    data = Some(EventData::from_text(text.to_owned())?);
+                    let text = text().ok_or(RecordError::Field("data"))?;
+                    data = Some(EventData::from_text(text)?);
                 }
                 _ => {}
             }

@@ -32,40 +32,68 @@ fn canonical_uuid(id: &str) -> Option<[u8; 16]> {
     (uuid.hyphenated().encode_lower(&mut text) == id).then(|| *uuid.as_bytes())
 }
 
-/// Adds the index records of a change's events, whose `seq`s run from `first` in the order of
-/// `ids`: those by millisecond to `by_millisecond`, any other id to `by_id`.
-pub(super) fn index_events(
-    changes: &mut Changes,
-    by_millisecond: &sled::Tree,
-    by_id: &sled::Tree,
-    first: u64,
-    ids: &[String],
-) {
-    let mut records: Vec<([u8; MILLISECOND_BYTES], Vec<u8>)> = Vec::new();
-    for (offset, id) in ids.iter().enumerate() {
-        let Some(uuid) = canonical_uuid(id).filter(|_| offset <= u32::MAX as usize) else {
-            changes.insert(by_id, id.as_bytes(), &(first + offset as u64).to_be_bytes());
-            continue;
+/// A change's index records, made before the change takes the commit lock: all but their
+/// keys' first `seq`, which is handed out under it ([`IdIndex::write`]).
+pub(super) struct IdIndex {
+    /// Each millisecond the change's events were made in, in the order first met: its
+    /// events' other ten id bytes and offsets from the change's first `seq`.
+    by_millisecond: Vec<([u8; MILLISECOND_BYTES], Vec<u8>)>,
+    /// The ids that are not canonical UUIDs, with their offsets.
+    others: Vec<(u64, String)>,
+}
+
+impl IdIndex {
+    /// The index records of a change's events, whose `seq`s will run in the order of `ids`.
+    pub(super) fn of<'a>(ids: impl IntoIterator<Item = &'a str>) -> IdIndex {
+        let mut index = IdIndex {
+            by_millisecond: Vec::new(),
+            others: Vec::new(),
         };
-        let (millisecond, rest) = uuid.split_at(MILLISECOND_BYTES);
-        // A change's events are made in order, so their milliseconds come in runs.
-        let record = match records.iter_mut().rev().find(|(at, _)| at == millisecond) {
-            Some((_, record)) => record,
-            None => {
-                let mut at = [0u8; MILLISECOND_BYTES];
-                at.copy_from_slice(millisecond);
-                records.push((at, Vec::new()));
-                &mut records.last_mut().expect("just pushed").1
-            }
-        };
-        record.extend_from_slice(rest);
-        record.extend_from_slice(&(offset as u32).to_be_bytes());
+        for (offset, id) in ids.into_iter().enumerate() {
+            let (Some(uuid), Ok(offset32)) = (canonical_uuid(id), u32::try_from(offset)) else {
+                index.others.push((offset as u64, id.to_owned()));
+                continue;
+            };
+            let (millisecond, rest) = uuid.split_at(MILLISECOND_BYTES);
+            // A change's events are made in order, so their milliseconds come in runs.
+            let at = match index
+                .by_millisecond
+                .iter()
+                .rposition(|(at, _)| at == millisecond)
+            {
+                Some(at) => at,
+                None => {
+                    let mut at = [0u8; MILLISECOND_BYTES];
+                    at.copy_from_slice(millisecond);
+                    index.by_millisecond.push((at, Vec::new()));
+                    index.by_millisecond.len() - 1
+                }
+            };
+            let record = &mut index.by_millisecond[at].1;
+            record.extend_from_slice(rest);
+            record.extend_from_slice(&offset32.to_be_bytes());
+        }
+        index
     }
-    for (millisecond, record) in records {
-        let mut key = [0u8; MILLISECOND_BYTES + 8];
-        key[..MILLISECOND_BYTES].copy_from_slice(&millisecond);
-        key[MILLISECOND_BYTES..].copy_from_slice(&first.to_be_bytes());
-        changes.insert(by_millisecond, &key, record);
+
+    /// Adds the records, for a change whose first `seq` is `first`: those by millisecond to
+    /// `by_millisecond`, any other id to `by_id`.
+    pub(super) fn write(
+        self,
+        changes: &mut Changes,
+        by_millisecond: &sled::Tree,
+        by_id: &sled::Tree,
+        first: u64,
+    ) {
+        for (offset, id) in self.others {
+            changes.insert(by_id, id.into_bytes(), &(first + offset).to_be_bytes());
+        }
+        for (millisecond, record) in self.by_millisecond {
+            let mut key = [0u8; MILLISECOND_BYTES + 8];
+            key[..MILLISECOND_BYTES].copy_from_slice(&millisecond);
+            key[MILLISECOND_BYTES..].copy_from_slice(&first.to_be_bytes());
+            changes.insert(by_millisecond, &key, record);
+        }
     }
 }
 

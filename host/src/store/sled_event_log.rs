@@ -14,6 +14,7 @@
 //! Records written by earlier versions stay readable: an event's JSON (first byte `{`), and
 //! uncompressed groups ([`GROUP_TAG`]).
 
+use super::sled_event_ids::IdIndex;
 use super::sled_store::decode;
 use crate::domain::events::Event;
 use crate::domain::storage::StoreError;
@@ -37,11 +38,12 @@ const COMPRESSED_GROUP_TAG: u8 = 0x02;
 const MAX_GROUP_BYTES: usize = 1 << 30;
 
 /// A change's events in the forms the log stores them, made before the change takes the commit
-/// lock: their ids (for the id index) and the records of the log, the first holding the first
-/// [`EVENT_GROUP_MAX`] events.
+/// lock: the records of the log, the first holding the first [`EVENT_GROUP_MAX`] events, and
+/// of the id index.
 pub(in crate::store) struct LoggedEvents {
-    pub(super) ids: Vec<String>,
+    count: usize,
     pub(super) records: Vec<Vec<u8>>,
+    pub(super) index: IdIndex,
 }
 
 impl LoggedEvents {
@@ -53,13 +55,14 @@ impl LoggedEvents {
             stored.chunks(EVENT_GROUP_MAX).map(encode_record).collect()
         };
         Self {
-            ids: events.iter().map(|event| event.id.clone()).collect(),
+            count: events.len(),
             records,
+            index: IdIndex::of(events.iter().map(|event| event.id.as_str())),
         }
     }
 
     pub(super) fn len(&self) -> usize {
-        self.ids.len()
+        self.count
     }
 }
 

@@ -256,12 +256,11 @@ impl SledStore {
             return;
         }
         let first = self.next_ids(events.len() as u64);
-        sled_event_ids::index_events(
+        events.index.write(
             changes,
             &self.event_ids_by_millisecond,
             &self.event_ids,
             first,
-            &events.ids,
         );
         let keys = (first..).step_by(EVENT_GROUP_MAX);
         for (key, record) in keys.zip(events.records) {
