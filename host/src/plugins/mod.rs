@@ -18,6 +18,7 @@ mod convert;
 pub mod dev;
 mod output;
 pub mod registry;
+mod running_time;
 pub mod runtime;
 pub mod threads;
 pub mod watch;

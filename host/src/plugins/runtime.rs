@@ -19,6 +19,7 @@ use super::bindings::latest::ferry::supplier_rules::{host, types};
 use super::bindings::since_v0_1_0::ferry::supplier_rules::types as types_v0_1_0;
 use super::cache::ArtifactCache;
 use super::output::CappedOutput;
+use super::running_time::RunningTime;
 use super::{account_v0_1_0, account_v0_2_0, convert, wire};
 use crate::domain::ports::{AccountTarget, Hook};
 use crate::domain::validation::FieldErrors;
@@ -433,8 +434,10 @@ impl Runtime {
         }
         let loaded = LoadedComponent { pre, hooks, sha256 };
         // Instantiate once to check every hook's signature against the WIT.
-        let mut store = self.store(PluginConfig::from([]));
-        let instance = block_on(loaded.pre.instantiate_async(&mut store)).map_err(invalid)?;
+        let running = RunningTime::default();
+        let mut store = self.store(PluginConfig::from([]), &running);
+        let instance = block_on(running.counting(loaded.pre.instantiate_async(&mut store)))
+            .map_err(invalid)?;
         for (hook, exported) in &loaded.hooks {
             check_signature(&mut store, &instance, *hook, exported).map_err(|error| {
                 PluginError::Invalid(format!(
@@ -447,8 +450,8 @@ impl Runtime {
         Ok(loaded)
     }
 
-    /// A fresh store for one call.
-    fn store(&self, config: PluginConfig) -> Store<PluginState> {
+    /// A fresh store for one call, whose deadline counts the call's `running` time.
+    fn store(&self, config: PluginConfig, running: &RunningTime) -> Store<PluginState> {
         let state = PluginState {
             wasi: None,
             output_bytes: self.limits.output_bytes,
@@ -462,12 +465,13 @@ impl Runtime {
         let mut store = Store::new(&self.engine, state);
         store.limiter(|state| &mut state.limits);
         // Each tick yields to the async runtime; the first one past the deadline traps
-        // (`Trap::Interrupt`). Wall-clock time, the time the call waited for a worker included.
+        // (`Trap::Interrupt`). The time the call has run, not the time it waited for a worker
+        // after yielding (`running_time`).
         let deadline = self.limits.deadline;
-        let started = Instant::now();
+        let running = running.clone();
         store.set_epoch_deadline(1);
         store.epoch_deadline_callback(move |_| {
-            Ok(if started.elapsed() >= deadline {
+            Ok(if running.elapsed() >= deadline {
                 UpdateDeadline::Interrupt
             } else {
                 UpdateDeadline::Yield(1)
@@ -490,12 +494,18 @@ impl Runtime {
             PluginError::Invalid(format!("it does not implement {}", hook.as_str()))
         })?;
         let started = Instant::now();
-        let mut store = self.store(config.clone());
-        let result = component.pre.instantiate_async(&mut store).await;
-        let result = match result {
-            Ok(instance) => invoke(&mut store, &instance, hook, exported, target, input).await,
-            Err(error) => Err(error),
-        };
+        let running = RunningTime::default();
+        let mut store = self.store(config.clone(), &running);
+        let result = running
+            .counting(async {
+                match component.pre.instantiate_async(&mut store).await {
+                    Ok(instance) => {
+                        invoke(&mut store, &instance, hook, exported, target, input).await
+                    }
+                    Err(error) => Err(error),
+                }
+            })
+            .await;
         let elapsed = started.elapsed();
         let outcome = result.map_err(|error| self.classify(&store, error))?;
         let state = store.data_mut();
@@ -690,6 +700,7 @@ mod tests {
     use crate::domain::ports::Hook;
     use crate::plugins::dev;
     use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::{Duration, Instant};
 
     fn loop_forever(runtime: &Runtime) -> super::LoadedComponent {
         let dir = dev::build_plugins().unwrap_or_else(|error| panic!("{error}"));
@@ -726,6 +737,50 @@ mod tests {
         assert!(
             other_ran_during_the_call,
             "the other task waited for the whole call"
+        );
+    }
+
+    /// The deadline counts the time a call runs, not the time it waits for a worker after
+    /// handing it back at a tick: a call kept waiting by another task for longer than its
+    /// whole deadline still runs for its deadline afterwards. (Counted in wall-clock time,
+    /// the first tick after the wait stopped it, and a healthy plugin failed its request
+    /// when the server was busy.)
+    #[tokio::test(flavor = "current_thread")]
+    async fn time_spent_waiting_for_a_worker_does_not_count_against_the_deadline() {
+        let deadline = Duration::from_millis(200);
+        let held = Duration::from_millis(600);
+        let limits = PluginLimits {
+            deadline,
+            ..PluginLimits::default()
+        };
+        let runtime = Runtime::new(limits, None).expect("runtime");
+        let component = loop_forever(&runtime);
+        let call = async {
+            let started = Instant::now();
+            let result = runtime
+                .call(
+                    &component,
+                    Hook::ValidateAccount,
+                    &dev::sample_config(),
+                    None,
+                    dev::sample_account(),
+                )
+                .await;
+            (result, started.elapsed())
+        };
+        // Another task holds the one worker while the call waits, having yielded at a tick.
+        let other = async {
+            tokio::task::yield_now().await;
+            std::thread::sleep(held);
+        };
+        let ((result, took), ()) = tokio::join!(call, other);
+        assert!(
+            matches!(result, Err(PluginError::Deadline(_))),
+            "stopped at its deadline: {result:?}"
+        );
+        assert!(
+            took >= held + deadline,
+            "the call ran for its whole deadline besides the {held:?} it waited: it took {took:?}"
         );
     }
 
