@@ -696,16 +696,32 @@ async fn invoke(
 
 #[cfg(test)]
 mod tests {
-    use super::{PluginError, PluginLimits, Runtime, block_on};
+    use super::{HookRun, LoadedComponent, PluginError, PluginLimits, Runtime, block_on};
     use crate::domain::ports::Hook;
     use crate::plugins::dev;
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::time::{Duration, Instant};
 
-    fn loop_forever(runtime: &Runtime) -> super::LoadedComponent {
+    fn loop_forever(runtime: &Runtime) -> LoadedComponent {
         let dir = dev::build_plugins().unwrap_or_else(|error| panic!("{error}"));
         let bytes = std::fs::read(dir.join("fault_loop_forever.wasm")).expect("the component");
         runtime.load(&bytes).expect("loaded")
+    }
+
+    /// `validate-account` of `component` on the sample account, with the sample configuration.
+    async fn validate_sample(
+        runtime: &Runtime,
+        component: &LoadedComponent,
+    ) -> Result<HookRun, PluginError> {
+        runtime
+            .call(
+                component,
+                Hook::ValidateAccount,
+                &dev::sample_config(),
+                None,
+                dev::sample_account(),
+            )
+            .await
     }
 
     /// A plugin that never returns holds the async worker it runs on for a tick at a time,
@@ -717,15 +733,7 @@ mod tests {
         let component = loop_forever(&runtime);
         let other_ran = AtomicBool::new(false);
         let call = async {
-            let result = runtime
-                .call(
-                    &component,
-                    Hook::ValidateAccount,
-                    &dev::sample_config(),
-                    None,
-                    dev::sample_account(),
-                )
-                .await;
+            let result = validate_sample(&runtime, &component).await;
             (result, other_ran.load(Ordering::SeqCst))
         };
         let other = async { other_ran.store(true, Ordering::SeqCst) };
@@ -757,15 +765,7 @@ mod tests {
         let component = loop_forever(&runtime);
         let call = async {
             let started = Instant::now();
-            let result = runtime
-                .call(
-                    &component,
-                    Hook::ValidateAccount,
-                    &dev::sample_config(),
-                    None,
-                    dev::sample_account(),
-                )
-                .await;
+            let result = validate_sample(&runtime, &component).await;
             (result, started.elapsed())
         };
         // Another task holds the one worker while the call waits, having yielded at a tick.
@@ -790,13 +790,7 @@ mod tests {
     fn a_spinning_plugin_called_from_a_thread_stops_at_its_deadline() {
         let runtime = Runtime::new(PluginLimits::default(), None).expect("runtime");
         let component = loop_forever(&runtime);
-        let result = block_on(runtime.call(
-            &component,
-            Hook::ValidateAccount,
-            &dev::sample_config(),
-            None,
-            dev::sample_account(),
-        ));
+        let result = block_on(validate_sample(&runtime, &component));
         assert!(
             matches!(result, Err(PluginError::Deadline(_))),
             "stopped at its deadline: {result:?}"
