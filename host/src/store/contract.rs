@@ -572,8 +572,19 @@ pub async fn flushed_changes_are_there_after_a_reopen(backend: &dyn Backend) {
         add(unit.as_mut(), &kept);
         unit.enqueue(event("A-00000001")).expect("event");
         unit.commit().await.expect("commit");
+        staged(store.as_ref(), "OLD_CO", "ACC-1", None).await;
+        staged(store.as_ref(), "OLD_CO", "ACC-2", None).await;
     }
     let store = backend.open();
+    // The import counts too (the sled store counts them from its listings on open).
+    let counts = store.import_counts("OLD_CO").await.expect("counts");
+    assert_eq!(
+        (
+            counts.get(ImportState::Pending),
+            counts.get(ImportState::Processed)
+        ),
+        (2, 0)
+    );
     let records = store.account_records("A-00000001").await.expect("records");
     assert_eq!(
         records

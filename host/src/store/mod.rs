@@ -15,6 +15,7 @@ mod sled_account;
 mod sled_decoded;
 mod sled_event_ids;
 mod sled_event_log;
+mod sled_import_counts;
 mod sled_listing;
 mod sled_note_index;
 mod sled_outbox;

@@ -59,6 +59,11 @@ pub(super) fn decode(key: &[u8], bytes: &[u8]) -> Result<ImportListing, StoreErr
     })
 }
 
+/// The state of the listing whose record `bytes` is at `key`.
+pub(super) fn state_of(key: &[u8], bytes: &[u8]) -> Result<ImportState, StoreError> {
+    decode(key, bytes).map(|listing| listing.state)
+}
+
 fn read(key: &[u8], bytes: &[u8]) -> Option<ImportListing> {
     let separator = key.iter().position(|&byte| byte == 0)?;
     let external = std::str::from_utf8(&key[separator + 1..]).ok()?;

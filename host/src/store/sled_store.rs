@@ -7,6 +7,7 @@ use super::sled_account::{AccountLocks, AccountTable};
 use super::sled_decoded::DecodedRecords;
 use super::sled_event_ids;
 use super::sled_event_log::{EVENT_GROUP_MAX, LogRecord, LoggedEvents, corrupt, logged_event};
+use super::sled_import_counts::{self, ImportCountsByState};
 use super::sled_listing;
 use super::sled_note_index::NoteIndexes;
 use super::sled_outbox::RelayCursor;
@@ -17,7 +18,7 @@ use super::{
 use crate::domain::api_key::ApiKeyRecord;
 use crate::domain::error::DomainError;
 use crate::domain::events::Event;
-use crate::domain::import_process::{ImportListing, ImportProcess, ImportState, PlatformAccount};
+use crate::domain::import_process::{ImportListing, ImportProcess, PlatformAccount};
 use crate::domain::meter_points::MeterPoint;
 use crate::domain::migrations::MigrationView;
 use crate::domain::operations_team::OperationsTeam;
@@ -56,7 +57,8 @@ pub struct SledStore {
     /// What the lists show of each import process, by the same key, written with the
     /// process ([`sled_listing`]).
     import_listings: sled::Tree,
-    import_counts: sled::Tree,
+    /// Each supplier's count of import processes by state, counted from the listings on open.
+    import_counts: Arc<ImportCountsByState>,
     accounts: sled::Tree,
     secrets: sled::Tree,
     plugins: sled::Tree,
@@ -170,7 +172,7 @@ impl SledStore {
             imports: db.open_tree("imports")?,
             decoded_imports: Arc::new(DecodedRecords::keeping(IMPORTS_KEPT_DECODED)),
             import_listings: db.open_tree("import_listings")?,
-            import_counts: db.open_tree("import_counts")?,
+            import_counts: Arc::default(),
             accounts: db.open_tree("accounts")?,
             secrets: db.open_tree("secrets")?,
             plugins: db.open_tree("plugins")?,
@@ -202,6 +204,8 @@ impl SledStore {
             &store.import_listings,
             &db.open_tree("layout")?,
         )?;
+        store.import_counts = Arc::new(ImportCountsByState::counted(&store.import_listings)?);
+        db.drop_tree(sled_import_counts::OLD_COUNTS_TREE)?;
         store.relay_cursor = Arc::new(std::sync::Mutex::new(store.open_relay_cursor()?));
         Ok(store)
     }
@@ -490,17 +494,7 @@ impl Store for SledStore {
     }
 
     fn import_counts<'a>(&'a self, code: &'a str) -> StoreFuture<'a, ImportCounts> {
-        Box::pin(async move {
-            let mut counts = ImportCounts::default();
-            for state in ImportState::ALL {
-                let count = self
-                    .import_counts
-                    .get(pair_key(code, state.as_str()))?
-                    .map_or(0, |bytes| be_u64(&bytes));
-                counts.0.insert(state, count);
-            }
-            Ok(counts)
-        })
+        Box::pin(std::future::ready(Ok(self.import_counts.of(code))))
     }
 
     fn insert_api_key<'a>(&'a self, key: &'a ApiKeyRecord) -> StoreFuture<'a, ()> {
@@ -864,14 +858,6 @@ impl SledStore {
                     }
                     changes.insert(&self.accounts, account.number.as_bytes(), encode(account));
                 }
-                let before = current.as_ref().map(|process| process.state);
-                let after = change.process.state;
-                if before != Some(after) {
-                    if let Some(before) = before {
-                        self.add_count(changes, supplier, before, -1)?;
-                    }
-                    self.add_count(changes, supplier, after, 1)?;
-                }
                 changes.insert(
                     &self.import_listings,
                     key.as_slice(),
@@ -882,28 +868,15 @@ impl SledStore {
                 self.decoded_imports
                     .written(&key, record, change.process.clone());
                 self.write_events(changes, LoggedEvents::new(&change.events));
+                self.import_counts.moved(
+                    supplier,
+                    current.as_ref().map(|process| process.state),
+                    change.process.state,
+                );
                 return Ok(change);
             }
             Err(StoreError::NumbersExhausted.into())
         })
-    }
-
-    /// Lists the change of the supplier's count of imports in `state` by `delta`.
-    fn add_count(
-        &self,
-        changes: &mut Changes,
-        supplier: &str,
-        state: ImportState,
-        delta: i64,
-    ) -> Result<(), StoreError> {
-        let key = pair_key(supplier, state.as_str());
-        let count = self
-            .journal
-            .get(&self.import_counts, &key)?
-            .map_or(0, |bytes| be_u64(&bytes))
-            .saturating_add_signed(delta);
-        changes.insert(&self.import_counts, key, &count.to_be_bytes());
-        Ok(())
     }
 }
 

@@ -1,0 +1,195 @@
+//! How many import processes each supplier has in each state, as the sled store keeps it: in
+//! memory, counted from the listings ([`super::sled_listing`]) when the store opens and moved
+//! by each import change under the commit lock.
+//!
+//! The counts are derived from the listings and not stored, so they cannot drift from them,
+//! and a change of state costs no sled write (it cost one or two: a migration three). Counting
+//! on open reads every listing, a few bytes each. Versions before kept the counts in a tree
+//! of their own, which goes on open ([`OLD_COUNTS_TREE`]).
+//!
+//! A count moves when its change is committed, a moment before the change is durable; a
+//! change the journal then fails to write leaves the store unwritable, and the next open
+//! counts again from what is stored.
+
+use super::StoreError;
+use super::sled_listing;
+use crate::domain::import_process::ImportState;
+use crate::domain::storage::ImportCounts;
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+/// The tree versions before kept the counts in (`supplier \0 state` → u64, big endian).
+pub(super) const OLD_COUNTS_TREE: &str = "import_counts";
+
+/// Each supplier's count of import processes by state.
+#[derive(Debug, Default)]
+pub(super) struct ImportCountsByState {
+    suppliers: Mutex<HashMap<String, ImportCounts>>,
+}
+
+impl ImportCountsByState {
+    /// The counts of the processes `listings` holds (keys `supplier \0 external`).
+    pub(super) fn counted(listings: &sled::Tree) -> Result<Self, StoreError> {
+        let mut suppliers: HashMap<String, ImportCounts> = HashMap::new();
+        for entry in listings.iter() {
+            let (key, value) = entry?;
+            let state = sled_listing::state_of(&key, &value)?;
+            let supplier = key
+                .iter()
+                .position(|&byte| byte == 0)
+                .map_or(&key[..], |separator| &key[..separator]);
+            let supplier = String::from_utf8_lossy(supplier);
+            let counts = match suppliers.get_mut(supplier.as_ref()) {
+                Some(counts) => counts,
+                None => suppliers.entry(supplier.into_owned()).or_default(),
+            };
+            *counts.0.entry(state).or_default() += 1;
+        }
+        Ok(Self {
+            suppliers: Mutex::new(suppliers),
+        })
+    }
+
+    /// One of the supplier's processes went from `before` (none: it is new) to `after`.
+    pub(super) fn moved(&self, supplier: &str, before: Option<ImportState>, after: ImportState) {
+        if before == Some(after) {
+            return;
+        }
+        let mut suppliers = self.suppliers();
+        let counts = match suppliers.get_mut(supplier) {
+            Some(counts) => counts,
+            None => suppliers.entry(supplier.to_owned()).or_default(),
+        };
+        if let Some(before) = before {
+            let count = counts.0.entry(before).or_default();
+            *count = count.saturating_sub(1);
+        }
+        *counts.0.entry(after).or_default() += 1;
+    }
+
+    /// The supplier's counts, every state named (0 where it has none).
+    pub(super) fn of(&self, supplier: &str) -> ImportCounts {
+        let suppliers = self.suppliers();
+        let stored = suppliers.get(supplier);
+        ImportCounts(
+            ImportState::ALL
+                .into_iter()
+                .map(|state| (state, stored.map_or(0, |counts| counts.get(state))))
+                .collect(),
+        )
+    }
+
+    fn suppliers(&self) -> MutexGuard<'_, HashMap<String, ImportCounts>> {
+        self.suppliers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::import_process::ImportListing;
+    use crate::store::sled_store::pair_key;
+
+    fn listing(state: ImportState) -> Vec<u8> {
+        sled_listing::encode(&ImportListing {
+            external_account_number: String::new(),
+            state,
+            platform_account_number: None,
+            account_created_at: None,
+        })
+    }
+
+    #[test]
+    fn the_counts_are_those_of_the_listings_and_move_with_each_change() {
+        let db = sled::Config::new().temporary(true).open().expect("sled");
+        let listings = db.open_tree("import_listings").expect("tree");
+        for (supplier, external, state) in [
+            ("OLD_CO", "A-1", ImportState::Pending),
+            ("OLD_CO", "A-2", ImportState::Pending),
+            ("OLD_CO", "A-3", ImportState::Processed),
+            ("OTHER", "B-1", ImportState::Errored),
+        ] {
+            listings
+                .insert(pair_key(supplier, external), listing(state))
+                .expect("insert");
+        }
+        let counts = ImportCountsByState::counted(&listings).expect("counted");
+        let old_co = counts.of("OLD_CO");
+        assert_eq!(old_co.get(ImportState::Pending), 2);
+        assert_eq!(old_co.get(ImportState::Processed), 1);
+        assert_eq!(old_co.get(ImportState::Errored), 0);
+        assert_eq!(old_co.0.len(), ImportState::ALL.len(), "every state named");
+        assert_eq!(counts.of("OTHER").get(ImportState::Errored), 1);
+        assert_eq!(counts.of("NOBODY").0.values().sum::<u64>(), 0);
+
+        counts.moved("OLD_CO", Some(ImportState::Pending), ImportState::Processed);
+        counts.moved(
+            "OLD_CO",
+            Some(ImportState::Processed),
+            ImportState::Processed,
+        );
+        counts.moved("NEW_CO", None, ImportState::Pending);
+        let old_co = counts.of("OLD_CO");
+        assert_eq!(old_co.get(ImportState::Pending), 1);
+        assert_eq!(old_co.get(ImportState::Processed), 2);
+        assert_eq!(counts.of("NEW_CO").get(ImportState::Pending), 1);
+    }
+
+    #[tokio::test]
+    async fn a_data_directory_of_a_version_before_is_counted_from_its_listings() {
+        use crate::domain::storage::Store;
+        let dir = tempfile::tempdir().expect("temp dir");
+        {
+            let db = sled::open(dir.path()).expect("sled");
+            let listings = db.open_tree("import_listings").expect("tree");
+            listings
+                .insert(pair_key("OLD_CO", "A-1"), listing(ImportState::Pending))
+                .expect("insert");
+            listings
+                .insert(pair_key("OLD_CO", "A-2"), listing(ImportState::Processed))
+                .expect("insert");
+            // The counts as that version kept them, here stale.
+            db.open_tree(OLD_COUNTS_TREE)
+                .expect("tree")
+                .insert(pair_key("OLD_CO", "PENDING"), &7_u64.to_be_bytes())
+                .expect("insert");
+            db.open_tree("layout")
+                .expect("tree")
+                .insert(b"import_listings_built", &[])
+                .expect("insert");
+            db.flush().expect("flush");
+        }
+        let store = crate::store::SledStore::open(dir.path()).expect("store");
+        let counts = store.import_counts("OLD_CO").await.expect("counts");
+        assert_eq!(
+            (
+                counts.get(ImportState::Pending),
+                counts.get(ImportState::Processed)
+            ),
+            (1, 1)
+        );
+        drop(store);
+        let db = sled::open(dir.path()).expect("sled");
+        assert!(
+            !db.tree_names()
+                .iter()
+                .any(|name| name.as_ref() == OLD_COUNTS_TREE.as_bytes()),
+            "the old tree is gone"
+        );
+    }
+
+    #[test]
+    fn a_listing_that_cannot_be_read_is_corrupt() {
+        let db = sled::Config::new().temporary(true).open().expect("sled");
+        let listings = db.open_tree("import_listings").expect("tree");
+        listings
+            .insert(pair_key("OLD_CO", "A-1"), b"\x05WRONG\x00".as_slice())
+            .expect("insert");
+        assert!(matches!(
+            ImportCountsByState::counted(&listings),
+            Err(StoreError::Corrupt { .. })
+        ));
+    }
+}
