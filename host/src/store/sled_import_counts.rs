@@ -13,6 +13,7 @@
 
 use super::StoreError;
 use super::sled_listing;
+use super::sled_store::split_pair_key;
 use crate::domain::import_process::ImportState;
 use crate::domain::storage::ImportCounts;
 use std::collections::HashMap;
@@ -33,17 +34,16 @@ impl ImportCountsByState {
         let mut suppliers: HashMap<String, ImportCounts> = HashMap::new();
         for entry in listings.iter() {
             let (key, value) = entry?;
+            // A key that is not `supplier \0 external` is corrupt: `state_of` says so.
             let state = sled_listing::state_of(&key, &value)?;
-            let supplier = key
-                .iter()
-                .position(|&byte| byte == 0)
-                .map_or(&key[..], |separator| &key[..separator]);
-            let supplier = String::from_utf8_lossy(supplier);
-            let counts = match suppliers.get_mut(supplier.as_ref()) {
-                Some(counts) => counts,
-                None => suppliers.entry(supplier.into_owned()).or_default(),
-            };
-            *counts.0.entry(state).or_default() += 1;
+            let supplier = split_pair_key(&key).map_or(&key[..], |(supplier, _)| supplier);
+            change_counts(
+                &mut suppliers,
+                &String::from_utf8_lossy(supplier),
+                |counts| {
+                    *counts.0.entry(state).or_default() += 1;
+                },
+            );
         }
         Ok(Self {
             suppliers: Mutex::new(suppliers),
@@ -55,16 +55,13 @@ impl ImportCountsByState {
         if before == Some(after) {
             return;
         }
-        let mut suppliers = self.suppliers();
-        let counts = match suppliers.get_mut(supplier) {
-            Some(counts) => counts,
-            None => suppliers.entry(supplier.to_owned()).or_default(),
-        };
-        if let Some(before) = before {
-            let count = counts.0.entry(before).or_default();
-            *count = count.saturating_sub(1);
-        }
-        *counts.0.entry(after).or_default() += 1;
+        change_counts(&mut self.suppliers(), supplier, |counts| {
+            if let Some(before) = before {
+                let count = counts.0.entry(before).or_default();
+                *count = count.saturating_sub(1);
+            }
+            *counts.0.entry(after).or_default() += 1;
+        });
     }
 
     /// The supplier's counts, every state named (0 where it has none).
@@ -83,6 +80,19 @@ impl ImportCountsByState {
         self.suppliers
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Changes the supplier's counts in `suppliers`, added if it has none (its name copied only
+/// then).
+fn change_counts(
+    suppliers: &mut HashMap<String, ImportCounts>,
+    supplier: &str,
+    change: impl FnOnce(&mut ImportCounts),
+) {
+    match suppliers.get_mut(supplier) {
+        Some(counts) => change(counts),
+        None => change(suppliers.entry(supplier.to_owned()).or_default()),
     }
 }
 
@@ -157,7 +167,7 @@ mod tests {
                 .expect("insert");
             db.open_tree("layout")
                 .expect("tree")
-                .insert(b"import_listings_built", &[])
+                .insert(sled_listing::LISTINGS_BUILT, &[])
                 .expect("insert");
             db.flush().expect("flush");
         }

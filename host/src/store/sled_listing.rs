@@ -15,7 +15,7 @@
 //! ([`build_listings`]).
 
 use super::StoreError;
-use super::sled_store::decode as decode_json;
+use super::sled_store::{decode as decode_json, split_pair_key};
 use crate::domain::import_process::{ImportListing, ImportProcess, ImportState};
 use chrono::DateTime;
 
@@ -25,7 +25,7 @@ const CREATED_AT: u8 = 1;
 const NUMBER: u8 = 2;
 
 /// The key of the `layout` tree whose presence says every import process has its listing.
-const LISTINGS_BUILT: &[u8] = b"import_listings_built";
+pub(super) const LISTINGS_BUILT: &[u8] = b"import_listings_built";
 
 /// The record of `listing` (its external account number is the key's, not written here).
 pub(super) fn encode(listing: &ImportListing) -> Vec<u8> {
@@ -65,8 +65,8 @@ pub(super) fn state_of(key: &[u8], bytes: &[u8]) -> Result<ImportState, StoreErr
 }
 
 fn read(key: &[u8], bytes: &[u8]) -> Option<ImportListing> {
-    let separator = key.iter().position(|&byte| byte == 0)?;
-    let external = std::str::from_utf8(&key[separator + 1..]).ok()?;
+    let (_, external) = split_pair_key(key)?;
+    let external = std::str::from_utf8(external).ok()?;
     let (&state_len, rest) = bytes.split_first()?;
     let (state, rest) = rest.split_at_checked(usize::from(state_len))?;
     let state = ImportState::parse(std::str::from_utf8(state).ok()?)?;

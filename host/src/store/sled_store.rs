@@ -364,6 +364,12 @@ pub(super) fn pair_key(first: &str, second: &str) -> Vec<u8> {
     key
 }
 
+/// The two parts of a [`pair_key`] (none: `key` is not one).
+pub(super) fn split_pair_key(key: &[u8]) -> Option<(&[u8], &[u8])> {
+    let separator = key.iter().position(|&byte| byte == SEPARATOR)?;
+    Some((&key[..separator], &key[separator + 1..]))
+}
+
 /// The runs of consecutive numbers in sorted, distinct `seqs`, as (first, last).
 pub(super) fn consecutive_runs(seqs: &[u64]) -> Vec<(u64, u64)> {
     let mut runs: Vec<(u64, u64)> = Vec::new();
