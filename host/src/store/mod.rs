@@ -16,10 +16,12 @@ mod sled_decoded;
 mod sled_event_ids;
 mod sled_event_log;
 mod sled_import_counts;
+mod sled_kept_indexes;
 mod sled_listing;
 mod sled_note_index;
 mod sled_outbox;
 mod sled_store;
+mod sled_transaction_index;
 
 pub use crate::domain::storage::*;
 pub use health::StorageHealth;

@@ -11,6 +11,7 @@ use super::journal::{Changes, Journal};
 use super::sled_event_log::LoggedEvents;
 use super::sled_note_index::AccountNotes;
 use super::sled_store::{SledStore, decode, encode, pair_key};
+use super::sled_transaction_index::{AccountTransactions, Location, TransactionIndexes, batch_key};
 use crate::domain::events::Event;
 use crate::domain::ledger::{AccountSummary, LedgerEntry, Transaction};
 use crate::domain::meter_points::MeterPoint;
@@ -33,8 +34,8 @@ pub(super) enum AccountTable {
     /// Notes, keyed by their id, zero-padded (so they list in order). Their dedupe index is
     /// derived from them, in memory ([`super::sled_note_index`]).
     Notes,
-    /// Imported transactions, keyed by the supplier's transaction id, each with its ledger
-    /// entry ([`TransactionRecord`]).
+    /// Imported transactions as versions before kept them: one record each, keyed by the
+    /// supplier's transaction id, with its ledger entry ([`TransactionRecord`]) or without.
     Transactions,
     /// Ledger entries, keyed by their id, zero-padded, as versions before
     /// [`TransactionRecord`] wrote them (one sled insert more per transaction).
@@ -47,10 +48,14 @@ pub(super) enum AccountTable {
     Summary,
     /// The registration state of each meter point, keyed by MPAN / MPRN.
     MeterPoints,
+    /// Imported transactions, one record per unit that added some (an array of
+    /// [`TransactionRecord`]s, [`batch_key`]): found by transaction id through
+    /// [`super::sled_transaction_index`].
+    TransactionBatches,
 }
 
 impl AccountTable {
-    pub(super) const ALL: [AccountTable; 7] = [
+    pub(super) const ALL: [AccountTable; 8] = [
         Self::Notes,
         Self::Transactions,
         Self::LedgerEntries,
@@ -58,6 +63,7 @@ impl AccountTable {
         Self::PaymentInstructions,
         Self::Summary,
         Self::MeterPoints,
+        Self::TransactionBatches,
     ];
 
     fn index(self) -> usize {
@@ -136,7 +142,50 @@ struct SledAccountUnit {
     /// added: given back to the store's [`super::sled_note_index::NoteIndexes`] when the unit
     /// commits.
     note_index: Option<AccountNotes>,
+    /// The transactions this unit added, in order, with their ledger entries, and the position
+    /// of each id: one batch record when the unit commits.
+    added_transactions: Vec<(Transaction, LedgerEntry)>,
+    added_ids: HashMap<String, usize>,
+    /// The account's transaction index, once a transaction was looked for.
+    transaction_index: Option<TakenTransactionIndex>,
+    /// The batch records this unit decoded, by their place in the index.
+    decoded_batches: HashMap<u32, Vec<Transaction>>,
     _lock: OwnedMutexGuard<()>,
+}
+
+/// An account's transaction index taken from the store's ([`TransactionIndexes`]). Dropped, it
+/// goes back as it was taken, unless its unit recorded a batch in it whose change may not be
+/// made: then it is let go, and the next unit reads the records again.
+struct TakenTransactionIndex {
+    indexes: Arc<TransactionIndexes>,
+    number: String,
+    index: AccountTransactions,
+    recorded: bool,
+}
+
+impl TakenTransactionIndex {
+    /// Records the batch record at `batch` (its key), made of `ids`, to be given back once its
+    /// change is durable.
+    fn record<'a>(&mut self, batch: String, ids: impl IntoIterator<Item = &'a str>) {
+        self.recorded = true;
+        self.index.add_batch(batch, ids);
+    }
+
+    /// The change recorded is durable: the index goes back.
+    fn give_back(mut self) {
+        self.recorded = false;
+    }
+}
+
+impl Drop for TakenTransactionIndex {
+    fn drop(&mut self) {
+        if !self.recorded {
+            self.indexes.give_back(
+                std::mem::take(&mut self.number),
+                std::mem::take(&mut self.index),
+            );
+        }
+    }
 }
 
 impl SledAccountUnit {
@@ -195,6 +244,102 @@ impl SledAccountUnit {
         Ok(self.note_index.get_or_insert_default())
     }
 
+    /// The account's transaction index: the one the store keeps, or else read from its
+    /// transactions.
+    fn transaction_index(&mut self) -> Result<&mut TakenTransactionIndex, StoreError> {
+        let taken = match self.transaction_index.take() {
+            Some(taken) => taken,
+            None => {
+                let indexes = self.store.transaction_indexes.clone();
+                let index = match indexes.take(&self.number) {
+                    Some(index) => index,
+                    None => AccountTransactions::read(
+                        &self.number,
+                        self.store.account_tree(AccountTable::Transactions),
+                        self.store.account_tree(AccountTable::TransactionBatches),
+                    )?,
+                };
+                TakenTransactionIndex {
+                    indexes,
+                    number: self.number.clone(),
+                    index,
+                    recorded: false,
+                }
+            }
+        };
+        Ok(self.transaction_index.insert(taken))
+    }
+
+    /// The transaction `id` of the account: added by this unit, or stored.
+    fn find_transaction(&mut self, id: &str) -> Result<Option<Transaction>, StoreError> {
+        if let Some(&position) = self.added_ids.get(id) {
+            return Ok(Some(self.added_transactions[position].0.clone()));
+        }
+        match self.transaction_index()?.index.get(id) {
+            None => Ok(None),
+            Some(Location::Own) => self.read(AccountTable::Transactions, id),
+            Some(Location::Batch { batch, position }) => Ok(self
+                .batch(batch)?
+                .get(position as usize)
+                .filter(|transaction| transaction.transaction_id == id)
+                .cloned()),
+        }
+    }
+
+    /// The transactions of the index's `batch`th batch record, decoded once per unit.
+    fn batch(&mut self, batch: u32) -> Result<&[Transaction], StoreError> {
+        if !self.decoded_batches.contains_key(&batch) {
+            let Some(key_part) = self
+                .transaction_index()?
+                .index
+                .batch_key(batch)
+                .map(str::to_owned)
+            else {
+                return Ok(&[]);
+            };
+            let key = pair_key(&self.number, &key_part);
+            let transactions = match self
+                .store
+                .account_tree(AccountTable::TransactionBatches)
+                .get(&key)?
+            {
+                Some(bytes) => decode(&key, &bytes)?,
+                None => Vec::new(),
+            };
+            self.decoded_batches.insert(batch, transactions);
+        }
+        Ok(self.decoded_batches.get(&batch).map_or(&[], Vec::as_slice))
+    }
+
+    /// Writes the transactions this unit added as one batch record, and records them in the
+    /// index (given back once durable).
+    fn write_added_transactions(&mut self) -> Result<(), StoreError> {
+        let Some((transaction, entry)) = self.added_transactions.first() else {
+            return Ok(());
+        };
+        let batch = batch_key(entry.id, &transaction.transaction_id);
+        let records: Vec<TransactionRecord<'_>> = self
+            .added_transactions
+            .iter()
+            .map(|(transaction, ledger_entry)| TransactionRecord {
+                transaction,
+                ledger_entry,
+            })
+            .collect();
+        let bytes = encode(&records);
+        let added = std::mem::take(&mut self.added_transactions);
+        self.added_ids.clear();
+        self.transaction_index()?.record(
+            batch.clone(),
+            added
+                .iter()
+                .map(|(transaction, _)| transaction.transaction_id.as_str()),
+        );
+        self.writes
+            .push((AccountTable::TransactionBatches, batch, bytes));
+        Ok(())
+    }
+
     /// Writes `value` at `key` unless a record is there: [`StoreError::Duplicate`] if one is.
     fn insert<T: Serialize>(
         &mut self,
@@ -232,7 +377,7 @@ impl AccountUnit for SledAccountUnit {
         &'a mut self,
         id: &'a str,
     ) -> BoxFuture<'a, Result<Option<Transaction>, StoreError>> {
-        ready(self.read(AccountTable::Transactions, id))
+        ready(self.find_transaction(id))
     }
 
     fn add_transaction<'a>(
@@ -240,16 +385,22 @@ impl AccountUnit for SledAccountUnit {
         transaction: &'a Transaction,
         entry: &'a LedgerEntry,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
-        let record = TransactionRecord {
-            transaction,
-            ledger_entry: entry,
+        let id = &transaction.transaction_id;
+        let added = match self.find_transaction(id) {
+            Ok(Some(_)) => Err(StoreError::Duplicate {
+                what: "transaction",
+                key: id.clone(),
+            }),
+            Ok(None) => {
+                self.added_ids
+                    .insert(id.clone(), self.added_transactions.len());
+                self.added_transactions
+                    .push((transaction.clone(), entry.clone()));
+                Ok(())
+            }
+            Err(error) => Err(error),
         };
-        ready(self.insert(
-            AccountTable::Transactions,
-            "transaction",
-            transaction.transaction_id.clone(),
-            &record,
-        ))
+        ready(added)
     }
 
     fn note_dates<'a>(
@@ -332,47 +483,64 @@ impl AccountUnit for SledAccountUnit {
 
     fn commit(self: Box<Self>) -> BoxFuture<'static, Result<(), StoreError>> {
         Box::pin(async move {
+            let mut unit = *self;
+            unit.write_added_transactions()?;
             let SledAccountUnit {
                 store,
                 number,
                 writes,
                 events,
                 note_index,
+                transaction_index,
                 _lock,
                 ..
-            } = *self;
-            if !writes.is_empty() || !events.is_empty() {
-                store.health.check()?;
-                let large = writes.len() + events.len() >= LARGE_CHANGE_WRITES;
-                let apply = || store.apply_account_writes(&number, writes, &events);
-                let record = if large {
-                    super::blocking::blocking(apply)
-                } else {
-                    apply()
-                };
-                // Durable before the unit ends (and its lock with it), even if this future is
-                // dropped while it waits: the change is in neither sled nor the overlay until
-                // then, so a unit taking the lock earlier would not see it.
-                if let Some(record) = record {
-                    let held = HeldUntilDurable {
-                        lock: Some(_lock),
-                        journal: store.journal.clone(),
-                        record,
-                    };
-                    let durable = store
-                        .journal
-                        .durable(record)
-                        .await
-                        .map_err(|error| store.health.noted(error));
-                    held.release();
-                    durable?;
+            } = unit;
+            // The indexes are true of what is stored once the change is durable; they go back
+            // before the account's lock does, so that the next unit of the account finds them
+            // (or, should they not be back yet, reads the records, the change among them). A
+            // unit that failed, or whose future was dropped while it waited, lets them go.
+            let give_back = |number: String| {
+                if let Some(index) = note_index {
+                    store.note_indexes.give_back(number, index);
                 }
+                if let Some(index) = transaction_index {
+                    index.give_back();
+                }
+            };
+            if writes.is_empty() && events.is_empty() {
+                give_back(number);
+                return Ok(());
             }
-            // Only now is the index true of what is stored; a unit that failed lets it go.
-            if let Some(index) = note_index {
-                store.note_indexes.give_back(number, index);
+            store.health.check()?;
+            let large = writes.len() + events.len() >= LARGE_CHANGE_WRITES;
+            let apply = || store.apply_account_writes(&number, writes, &events);
+            let record = if large {
+                super::blocking::blocking(apply)
+            } else {
+                apply()
+            };
+            // Durable before the unit ends (and its lock with it), even if this future is
+            // dropped while it waits: the change is in neither sled nor the overlay until
+            // then, so a unit taking the lock earlier would not see it.
+            let Some(record) = record else {
+                give_back(number);
+                return Ok(());
+            };
+            let held = HeldUntilDurable {
+                lock: Some(_lock),
+                journal: store.journal.clone(),
+                record,
+            };
+            let durable = store
+                .journal
+                .durable(record)
+                .await
+                .map_err(|error| store.health.noted(error));
+            if durable.is_ok() {
+                give_back(number);
             }
-            Ok(())
+            held.release();
+            durable
         })
     }
 }
@@ -433,6 +601,10 @@ impl SledStore {
                 absent: HashSet::new(),
                 events: Vec::new(),
                 note_index: None,
+                added_transactions: Vec::new(),
+                added_ids: HashMap::new(),
+                transaction_index: None,
+                decoded_batches: HashMap::new(),
                 _lock: lock,
             });
             Ok(unit)
@@ -489,6 +661,18 @@ impl SledStore {
             transactions.push(decode::<Transaction>(&key, &value)?);
             ledger_entries.extend(decode::<KeptLedgerEntry>(&key, &value)?.ledger_entry);
         }
+        for record in self
+            .account_tree(AccountTable::TransactionBatches)
+            .scan_prefix(pair_key(number, ""))
+        {
+            let (key, value) = record?;
+            transactions.extend(decode::<Vec<Transaction>>(&key, &value)?);
+            ledger_entries.extend(
+                decode::<Vec<KeptLedgerEntry>>(&key, &value)?
+                    .into_iter()
+                    .filter_map(|kept| kept.ledger_entry),
+            );
+        }
         transactions.sort_by_key(|transaction| transaction.ledger_entry_id);
         ledger_entries.sort_by_key(|entry| entry.id);
         Ok(AccountRecords {
@@ -514,11 +698,13 @@ impl SledStore {
 #[cfg(test)]
 mod tests {
     use super::{AccountTable, numbered};
+    use crate::domain::ledger::{LedgerEntry, Transaction};
     use crate::domain::notes::{Note, NoteSource};
     use crate::domain::storage::{AccountUnit, Store, StoreError};
     use crate::store::contract::transaction;
     use crate::store::sled_note_index::NoteIndexes;
     use crate::store::sled_store::{SledStore, encode, pair_key};
+    use crate::store::sled_transaction_index::TransactionIndexes;
     use std::sync::Arc;
 
     fn note(id: u64, body: &str) -> Note {
@@ -540,6 +726,18 @@ mod tests {
         let mut dates = unit.note_dates(&note.key()).await.expect("dates");
         dates.push(note.created_at);
         unit.add_note(note, &note.key(), &dates).expect("added");
+    }
+
+    /// `unit` finds `kept` by its id, and refuses it again.
+    async fn assert_kept(unit: &mut dyn AccountUnit, kept: &Transaction, entry: &LedgerEntry) {
+        assert_eq!(
+            unit.transaction(&kept.transaction_id).await.expect("read"),
+            Some(kept.clone())
+        );
+        assert!(matches!(
+            unit.add_transaction(kept, entry).await,
+            Err(StoreError::Duplicate { .. })
+        ));
     }
 
     async fn dates(store: &SledStore, account: &str, note: &Note) -> usize {
@@ -623,14 +821,7 @@ mod tests {
         // change is durable (before, it had the lock at once and read sled without it, and a
         // transaction sent again was added twice).
         let mut next = store.account_unit(account).await.expect("a unit");
-        assert_eq!(
-            next.transaction("T-1").await.expect("read"),
-            Some(added.clone())
-        );
-        assert!(matches!(
-            next.add_transaction(&added, &entry).await,
-            Err(StoreError::Duplicate { .. })
-        ));
+        assert_kept(next.as_mut(), &added, &entry).await;
     }
 
     #[tokio::test]
@@ -667,17 +858,115 @@ mod tests {
         );
 
         let records = store.read_account_records(account).expect("records");
-        assert_eq!(records.transactions, [old, new.clone()]);
-        assert_eq!(records.ledger_entries, [old_entry, new_entry.clone()]);
+        assert_eq!(records.transactions, [old.clone(), new.clone()]);
+        assert_eq!(
+            records.ledger_entries,
+            [old_entry.clone(), new_entry.clone()]
+        );
 
         let mut unit = store.account_unit(account).await.expect("a unit");
+        assert_kept(unit.as_mut(), &new, &new_entry).await;
+        // The record of its own an earlier version wrote is found by id too.
+        assert_kept(unit.as_mut(), &old, &old_entry).await;
+    }
+
+    /// The number of records of `table` account `number` has.
+    fn records_of(store: &SledStore, table: AccountTable, number: &str) -> usize {
+        store
+            .account_tree(table)
+            .scan_prefix(pair_key(number, ""))
+            .count()
+    }
+
+    #[tokio::test]
+    async fn a_units_transactions_are_one_record_found_by_id_after_a_reopen() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let account = "A-00000001";
+        let added: Vec<_> = (1..=3)
+            .map(|n| {
+                let (mut kept, mut entry) = transaction(&format!("T-{n}"));
+                entry.id = 10 + n;
+                kept.ledger_entry_id = Some(entry.id);
+                (kept, entry)
+            })
+            .collect();
+        {
+            let store = SledStore::open(dir.path()).expect("store");
+            let mut unit = store.account_unit(account).await.expect("a unit");
+            for (kept, entry) in &added {
+                assert_eq!(
+                    unit.transaction(&kept.transaction_id).await.expect("read"),
+                    None
+                );
+                unit.add_transaction(kept, entry).await.expect("added");
+            }
+            // The unit's own reads see what it added, and refuse it twice.
+            assert_kept(unit.as_mut(), &added[1].0, &added[1].1).await;
+            unit.commit().await.expect("committed");
+            assert_eq!(
+                records_of(&store, AccountTable::TransactionBatches, account),
+                1
+            );
+            assert_eq!(records_of(&store, AccountTable::Transactions, account), 0);
+            // Found through the index the unit gave back.
+            let mut unit = store.account_unit(account).await.expect("a unit");
+            assert_eq!(
+                unit.transaction("T-3").await.expect("read"),
+                Some(added[2].0.clone())
+            );
+        }
+        // And through the index read again from the records.
+        let store = SledStore::open(dir.path()).expect("store");
+        let mut unit = store.account_unit(account).await.expect("a unit");
+        for (kept, entry) in &added {
+            assert_kept(unit.as_mut(), kept, entry).await;
+        }
+        assert_eq!(unit.transaction("T-4").await.expect("read"), None);
+        drop(unit);
+        let records = store.read_account_records(account).expect("records");
+        let (transactions, entries): (Vec<_>, Vec<_>) = added.into_iter().unzip();
+        assert_eq!(records.transactions, transactions);
+        assert_eq!(records.ledger_entries, entries);
+    }
+
+    #[tokio::test]
+    async fn the_transaction_index_holds_only_what_units_committed() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut store = SledStore::open(dir.path()).expect("store");
+        store.transaction_indexes = Arc::new(TransactionIndexes::new(2));
+        let (first, first_entry) = transaction("T-1");
+        let mut unit = store.account_unit("A-1").await.expect("a unit");
+        unit.add_transaction(&first, &first_entry)
+            .await
+            .expect("added");
+        unit.commit().await.expect("committed");
+
+        // A unit dropped uncommitted (a dry run) leaves nothing of its transactions, and gives
+        // the index back as it found it.
+        let (unsaved, unsaved_entry) = transaction("T-unsaved");
+        let mut unit = store.account_unit("A-1").await.expect("a unit");
+        unit.add_transaction(&unsaved, &unsaved_entry)
+            .await
+            .expect("added");
+        drop(unit);
+        assert_eq!(store.transaction_indexes.weight(), 1, "given back");
+        let mut unit = store.account_unit("A-1").await.expect("a unit");
+        assert_eq!(unit.transaction("T-unsaved").await.expect("read"), None);
         assert_eq!(
-            unit.transaction("T-new").await.expect("read"),
-            Some(new.clone())
+            unit.transaction("T-1").await.expect("read"),
+            Some(first.clone())
         );
-        assert!(matches!(
-            unit.add_transaction(&new, &new_entry).await,
-            Err(StoreError::Duplicate { .. })
-        ));
+        drop(unit);
+
+        // Past the bound of 2, another account's index lets A-1's go: read again.
+        let mut unit = store.account_unit("A-2").await.expect("a unit");
+        for id in ["T-a", "T-b"] {
+            let (kept, entry) = transaction(id);
+            unit.add_transaction(&kept, &entry).await.expect("added");
+        }
+        unit.commit().await.expect("committed");
+        assert!(store.transaction_indexes.take("A-1").is_none(), "let go");
+        let mut unit = store.account_unit("A-1").await.expect("a unit");
+        assert_eq!(unit.transaction("T-1").await.expect("read"), Some(first));
     }
 }

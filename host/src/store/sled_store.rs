@@ -11,6 +11,7 @@ use super::sled_import_counts::{self, ImportCountsByState};
 use super::sled_listing;
 use super::sled_note_index::NoteIndexes;
 use super::sled_outbox::RelayCursor;
+use super::sled_transaction_index::TransactionIndexes;
 use super::{
     AccountRecords, AccountUnit, DecideImport, ImportChange, ImportCounts, ImportStream,
     ListingStream, Store, StoreError, StoreFuture,
@@ -94,6 +95,8 @@ pub struct SledStore {
     pub(super) account_locks: std::sync::Arc<AccountLocks>,
     /// The notes' dedupe index of the accounts used lately, derived from their notes.
     pub(super) note_indexes: Arc<NoteIndexes>,
+    /// Each account's transaction ids, where they are stored ([`super::sled_transaction_index`]).
+    pub(super) transaction_indexes: Arc<TransactionIndexes>,
     /// Whether writes are taken (the data directory's free space, a failed write).
     pub(super) health: Arc<StorageHealth>,
     /// What every change goes through ([`Journal::commit`]: durable and readable once
@@ -193,6 +196,7 @@ impl SledStore {
                 .collect::<Result<_, _>>()?,
             account_locks: std::sync::Arc::default(),
             note_indexes: Arc::default(),
+            transaction_indexes: Arc::default(),
             health,
             journal,
         };

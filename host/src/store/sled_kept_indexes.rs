@@ -1,0 +1,165 @@
+//! Per-account indexes the sled store keeps in memory, derived from the account's records (the
+//! notes' dedupe index, [`super::sled_note_index`]; the transactions' ids,
+//! [`super::sled_transaction_index`]), bounded by the entries they hold in all.
+//!
+//! A unit of work holds its account's lock, so it takes the account's index out and gives it
+//! back when its change is durable: no two units see one account's index at once. An index
+//! not given back (a unit that failed, or was dropped while its change was still to be made)
+//! is read again from the records by the next unit. Past the bound, the accounts least
+//! recently given back are let go, down to three quarters of it; an account whose index alone
+//! is past the bound is still kept.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+
+/// An account's index, as the bound counts it.
+pub(super) trait AccountIndex {
+    /// About how many entries all the accounts' indexes hold at most, by default.
+    const KEPT: usize;
+
+    /// What the index counts for against the bound: its entries, and at least one (so that
+    /// empty indexes are bounded too).
+    fn weight(&self) -> usize;
+}
+
+/// The accounts' indexes not taken by a unit, with when each was last given back.
+#[derive(Debug)]
+struct Kept<I> {
+    accounts: HashMap<String, (I, u64)>,
+    /// The weights of the indexes kept ([`AccountIndex::weight`]).
+    weight: usize,
+    clock: u64,
+}
+
+impl<I> Default for Kept<I> {
+    fn default() -> Self {
+        Self {
+            accounts: HashMap::new(),
+            weight: 0,
+            clock: 0,
+        }
+    }
+}
+
+/// Every account's index of one kind kept in memory, up to a bound on their weight in all.
+#[derive(Debug)]
+pub(super) struct KeptIndexes<I> {
+    bound: usize,
+    kept: Mutex<Kept<I>>,
+}
+
+impl<I: AccountIndex> Default for KeptIndexes<I> {
+    fn default() -> Self {
+        Self::new(I::KEPT)
+    }
+}
+
+impl<I: AccountIndex> KeptIndexes<I> {
+    /// Indexes that weigh about `bound` in all at most.
+    pub(super) fn new(bound: usize) -> Self {
+        Self {
+            bound,
+            kept: Mutex::new(Kept::default()),
+        }
+    }
+
+    fn kept(&self) -> std::sync::MutexGuard<'_, Kept<I>> {
+        self.kept.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Takes account `number`'s index, if it is kept (its unit gives it back, or not).
+    pub(super) fn take(&self, number: &str) -> Option<I> {
+        let mut kept = self.kept();
+        let (index, _) = kept.accounts.remove(number)?;
+        kept.weight -= index.weight();
+        Some(index)
+    }
+
+    /// Gives account `number`'s index back, as of its last durable change; lets the accounts
+    /// least recently given back go if the indexes kept are past the bound.
+    pub(super) fn give_back(&self, number: String, index: I) {
+        let mut kept = self.kept();
+        kept.clock += 1;
+        let now = kept.clock;
+        kept.weight += index.weight();
+        if let Some((earlier, _)) = kept.accounts.insert(number.clone(), (index, now)) {
+            kept.weight -= earlier.weight();
+        }
+        if kept.weight > self.bound {
+            let mut by_use: Vec<(u64, String)> = kept
+                .accounts
+                .iter()
+                .filter(|(account, _)| **account != number)
+                .map(|(account, (_, used))| (*used, account.clone()))
+                .collect();
+            by_use.sort_unstable();
+            let low_water = self.bound / 4 * 3;
+            for (_, account) in by_use {
+                if kept.weight <= low_water {
+                    break;
+                }
+                if let Some((index, _)) = kept.accounts.remove(&account) {
+                    kept.weight -= index.weight();
+                }
+            }
+        }
+    }
+
+    /// The weight of the indexes kept (for tests).
+    #[cfg(test)]
+    pub(super) fn weight(&self) -> usize {
+        self.kept().weight
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An index of `n` entries.
+    #[derive(Debug, Default)]
+    struct Entries(usize);
+
+    impl AccountIndex for Entries {
+        const KEPT: usize = 100;
+
+        fn weight(&self) -> usize {
+            self.0.max(1)
+        }
+    }
+
+    #[test]
+    fn a_taken_index_is_not_kept_until_it_is_given_back() {
+        let indexes = KeptIndexes::<Entries>::default();
+        indexes.give_back("A-1".into(), Entries(1));
+        assert_eq!(indexes.weight(), 1);
+        let taken = indexes.take("A-1").expect("kept");
+        assert!(indexes.take("A-1").is_none(), "one unit at a time");
+        assert_eq!(indexes.weight(), 0);
+        indexes.give_back("A-1".into(), taken);
+        assert!(indexes.take("A-1").is_some());
+    }
+
+    #[test]
+    fn past_the_bound_the_accounts_least_recently_given_back_go() {
+        let indexes = KeptIndexes::<Entries>::new(8);
+        indexes.give_back("A-1".into(), Entries(3));
+        indexes.give_back("A-2".into(), Entries(3));
+        indexes.give_back("A-1".into(), indexes.take("A-1").expect("kept"));
+        // 9 entries: past 8, so down to 6 at most, A-2 (least recently given back) first.
+        indexes.give_back("A-3".into(), Entries(3));
+        assert_eq!(indexes.weight(), 6);
+        assert!(indexes.take("A-2").is_none());
+        assert!(indexes.take("A-1").is_some());
+        // An account past the bound on its own is kept, alone.
+        indexes.give_back("A-4".into(), Entries(10));
+        assert_eq!(indexes.weight(), 10);
+        assert!(indexes.take("A-3").is_none());
+        assert!(indexes.take("A-4").is_some());
+        // Empty indexes count one each, so that there cannot be unboundedly many.
+        for account in ["E-1", "E-2", "E-3"] {
+            indexes.give_back(account.into(), Entries(0));
+        }
+        assert_eq!(indexes.weight(), 3);
+    }
+}

@@ -1,0 +1,159 @@
+//! The transactions' id index on sled, kept in memory: for each account, where each of its
+//! transactions is stored, by transaction id.
+//!
+//! A unit stores the transactions it adds as one record (a batch: `account_TransactionBatches`,
+//! [`batch_key`]), so a batch of 1000 is one sled insert instead of 1000. Finding one
+//! transaction by id (is it already added?) then needs this index: it is
+//! derived from the records, read once per account by the first unit that looks for a
+//! transaction ([`AccountTransactions::read`]), and then kept up to date by the units that add
+//! batches ([`super::sled_kept_indexes`]). Nothing of it is written to disk. Records written
+//! by versions before, one per transaction keyed by its id (`account_Transactions`), are
+//! indexed too, and stay where they are.
+
+use super::sled_kept_indexes::{AccountIndex, KeptIndexes};
+use super::sled_note_index::{KeyDigest, digest};
+use super::sled_store::{decode, pair_key, split_pair_key};
+use crate::domain::storage::StoreError;
+use serde::Deserialize;
+use std::collections::HashMap;
+
+/// Every account's transaction index kept in memory.
+pub(super) type TransactionIndexes = KeptIndexes<AccountTransactions>;
+
+/// Where a transaction is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Location {
+    /// In a record of its own, keyed by its id (versions before batches).
+    Own,
+    /// At `position` in the batch record whose key is the index's `batch`th
+    /// ([`AccountTransactions::batch_key`]).
+    Batch { batch: u32, position: u32 },
+}
+
+/// Where each of one account's transactions is, by a digest of its id. A digest can match
+/// another id: whoever reads the transaction found checks its id.
+#[derive(Debug, Default)]
+pub(super) struct AccountTransactions {
+    places: HashMap<KeyDigest, Location>,
+    /// The keys of the account's batch records (after the account's number).
+    batches: Vec<String>,
+}
+
+/// The one field of a stored transaction the index needs.
+#[derive(Deserialize)]
+struct TransactionId {
+    transaction_id: String,
+}
+
+impl AccountTransactions {
+    /// The index of account `number`'s transactions, from its records of one transaction
+    /// (`own`, keyed by id) and its batch records (`batches`).
+    pub(super) fn read(
+        number: &str,
+        own: &sled::Tree,
+        batches: &sled::Tree,
+    ) -> Result<Self, StoreError> {
+        let mut index = Self::default();
+        let prefix = pair_key(number, "");
+        for record in own.scan_prefix(&prefix).keys() {
+            let key = record?;
+            if let Some((_, id)) = split_pair_key(&key) {
+                index
+                    .places
+                    .insert(digest(&String::from_utf8_lossy(id)), Location::Own);
+            }
+        }
+        for record in batches.scan_prefix(&prefix) {
+            let (key, value) = record?;
+            let batch = split_pair_key(&key)
+                .map(|(_, batch)| String::from_utf8_lossy(batch).into_owned())
+                .unwrap_or_default();
+            let ids: Vec<TransactionId> = decode(&key, &value)?;
+            index.add_batch(batch, ids.iter().map(|id| id.transaction_id.as_str()));
+        }
+        Ok(index)
+    }
+
+    /// Where the transaction `id` is, if the account has one by that id (or by an id of the
+    /// same digest).
+    pub(super) fn get(&self, id: &str) -> Option<Location> {
+        self.places.get(&digest(id)).copied()
+    }
+
+    /// The key of the `batch`th batch record (after the account's number).
+    pub(super) fn batch_key(&self, batch: u32) -> Option<&str> {
+        self.batches.get(batch as usize).map(String::as_str)
+    }
+
+    /// Records the transactions of the batch record at `key` (after the account's number), in
+    /// their order in it.
+    pub(super) fn add_batch<'a>(&mut self, key: String, ids: impl IntoIterator<Item = &'a str>) {
+        let batch = u32::try_from(self.batches.len()).unwrap_or(u32::MAX);
+        self.batches.push(key);
+        for (position, id) in ids.into_iter().enumerate() {
+            let position = u32::try_from(position).unwrap_or(u32::MAX);
+            self.places
+                .insert(digest(id), Location::Batch { batch, position });
+        }
+    }
+}
+
+impl AccountIndex for AccountTransactions {
+    /// ~40 bytes each.
+    const KEPT: usize = 1_000_000;
+
+    fn weight(&self) -> usize {
+        self.places.len().max(1)
+    }
+}
+
+/// The key of a batch record (after the account's number): its first transaction's ledger
+/// entry id, zero-padded, so that batches list in the order they were added, then that
+/// transaction's id, which no other batch of the account holds.
+pub(super) fn batch_key(first_entry: u64, first_transaction: &str) -> String {
+    format!("{first_entry:020}:{first_transaction}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_index_finds_transactions_of_their_own_and_in_batches() {
+        let dir = tempfile::tempdir().expect("dir");
+        let db = sled::open(dir.path()).expect("db");
+        let own = db.open_tree("own").expect("tree");
+        let batches = db.open_tree("batches").expect("tree");
+        own.insert(pair_key("A-1", "T-old"), b"{}".to_vec())
+            .expect("insert");
+        own.insert(pair_key("A-2", "T-other"), b"{}".to_vec())
+            .expect("insert");
+        batches
+            .insert(
+                pair_key("A-1", &batch_key(7, "T-1")),
+                br#"[{"transaction_id":"T-1","amount":"1"},{"transaction_id":"T-2"}]"#.to_vec(),
+            )
+            .expect("insert");
+        let mut index = AccountTransactions::read("A-1", &own, &batches).expect("read");
+        assert_eq!(index.get("T-old"), Some(Location::Own));
+        assert_eq!(
+            index.get("T-2"),
+            Some(Location::Batch {
+                batch: 0,
+                position: 1
+            })
+        );
+        assert_eq!(index.batch_key(0), Some(batch_key(7, "T-1").as_str()));
+        assert_eq!(index.get("T-other"), None, "another account's");
+        assert_eq!(index.weight(), 3);
+        index.add_batch(batch_key(9, "T-3"), ["T-3"]);
+        assert_eq!(
+            index.get("T-3"),
+            Some(Location::Batch {
+                batch: 1,
+                position: 0
+            })
+        );
+        assert_eq!(index.batch_key(1), Some(batch_key(9, "T-3").as_str()));
+    }
+}
