@@ -9,9 +9,10 @@
 
 use super::journal::{Changes, Journal};
 use super::sled_event_log::LoggedEvents;
+use super::sled_kept_indexes::TakenIndex;
 use super::sled_note_index::AccountNotes;
 use super::sled_store::{SledStore, decode, encode, pair_key};
-use super::sled_transaction_index::{AccountTransactions, Location, TransactionIndexes, batch_key};
+use super::sled_transaction_index::{AccountTransactions, Location, batch_key};
 use crate::domain::events::Event;
 use crate::domain::ledger::{AccountSummary, LedgerEntry, Transaction};
 use crate::domain::meter_points::MeterPoint;
@@ -139,53 +140,19 @@ struct SledAccountUnit {
     absent: HashSet<(AccountTable, String)>,
     events: Vec<Event>,
     /// The account's notes' dedupe index, once a note was looked for, with the notes this unit
-    /// added: given back to the store's [`super::sled_note_index::NoteIndexes`] when the unit
-    /// commits.
-    note_index: Option<AccountNotes>,
+    /// added: given back to the store's [`super::sled_note_index::NoteIndexes`] when the unit's
+    /// change is durable.
+    note_index: Option<TakenIndex<AccountNotes>>,
     /// The transactions this unit added, in order, with their ledger entries, and the position
     /// of each id: one batch record when the unit commits.
     added_transactions: Vec<(Transaction, LedgerEntry)>,
     added_ids: HashMap<String, usize>,
-    /// The account's transaction index, once a transaction was looked for.
-    transaction_index: Option<TakenTransactionIndex>,
+    /// The account's transaction index, once a transaction was looked for, with the batch this
+    /// unit adds once it commits.
+    transaction_index: Option<TakenIndex<AccountTransactions>>,
     /// The batch records this unit decoded, by their place in the index.
     decoded_batches: HashMap<u32, Vec<Transaction>>,
     _lock: OwnedMutexGuard<()>,
-}
-
-/// An account's transaction index taken from the store's ([`TransactionIndexes`]). Dropped, it
-/// goes back as it was taken, unless its unit recorded a batch in it whose change may not be
-/// made: then it is let go, and the next unit reads the records again.
-struct TakenTransactionIndex {
-    indexes: Arc<TransactionIndexes>,
-    number: String,
-    index: AccountTransactions,
-    recorded: bool,
-}
-
-impl TakenTransactionIndex {
-    /// Records the batch record at `batch` (its key), made of `ids`, to be given back once its
-    /// change is durable.
-    fn record<'a>(&mut self, batch: String, ids: impl IntoIterator<Item = &'a str>) {
-        self.recorded = true;
-        self.index.add_batch(batch, ids);
-    }
-
-    /// The change recorded is durable: the index goes back.
-    fn give_back(mut self) {
-        self.recorded = false;
-    }
-}
-
-impl Drop for TakenTransactionIndex {
-    fn drop(&mut self) {
-        if !self.recorded {
-            self.indexes.give_back(
-                std::mem::take(&mut self.number),
-                std::mem::take(&mut self.index),
-            );
-        }
-    }
 }
 
 impl SledAccountUnit {
@@ -230,44 +197,30 @@ impl SledAccountUnit {
     }
 
     /// The account's notes' dedupe index: the one the store keeps, or else read from its notes.
-    fn note_index(&mut self) -> Result<&mut AccountNotes, StoreError> {
-        if self.note_index.is_none() {
-            let index = match self.store.note_indexes.take(&self.number) {
-                Some(index) => index,
-                None => AccountNotes::from_notes(
-                    self.store
-                        .records::<Note>(&self.number, AccountTable::Notes)?,
-                ),
-            };
-            self.note_index = Some(index);
-        }
-        Ok(self.note_index.get_or_insert_default())
+    fn note_index(&mut self) -> Result<&mut TakenIndex<AccountNotes>, StoreError> {
+        let store = &self.store;
+        store
+            .note_indexes
+            .taken(&mut self.note_index, &self.number, || {
+                Ok(AccountNotes::from_notes(
+                    store.records::<Note>(&self.number, AccountTable::Notes)?,
+                ))
+            })
     }
 
     /// The account's transaction index: the one the store keeps, or else read from its
     /// transactions.
-    fn transaction_index(&mut self) -> Result<&mut TakenTransactionIndex, StoreError> {
-        let taken = match self.transaction_index.take() {
-            Some(taken) => taken,
-            None => {
-                let indexes = self.store.transaction_indexes.clone();
-                let index = match indexes.take(&self.number) {
-                    Some(index) => index,
-                    None => AccountTransactions::read(
-                        &self.number,
-                        self.store.account_tree(AccountTable::Transactions),
-                        self.store.account_tree(AccountTable::TransactionBatches),
-                    )?,
-                };
-                TakenTransactionIndex {
-                    indexes,
-                    number: self.number.clone(),
-                    index,
-                    recorded: false,
-                }
-            }
-        };
-        Ok(self.transaction_index.insert(taken))
+    fn transaction_index(&mut self) -> Result<&mut TakenIndex<AccountTransactions>, StoreError> {
+        let store = &self.store;
+        store
+            .transaction_indexes
+            .taken(&mut self.transaction_index, &self.number, || {
+                AccountTransactions::read(
+                    &self.number,
+                    store.account_tree(AccountTable::Transactions),
+                    store.account_tree(AccountTable::TransactionBatches),
+                )
+            })
     }
 
     /// The transaction `id` of the account: added by this unit, or stored.
@@ -275,7 +228,7 @@ impl SledAccountUnit {
         if let Some(&position) = self.added_ids.get(id) {
             return Ok(Some(self.added_transactions[position].0.clone()));
         }
-        match self.transaction_index()?.index.get(id) {
+        match self.transaction_index()?.index().get(id) {
             None => Ok(None),
             Some(Location::Own) => self.read(AccountTable::Transactions, id),
             Some(Location::Batch { batch, position }) => Ok(self
@@ -291,7 +244,7 @@ impl SledAccountUnit {
         if !self.decoded_batches.contains_key(&batch) {
             let Some(key_part) = self
                 .transaction_index()?
-                .index
+                .index()
                 .batch_key(batch)
                 .map(str::to_owned)
             else {
@@ -329,7 +282,7 @@ impl SledAccountUnit {
         let bytes = encode(&records);
         let added = std::mem::take(&mut self.added_transactions);
         self.added_ids.clear();
-        self.transaction_index()?.record(
+        self.transaction_index()?.change().add_batch(
             batch.clone(),
             added
                 .iter()
@@ -407,7 +360,7 @@ impl AccountUnit for SledAccountUnit {
         &'a mut self,
         key: &'a str,
     ) -> BoxFuture<'a, Result<Vec<DateTime<Utc>>, StoreError>> {
-        ready(self.note_index().map(|index| index.dates(key)))
+        ready(self.note_index().map(|index| index.index().dates(key)))
     }
 
     fn add_note(
@@ -416,7 +369,7 @@ impl AccountUnit for SledAccountUnit {
         key: &str,
         dates: &[DateTime<Utc>],
     ) -> Result<(), StoreError> {
-        self.note_index()?.set(key, dates);
+        self.note_index()?.change().set(key, dates);
         self.write(AccountTable::Notes, numbered(note.id), note);
         Ok(())
     }
@@ -499,16 +452,16 @@ impl AccountUnit for SledAccountUnit {
             // before the account's lock does, so that the next unit of the account finds them
             // (or, should they not be back yet, reads the records, the change among them). A
             // unit that failed, or whose future was dropped while it waited, lets them go.
-            let give_back = |number: String| {
+            let give_back = || {
                 if let Some(index) = note_index {
-                    store.note_indexes.give_back(number, index);
+                    index.give_back();
                 }
                 if let Some(index) = transaction_index {
                     index.give_back();
                 }
             };
             if writes.is_empty() && events.is_empty() {
-                give_back(number);
+                give_back();
                 return Ok(());
             }
             store.health.check()?;
@@ -523,7 +476,7 @@ impl AccountUnit for SledAccountUnit {
             // dropped while it waits: the change is in neither sled nor the overlay until
             // then, so a unit taking the lock earlier would not see it.
             let Some(record) = record else {
-                give_back(number);
+                give_back();
                 return Ok(());
             };
             let held = HeldUntilDurable {
@@ -537,7 +490,7 @@ impl AccountUnit for SledAccountUnit {
                 .await
                 .map_err(|error| store.health.noted(error));
             if durable.is_ok() {
-                give_back(number);
+                give_back();
             }
             held.release();
             durable

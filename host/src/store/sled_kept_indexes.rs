@@ -2,18 +2,21 @@
 //! notes' dedupe index, [`super::sled_note_index`]; the transactions' ids,
 //! [`super::sled_transaction_index`]), bounded by the entries they hold in all.
 //!
-//! A unit of work holds its account's lock, so it takes the account's index out and gives it
-//! back when its change is durable: no two units see one account's index at once. An index
-//! not given back (a unit that failed, or was dropped while its change was still to be made)
-//! is read again from the records by the next unit. Past the bound, the accounts least
+//! A unit of work holds its account's lock, so it takes the account's index out
+//! ([`TakenIndex`]) and gives it back when its change is durable: no two units see one
+//! account's index at once. A unit that did not change the index gives it back as it was
+//! when it is dropped (a dry run). An index changed and not given back (a unit that failed,
+//! or was dropped while its change was still to be made) is read again from the records by
+//! the next unit. Past the bound, the accounts least
 //! recently given back are let go, down to three quarters of it; an account whose index alone
 //! is past the bound is still kept.
 
+use crate::domain::storage::StoreError;
 use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// An account's index, as the bound counts it.
-pub(super) trait AccountIndex {
+pub(super) trait AccountIndex: Default {
     /// About how many entries all the accounts' indexes hold at most, by default.
     const KEPT: usize;
 
@@ -105,10 +108,71 @@ impl<I: AccountIndex> KeptIndexes<I> {
         }
     }
 
+    /// Account `number`'s index, in `slot` once a unit took it: the one kept here, or else
+    /// `read` from the account's records.
+    pub(super) fn taken<'s>(
+        self: &Arc<Self>,
+        slot: &'s mut Option<TakenIndex<I>>,
+        number: &str,
+        read: impl FnOnce() -> Result<I, StoreError>,
+    ) -> Result<&'s mut TakenIndex<I>, StoreError> {
+        let taken = match slot.take() {
+            Some(taken) => taken,
+            None => TakenIndex {
+                index: match self.take(number) {
+                    Some(index) => index,
+                    None => read()?,
+                },
+                indexes: self.clone(),
+                number: number.to_owned(),
+                changed: false,
+            },
+        };
+        Ok(slot.insert(taken))
+    }
+
     /// The weight of the indexes kept (for tests).
     #[cfg(test)]
     pub(super) fn weight(&self) -> usize {
         self.kept().weight
+    }
+}
+
+/// An account's index a unit took ([`KeptIndexes::taken`]). Dropped, it goes back as it was
+/// taken, unless the unit changed it (for a change that may not be made): then it is let go.
+#[derive(Debug)]
+pub(super) struct TakenIndex<I: AccountIndex> {
+    indexes: Arc<KeptIndexes<I>>,
+    number: String,
+    index: I,
+    changed: bool,
+}
+
+impl<I: AccountIndex> TakenIndex<I> {
+    pub(super) fn index(&self) -> &I {
+        &self.index
+    }
+
+    /// The index, to record what the unit changes (given back only by [`Self::give_back`]).
+    pub(super) fn change(&mut self) -> &mut I {
+        self.changed = true;
+        &mut self.index
+    }
+
+    /// The unit's change is durable: the index, as it changed it, goes back.
+    pub(super) fn give_back(mut self) {
+        self.changed = false;
+    }
+}
+
+impl<I: AccountIndex> Drop for TakenIndex<I> {
+    fn drop(&mut self) {
+        if !self.changed {
+            self.indexes.give_back(
+                std::mem::take(&mut self.number),
+                std::mem::take(&mut self.index),
+            );
+        }
     }
 }
 
@@ -138,6 +202,38 @@ mod tests {
         assert_eq!(indexes.weight(), 0);
         indexes.give_back("A-1".into(), taken);
         assert!(indexes.take("A-1").is_some());
+    }
+
+    #[test]
+    fn a_taken_index_goes_back_unless_it_was_changed_and_not_given_back() {
+        let indexes = Arc::new(KeptIndexes::<Entries>::default());
+        let mut slot = None;
+        indexes
+            .taken(&mut slot, "A-1", || Ok(Entries(2)))
+            .expect("read");
+        assert_eq!(
+            indexes
+                .taken(&mut slot, "A-1", || panic!("taken already"))
+                .expect("taken")
+                .index()
+                .0,
+            2
+        );
+        slot = None;
+        assert_eq!(indexes.weight(), 2, "unchanged: back as it was");
+        indexes
+            .taken(&mut slot, "A-1", || panic!("kept"))
+            .expect("taken")
+            .change()
+            .0 = 3;
+        slot = None;
+        assert!(indexes.take("A-1").is_none(), "changed and dropped: let go");
+        let taken = indexes
+            .taken(&mut slot, "A-1", || Ok(Entries(4)))
+            .expect("read again");
+        taken.change().0 = 5;
+        slot.take().expect("taken").give_back();
+        assert_eq!(indexes.take("A-1").map(|index| index.0), Some(5));
     }
 
     #[test]
