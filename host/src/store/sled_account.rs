@@ -12,7 +12,9 @@ use super::sled_event_log::LoggedEvents;
 use super::sled_kept_indexes::TakenIndex;
 use super::sled_note_index::AccountNotes;
 use super::sled_store::{SledStore, decode, encode, pair_key};
-use super::sled_transaction_index::{AccountTransactions, Location, batch_key};
+use super::sled_transaction_index::{
+    AccountTransactions, Location, batch_json, batch_key, decode_batch, encode_batch,
+};
 use crate::domain::events::Event;
 use crate::domain::ledger::{AccountSummary, LedgerEntry, Transaction};
 use crate::domain::meter_points::MeterPoint;
@@ -256,7 +258,7 @@ impl SledAccountUnit {
                 .account_tree(AccountTable::TransactionBatches)
                 .get(&key)?
             {
-                Some(bytes) => decode(&key, &bytes)?,
+                Some(bytes) => decode_batch(&key, &bytes)?,
                 None => Vec::new(),
             };
             self.decoded_batches.insert(batch, transactions);
@@ -279,7 +281,7 @@ impl SledAccountUnit {
                 ledger_entry,
             })
             .collect();
-        let bytes = encode(&records);
+        let bytes = encode_batch(&records);
         let added = std::mem::take(&mut self.added_transactions);
         self.added_ids.clear();
         self.transaction_index()?.change().add_batch(
@@ -619,9 +621,10 @@ impl SledStore {
             .scan_prefix(pair_key(number, ""))
         {
             let (key, value) = record?;
-            transactions.extend(decode::<Vec<Transaction>>(&key, &value)?);
+            let batch = batch_json(&key, &value)?;
+            transactions.extend(decode::<Vec<Transaction>>(&key, &batch)?);
             ledger_entries.extend(
-                decode::<Vec<KeptLedgerEntry>>(&key, &value)?
+                decode::<Vec<KeptLedgerEntry>>(&key, &batch)?
                     .into_iter()
                     .filter_map(|kept| kept.ledger_entry),
             );
@@ -650,14 +653,14 @@ impl SledStore {
 
 #[cfg(test)]
 mod tests {
-    use super::{AccountTable, numbered};
+    use super::{AccountTable, TransactionRecord, numbered};
     use crate::domain::ledger::{LedgerEntry, Transaction};
     use crate::domain::notes::{Note, NoteSource};
     use crate::domain::storage::{AccountUnit, Store, StoreError};
     use crate::store::contract::transaction;
     use crate::store::sled_note_index::NoteIndexes;
     use crate::store::sled_store::{SledStore, encode, pair_key};
-    use crate::store::sled_transaction_index::TransactionIndexes;
+    use crate::store::sled_transaction_index::{TransactionIndexes, batch_key};
     use std::sync::Arc;
 
     fn note(id: u64, body: &str) -> Note {
@@ -794,6 +797,21 @@ mod tests {
             .account_tree(AccountTable::LedgerEntries)
             .insert(pair_key(account, &numbered(5)), encode(&old_entry))
             .expect("insert");
+        // A batch record as the version before batches were compressed wrote it: the JSON
+        // array itself.
+        let (mut plain, mut plain_entry) = transaction("T-plain");
+        plain_entry.id = 7;
+        plain.ledger_entry_id = Some(7);
+        store
+            .account_tree(AccountTable::TransactionBatches)
+            .insert(
+                pair_key(account, &batch_key(7, "T-plain")),
+                encode(&[TransactionRecord {
+                    transaction: &plain,
+                    ledger_entry: &plain_entry,
+                }]),
+            )
+            .expect("insert");
         // And one kept now: one record.
         let (mut new, mut new_entry) = transaction("T-new");
         new_entry.id = 9;
@@ -811,16 +829,20 @@ mod tests {
         );
 
         let records = store.read_account_records(account).expect("records");
-        assert_eq!(records.transactions, [old.clone(), new.clone()]);
+        assert_eq!(
+            records.transactions,
+            [old.clone(), plain.clone(), new.clone()]
+        );
         assert_eq!(
             records.ledger_entries,
-            [old_entry.clone(), new_entry.clone()]
+            [old_entry.clone(), plain_entry.clone(), new_entry.clone()]
         );
 
         let mut unit = store.account_unit(account).await.expect("a unit");
         assert_kept(unit.as_mut(), &new, &new_entry).await;
-        // The record of its own an earlier version wrote is found by id too.
+        // The records earlier versions wrote are found by id too.
         assert_kept(unit.as_mut(), &old, &old_entry).await;
+        assert_kept(unit.as_mut(), &plain, &plain_entry).await;
     }
 
     /// The number of records of `table` account `number` has.
@@ -861,6 +883,16 @@ mod tests {
                 1
             );
             assert_eq!(records_of(&store, AccountTable::Transactions, account), 0);
+            let (_, record) = store
+                .account_tree(AccountTable::TransactionBatches)
+                .first()
+                .expect("read")
+                .expect("the batch record");
+            assert_ne!(
+                record.first(),
+                Some(&b'['),
+                "compressed, not the JSON array"
+            );
             // Found through the index the unit gave back.
             let mut unit = store.account_unit(account).await.expect("a unit");
             assert_eq!(

@@ -6,16 +6,14 @@
 //! event (what a change with one event writes), or a group of up to [`EVENT_GROUP_MAX`] events
 //! with consecutive `seq`s from the record's key, compressed (LZ4). The events of a group share
 //! most of their bytes (field names, type, source, the payload's keys, much of the ids and
-//! times): 64 ledger-entry events of 33 KB compress to 2 KB. sled rewrites a leaf whole when
-//! it splits or consolidates it, so the log's leaves cost in proportion to their bytes on
-//! every write of a batch: uncompressed, they took about half of what sled wrote while
-//! 1000-item batches ran.
+//! times): 64 ledger-entry events of 33 KB compress to 2 KB ([`compressed`]). Uncompressed,
+//! the log's leaves took about half of what sled wrote while 1000-item batches ran.
 //!
 //! Records written by earlier versions stay readable: an event's JSON (first byte `{`), and
 //! uncompressed groups ([`GROUP_TAG`]).
 
 use super::sled_event_ids::IdIndex;
-use super::sled_store::decode;
+use super::sled_store::{compressed, decode, decompressed};
 use crate::domain::events::Event;
 use crate::domain::storage::StoreError;
 use crate::events::stream_record::StreamRecord;
@@ -32,10 +30,6 @@ const GROUP_TAG: u8 = 0x01;
 /// First byte of a compressed group: then the uncompressed group's body (the [`GROUP_TAG`]
 /// layout without its tag) as an LZ4 block, its size first (u32, little endian).
 const COMPRESSED_GROUP_TAG: u8 = 0x02;
-
-/// No group decompresses to more than this: a record claiming more is corrupt, and is not
-/// given the memory it claims.
-const MAX_GROUP_BYTES: usize = 1 << 30;
 
 /// A change's events in the forms the log stores them, made before the change takes the commit
 /// lock: the records of the log, the first holding the first [`EVENT_GROUP_MAX`] events, and
@@ -78,11 +72,7 @@ fn encode_record(stored: &[StreamRecord]) -> Vec<u8> {
         body.extend_from_slice(&(event.as_bytes().len() as u32).to_be_bytes());
         body.extend_from_slice(event.as_bytes());
     }
-    let compressed = lz4_flex::block::compress_prepend_size(&body);
-    let mut record = Vec::with_capacity(1 + compressed.len());
-    record.push(COMPRESSED_GROUP_TAG);
-    record.extend_from_slice(&compressed);
-    record
+    compressed(COMPRESSED_GROUP_TAG, &body)
 }
 
 /// One record of the log, read: the stored events it holds, in `seq` order.
@@ -97,7 +87,7 @@ impl<'a> LogRecord<'a> {
     pub(super) fn read(seq: u64, record: &'a [u8]) -> Result<Self, StoreError> {
         match record.split_first() {
             Some((&GROUP_TAG, body)) => Ok(Self::Group(Cow::Borrowed(body))),
-            Some((&COMPRESSED_GROUP_TAG, compressed)) => decompress(compressed)
+            Some((&COMPRESSED_GROUP_TAG, block)) => decompressed(block)
                 .map(|body| Self::Group(Cow::Owned(body)))
                 .ok_or_else(|| corrupt(seq, "a compressed group of events does not decompress")),
             _ => Ok(Self::Single(record)),
@@ -132,17 +122,6 @@ impl<'a> LogRecord<'a> {
         });
         single.map(Some).into_iter().chain(grouped)
     }
-}
-
-fn decompress(compressed: &[u8]) -> Option<Vec<u8>> {
-    let (size, block) = compressed.split_first_chunk::<4>()?;
-    let size = u32::from_le_bytes(*size) as usize;
-    if size > MAX_GROUP_BYTES {
-        return None;
-    }
-    lz4_flex::block::decompress(block, size)
-        .ok()
-        .filter(|body| body.len() == size)
 }
 
 /// The record of the log at `key` is not what Ferry wrote.

@@ -360,6 +360,36 @@ pub(super) fn decode<T: DeserializeOwned>(key: &[u8], bytes: &[u8]) -> Result<T,
     })
 }
 
+/// A record compressed as one LZ4 block behind a one-byte `tag` saying so: the tag, then the
+/// size of `body` (u32, little endian), then the block. sled rewrites a leaf whole when it
+/// splits or consolidates it, so large records cost in proportion to their bytes on every
+/// write near them; records of many similar items (groups of events, batches of
+/// transactions) shrink several times over.
+pub(super) fn compressed(tag: u8, body: &[u8]) -> Vec<u8> {
+    let block = lz4_flex::block::compress_prepend_size(body);
+    let mut record = Vec::with_capacity(1 + block.len());
+    record.push(tag);
+    record.extend_from_slice(&block);
+    record
+}
+
+/// No compressed record decompresses to more than this: one claiming more is corrupt, and is
+/// not given the memory it claims.
+const MAX_DECOMPRESSED_BYTES: usize = 1 << 30;
+
+/// The body of a record [`compressed`] wrote, given what follows its tag; `None` if it does
+/// not decompress to the size it states.
+pub(super) fn decompressed(block: &[u8]) -> Option<Vec<u8>> {
+    let (size, block) = block.split_first_chunk::<4>()?;
+    let size = u32::from_le_bytes(*size) as usize;
+    if size > MAX_DECOMPRESSED_BYTES {
+        return None;
+    }
+    lz4_flex::block::decompress(block, size)
+        .ok()
+        .filter(|body| body.len() == size)
+}
+
 pub(super) fn pair_key(first: &str, second: &str) -> Vec<u8> {
     let mut key = Vec::with_capacity(first.len() + second.len() + 1);
     key.extend_from_slice(first.as_bytes());
