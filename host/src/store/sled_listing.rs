@@ -15,7 +15,7 @@
 //! ([`build_listings`]).
 
 use super::StoreError;
-use super::sled_store::{decode as decode_json, split_pair_key};
+use super::sled_store::{corrupt_record, decode as decode_json, split_pair_key};
 use crate::domain::import_process::{ImportListing, ImportProcess, ImportState};
 use chrono::DateTime;
 
@@ -53,10 +53,7 @@ pub(super) fn encode(listing: &ImportListing) -> Vec<u8> {
 
 /// The listing whose record `bytes` is at `key` (`supplier \0 external`).
 pub(super) fn decode(key: &[u8], bytes: &[u8]) -> Result<ImportListing, StoreError> {
-    read(key, bytes).ok_or_else(|| StoreError::Corrupt {
-        key: String::from_utf8_lossy(key).into_owned(),
-        source: serde::de::Error::custom("not an import listing record"),
-    })
+    read(key, bytes).ok_or_else(|| corrupt_record(key, "not an import listing record"))
 }
 
 /// The state of the listing whose record `bytes` is at `key`.

@@ -360,6 +360,14 @@ pub(super) fn decode<T: DeserializeOwned>(key: &[u8], bytes: &[u8]) -> Result<T,
     })
 }
 
+/// The record at `key` is not what Ferry wrote, for the reason `problem` gives.
+pub(super) fn corrupt_record(key: &[u8], problem: &'static str) -> StoreError {
+    StoreError::Corrupt {
+        key: String::from_utf8_lossy(key).into_owned(),
+        source: serde::de::Error::custom(problem),
+    }
+}
+
 /// A record compressed as one LZ4 block behind a one-byte `tag` saying so: the tag, then the
 /// size of `body` (u32, little endian), then the block. sled rewrites a leaf whole when it
 /// splits or consolidates it, so large records cost in proportion to their bytes on every

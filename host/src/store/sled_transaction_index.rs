@@ -18,9 +18,11 @@
 
 use super::sled_kept_indexes::{AccountIndex, KeptIndexes};
 use super::sled_note_index::{KeyDigest, digest};
-use super::sled_store::{compressed, decode, decompressed, encode, pair_key, split_pair_key};
+use super::sled_store::{
+    compressed, corrupt_record, decode, decompressed, encode, pair_key, split_pair_key,
+};
 use crate::domain::storage::StoreError;
-use serde::de::{DeserializeOwned, Error as _};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -38,16 +40,9 @@ pub(super) fn encode_batch<T: Serialize>(transactions: &[T]) -> Vec<u8> {
 /// it.
 pub(super) fn batch_json<'a>(key: &[u8], record: &'a [u8]) -> Result<Cow<'a, [u8]>, StoreError> {
     match record.split_first() {
-        Some((&COMPRESSED_BATCH_TAG, block)) => {
-            decompressed(block)
-                .map(Cow::Owned)
-                .ok_or_else(|| StoreError::Corrupt {
-                    key: String::from_utf8_lossy(key).into_owned(),
-                    source: serde_json::Error::custom(
-                        "a batch of transactions does not decompress",
-                    ),
-                })
-        }
+        Some((&COMPRESSED_BATCH_TAG, block)) => decompressed(block)
+            .map(Cow::Owned)
+            .ok_or_else(|| corrupt_record(key, "a batch of transactions does not decompress")),
         _ => Ok(Cow::Borrowed(record)),
     }
 }
