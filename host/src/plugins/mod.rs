@@ -21,6 +21,7 @@ pub mod registry;
 mod running_time;
 pub mod runtime;
 pub mod threads;
+mod to_its_end;
 pub mod watch;
 mod wire;
 

@@ -3,15 +3,17 @@
 //!
 //! Each supplier's hook calls pass a bulkhead: at most [`Bulkhead::calls_per_supplier`] run
 //! at once, the others wait their turn for at most [`Bulkhead::queue_wait`] and are then
-//! refused as busy. A call is a task of its own on the async workers, which it hands back to
-//! the other tasks at every tick of the epoch (5 ms, see [`super::runtime`]). A supplier whose
-//! plugin overran its deadline in the last [`DEMOTION`] has its calls run on the
-//! [`LowPriorityThreads`] instead. A plugin that burns its whole deadline on every call thus
-//! occupies a bounded share of the cores, and yields even that to the host's own work and to
-//! the other suppliers' plugins, which keep the host's priority.
+//! refused as busy. A call runs on the async workers, in the task of the request that made it
+//! (and to its end, holding its slot, should the request be dropped: [`super::to_its_end`]);
+//! it hands the worker back to the other tasks at every tick of the epoch (5 ms, see
+//! [`super::runtime`]). A supplier whose plugin overran its deadline in the last [`DEMOTION`]
+//! has its calls run on the [`LowPriorityThreads`] instead. A plugin that burns its whole
+//! deadline on every call thus occupies a bounded share of the cores, and yields even that to
+//! the host's own work and to the other suppliers' plugins, which keep the host's priority.
 
 use super::runtime::{HookRun, LoadedComponent, PluginConfig, PluginError, Runtime};
 use super::threads::LowPriorityThreads;
+use super::to_its_end::ToItsEnd;
 use crate::domain::error::DomainError;
 use crate::domain::plugin::PluginRecord;
 use crate::domain::ports::{
@@ -27,7 +29,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant};
-use tokio::sync::Semaphore;
+use tokio::sync::{Semaphore, TryAcquireError};
 
 const RECENT_FAILURES: usize = 20;
 /// How long a supplier's calls run on the low-priority threads after its plugin last overran
@@ -241,6 +243,9 @@ impl Plugins {
 
     fn slots(&self, supplier: &str) -> Arc<Semaphore> {
         let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(known) = slots.get(supplier) {
+            return known.clone();
+        }
         slots
             .entry(supplier.to_owned())
             .or_insert_with(|| Arc::new(Semaphore::new(self.bulkhead.calls_per_supplier)))
@@ -413,9 +418,9 @@ impl Plugins {
         });
     }
 
-    /// Runs the hook as a task of its own once one of the supplier's call slots is free (on a
-    /// low-priority thread if the supplier is demoted). The slot is held until the call ends,
-    /// even if the request that made it is abandoned.
+    /// Runs the hook once one of the supplier's call slots is free: in the caller's task, or
+    /// on a low-priority thread if the supplier is demoted. The slot is held until the call
+    /// ends, even if the request that made it is abandoned.
     async fn run(
         &self,
         supplier: &str,
@@ -428,13 +433,23 @@ impl Plugins {
             calls_per_supplier,
             queue_wait,
         } = self.bulkhead;
-        let slot = tokio::time::timeout(queue_wait, self.slots(supplier).acquire_owned())
-            .await
-            .map_err(|_| PluginError::Busy {
-                slots: calls_per_supplier,
-                waited: queue_wait,
-            })?
-            .map_err(|error| PluginError::Runtime(error.to_string()))?;
+        let slots = self.slots(supplier);
+        // A free slot is taken at once, without a timer for the wait there is none of.
+        let slot = match slots.clone().try_acquire_owned() {
+            Ok(slot) => slot,
+            Err(TryAcquireError::NoPermits) => {
+                tokio::time::timeout(queue_wait, slots.acquire_owned())
+                    .await
+                    .map_err(|_| PluginError::Busy {
+                        slots: calls_per_supplier,
+                        waited: queue_wait,
+                    })?
+                    .map_err(|error| PluginError::Runtime(error.to_string()))?
+            }
+            Err(error @ TryAcquireError::Closed) => {
+                return Err(PluginError::Runtime(error.to_string()));
+            }
+        };
         let runtime = self.runtime.clone();
         let call = async move {
             let _slot = slot;
@@ -448,18 +463,16 @@ impl Plugins {
                 )
                 .await
         };
-        // A task of its own, usually run next on this worker: no thread hand-off, and the
-        // call goes on if the request is dropped.
-        let running = if self.demoted(supplier) {
+        let result = if self.demoted(supplier) {
             self.low_priority
                 .spawn_future(call)
                 .map_err(PluginError::Runtime)?
+                .await
+                .map_err(|error| PluginError::Runtime(error.to_string()))?
         } else {
-            tokio::spawn(call)
+            // In this task, on this worker; to its end even if the request is dropped.
+            ToItsEnd::new(call).await.map_err(PluginError::Runtime)?
         };
-        let result = running
-            .await
-            .map_err(|error| PluginError::Runtime(error.to_string()))?;
         if let Err(PluginError::Deadline(_)) = &result {
             self.record_overrun(supplier, true);
         }
