@@ -123,3 +123,59 @@ async fn calls_past_a_suppliers_slots_wait_then_fail_as_busy_and_overruns_lower_
         "a new version starts at the host's priority: {view}"
     );
 }
+
+/// A call whose request is abandoned runs to its end and holds its slot until then: a plugin
+/// that loops cannot escape its supplier's bulkhead by having its callers give up.
+#[tokio::test]
+async fn a_call_whose_request_was_abandoned_holds_its_slot_to_its_end() {
+    let server = Server::start_with(Options {
+        env: vec![
+            ("FERRY_PLUGIN_CONCURRENCY".into(), "1".into()),
+            ("FERRY_PLUGIN_QUEUE_MS".into(), "100".into()),
+            // Far longer than the caller waits: the call is still running when it gives up.
+            ("FERRY_PLUGIN_DEADLINE_MS".into(), "3000".into()),
+        ],
+        ..Options::default()
+    })
+    .await;
+    let looping = server.supplier_with_token("LOOP_CO").await;
+    server
+        .install_plugin("LOOP_CO", "fault_loop_forever", json!({}))
+        .await;
+    let abandoned = reqwest::Client::new()
+        .post(server.url(VALIDATE))
+        .header("Authorization", format!("Token {looping}"))
+        .timeout(std::time::Duration::from_millis(700))
+        .json(&account("LOOP_CO", "L-ABANDONED"))
+        .send()
+        .await;
+    assert!(
+        abandoned.as_ref().is_err_and(reqwest::Error::is_timeout),
+        "the caller gave up: {abandoned:?}"
+    );
+
+    // The abandoned call still holds the one slot.
+    let (status, body) = server
+        .post(VALIDATE, &looping, &account("LOOP_CO", "L-NEXT"))
+        .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_error(&body, "plugin_busy");
+
+    // Until it ends at its deadline; then the next call gets the slot (and loops in its turn).
+    let started = std::time::Instant::now();
+    loop {
+        let (status, body) = server
+            .post(VALIDATE, &looping, &account("LOOP_CO", "L-LATER"))
+            .await;
+        if status == StatusCode::SERVICE_UNAVAILABLE {
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(60),
+                "the abandoned call never gave its slot back"
+            );
+            continue;
+        }
+        assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR, "{body}");
+        assert_error(&body, "plugin_failed");
+        break;
+    }
+}
