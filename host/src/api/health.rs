@@ -2,15 +2,13 @@
 
 use super::AppState;
 use crate::events::relay::RelayMode;
-use axum::extract::{MatchedPath, Request, State};
+use axum::extract::State;
 use axum::http::StatusCode;
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use ferry_admin_api::{StorageState, StorageStatus};
 use serde::Serialize;
-use std::time::Instant;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -92,22 +90,4 @@ pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
         )],
         state.metrics.render(),
     )
-}
-
-/// Counts and times every request by method, route template and status.
-pub async fn track(request: Request, next: Next) -> Response {
-    let started = Instant::now();
-    let method = request.method().to_string();
-    let route = request
-        .extensions()
-        .get::<MatchedPath>()
-        .map(|path| path.as_str().to_owned())
-        .unwrap_or_else(|| "unmatched".to_owned());
-    let response = next.run(request).await;
-    let status = response.status().as_u16().to_string();
-    let elapsed = started.elapsed();
-    metrics::counter!("ferry_http_requests_total", "method" => method.clone(), "route" => route.clone(), "status" => status.clone()).increment(1);
-    metrics::histogram!("ferry_http_request_duration_seconds", "method" => method.clone(), "route" => route.clone()).record(elapsed.as_secs_f64());
-    tracing::debug!(%method, %route, %status, elapsed_ms = elapsed.as_millis() as u64, "request");
-    response
 }

@@ -16,6 +16,7 @@ pub mod meter_points;
 pub mod notes;
 pub mod openapi;
 pub mod payment_instructions;
+pub mod request_metrics;
 pub mod sandbox;
 pub mod schemas;
 pub mod staging;
@@ -190,7 +191,7 @@ pub fn router(state: AppState) -> Router {
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(max_body))
-        .layer(middleware::from_fn(health::track))
+        .layer(middleware::from_fn(request_metrics::track))
         .with_state(state)
 }
 
