@@ -22,12 +22,13 @@ use crate::domain::ports::{
 use crate::store::Store;
 use chrono::{DateTime, Utc};
 use futures_util::future::BoxFuture;
+use metrics::{Counter, Histogram};
 use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::num::NonZeroUsize;
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 use tokio::sync::{Semaphore, TryAcquireError};
 
@@ -86,6 +87,25 @@ struct Installed {
     component: Arc<LoadedComponent>,
     /// The component's and the configuration's digests ([`SupplierRules::identity`]).
     identity: String,
+    /// The metric handles of its calls that succeed, by hook.
+    succeeded: [OnceLock<SucceededCalls>; Hook::ALL.len()],
+}
+
+/// The metric handles of one hook's successful calls, made on its first one: plugins are
+/// loaded before the process's recorder is installed, and a handle made then would count
+/// nothing. Calls that fail are rare, and have their handles made each time.
+struct SucceededCalls {
+    count: Counter,
+    seconds: Histogram,
+}
+
+impl SucceededCalls {
+    fn new(supplier: &str, hook: Hook) -> Self {
+        Self {
+            count: metrics::counter!("ferry_plugin_calls_total", "supplier" => supplier.to_owned(), "hook" => hook.as_str(), "outcome" => "ok"),
+            seconds: metrics::histogram!("ferry_plugin_call_seconds", "hook" => hook.as_str()),
+        }
+    }
 }
 
 impl Installed {
@@ -108,7 +128,13 @@ impl Installed {
             record,
             component,
             identity,
+            succeeded: Default::default(),
         }
+    }
+
+    /// The handles of `hook`'s successful calls, for `supplier` (this plugin's).
+    fn succeeded(&self, supplier: &str, hook: Hook) -> &SucceededCalls {
+        self.succeeded[hook as usize].get_or_init(|| SucceededCalls::new(supplier, hook))
     }
 }
 
@@ -501,7 +527,7 @@ impl SupplierRules for Plugins {
             };
             let label = installed.record.label();
             let result = self
-                .run(supplier, installed, hook, target.cloned(), input())
+                .run(supplier, installed.clone(), hook, target.cloned(), input())
                 .await;
             let kind = match &result {
                 Ok(_) => "ok",
@@ -510,7 +536,16 @@ impl SupplierRules for Plugins {
                 Err(PluginError::Busy { .. }) => "busy",
                 Err(_) => "trap",
             };
-            metrics::counter!("ferry_plugin_calls_total", "supplier" => supplier.to_owned(), "hook" => hook.as_str(), "outcome" => kind).increment(1);
+            match &result {
+                Ok(run) => {
+                    let succeeded = installed.succeeded(supplier, hook);
+                    succeeded.count.increment(1);
+                    succeeded.seconds.record(run.elapsed.as_secs_f64());
+                }
+                Err(_) => {
+                    metrics::counter!("ferry_plugin_calls_total", "supplier" => supplier.to_owned(), "hook" => hook.as_str(), "outcome" => kind).increment(1);
+                }
+            }
             match result {
                 Ok(run) => {
                     for line in &run.logs {
@@ -519,8 +554,6 @@ impl SupplierRules for Plugins {
                     if !run.output.is_empty() {
                         tracing::info!(supplier, plugin = %label, output = %run.output, "plugin output");
                     }
-                    metrics::histogram!("ferry_plugin_call_seconds", "hook" => hook.as_str())
-                        .record(run.elapsed.as_secs_f64());
                     run.outcome.map(Some).map_err(RuleFailure::Rejected)
                 }
                 Err(error @ PluginError::Busy { .. }) => {
