@@ -3,8 +3,8 @@
 //! `ferry_http_request_duration_seconds`.
 //!
 //! The metric handles of each route, method and status are made once and kept. Making them
-//! means building the label set and finding it in the recorder's registry, which, done for
-//! every request, cost about 1 % of a small request's CPU (issue 15). The handles belong to
+//! means building the label set and finding it in the recorder's registry: done for every
+//! request, that was about half a per cent of a note's CPU (issue 15). The handles belong to
 //! the process-wide recorder ([`super::metrics_handle`]), which is installed when the first
 //! [`super::AppState`] is made, before any router exists to call [`track`].
 

@@ -132,9 +132,10 @@ impl Installed {
         }
     }
 
-    /// The handles of `hook`'s successful calls, for `supplier` (this plugin's).
-    fn succeeded(&self, supplier: &str, hook: Hook) -> &SucceededCalls {
-        self.succeeded[hook as usize].get_or_init(|| SucceededCalls::new(supplier, hook))
+    /// The handles of `hook`'s successful calls.
+    fn succeeded(&self, hook: Hook) -> &SucceededCalls {
+        self.succeeded[hook as usize]
+            .get_or_init(|| SucceededCalls::new(&self.record.supplier, hook))
     }
 }
 
@@ -538,7 +539,7 @@ impl SupplierRules for Plugins {
             };
             match &result {
                 Ok(run) => {
-                    let succeeded = installed.succeeded(supplier, hook);
+                    let succeeded = installed.succeeded(hook);
                     succeeded.count.increment(1);
                     succeeded.seconds.record(run.elapsed.as_secs_f64());
                 }
