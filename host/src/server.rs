@@ -106,6 +106,9 @@ pub async fn run(
         path: data_dir.display().to_string(),
         source,
     })?;
+    // The recorder first: the store's journal and the plugins make their metric handles as
+    // they open, and a handle made before it is installed counts nothing.
+    crate::api::metrics_handle();
     let (store, outbox, storage) = open_store(&settings).await?;
     // Compile the account document's schema before the first request, not during it.
     crate::domain::request_document::prepare();

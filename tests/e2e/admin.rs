@@ -195,6 +195,49 @@ async fn health_readiness_metrics_and_openapi() {
     assert!(metrics.contains("route=\"/v1/openapi.json\""), "{metrics}");
 }
 
+/// On sled, each round of the journal's writer is on `/metrics`: the records it wrote, its
+/// `fdatasync`, making it in sled, and how long each record's committers waited.
+#[tokio::test]
+async fn the_journals_rounds_and_the_waits_for_them_are_on_metrics() {
+    if backend() != Backend::Sled {
+        return;
+    }
+    let server = Server::start().await;
+    let token = server.supplier_with_token("ROUNDS_CO").await;
+    let before = server
+        .counter_total("ferry_journal_commit_wait_seconds_count", &[])
+        .await;
+    for index in 0..3 {
+        let (status, body) = server
+            .post(STAGE, &token, &account("ROUNDS_CO", &format!("R-{index}")))
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+    }
+    // Each staged account committed at least one record, whose committers waited for it.
+    let waited = server
+        .counter_total("ferry_journal_commit_wait_seconds_count", &[])
+        .await;
+    assert!(waited >= before + 3, "{before} then {waited}");
+    let records = server
+        .counter_total("ferry_journal_records_total", &[])
+        .await;
+    assert!(records >= waited, "{records} records, {waited} waits");
+    let rounds = server
+        .counter_total("ferry_journal_sync_seconds_count", &[])
+        .await;
+    assert!(
+        (1..=records).contains(&rounds),
+        "{rounds} rounds of {records}"
+    );
+    assert_eq!(
+        server
+            .counter_total("ferry_journal_apply_seconds_count", &[])
+            .await,
+        rounds,
+        "each round is made in sled once it is on disk"
+    );
+}
+
 #[tokio::test]
 async fn acknowledged_writes_survive_a_restart() {
     let temp = tempfile::tempdir().expect("temp");

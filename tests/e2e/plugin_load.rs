@@ -89,6 +89,16 @@ async fn calls_past_a_suppliers_slots_wait_then_fail_as_busy_and_overruns_lower_
         busy,
         "busy refusals are counted"
     );
+    let queued = server
+        .counter_total(
+            "ferry_plugin_queue_wait_seconds_count",
+            &[("supplier", "LOOP_CO"), ("hook", "validate-account")],
+        )
+        .await;
+    assert!(
+        queued >= busy,
+        "each call refused busy had queued: {queued} waits, {busy} busy"
+    );
     let (_, view) = server
         .admin(Method::GET, "/admin/v1/suppliers/LOOP_CO/plugin", None)
         .await;

@@ -87,23 +87,26 @@ struct Installed {
     component: Arc<LoadedComponent>,
     /// The component's and the configuration's digests ([`SupplierRules::identity`]).
     identity: String,
-    /// The metric handles of its calls that succeed, by hook.
-    succeeded: [OnceLock<SucceededCalls>; Hook::ALL.len()],
+    /// The metric handles of its calls, by hook.
+    handles: [OnceLock<CallHandles>; Hook::ALL.len()],
 }
 
-/// The metric handles of one hook's successful calls, made on its first one: plugins are
-/// loaded before the process's recorder is installed, and a handle made then would count
-/// nothing. Calls that fail are rare, and have their handles made each time.
-struct SucceededCalls {
-    count: Counter,
+/// The metric handles of one hook's calls that succeed or wait for a slot, made on its first
+/// call (a hook never called shows no series). Calls that fail are rare, and have their
+/// handles made each time.
+struct CallHandles {
+    succeeded: Counter,
     seconds: Histogram,
+    /// How long a call that found every slot taken waited (under load, a third of the calls).
+    queue_wait: Histogram,
 }
 
-impl SucceededCalls {
+impl CallHandles {
     fn new(supplier: &str, hook: Hook) -> Self {
         Self {
-            count: metrics::counter!("ferry_plugin_calls_total", "supplier" => supplier.to_owned(), "hook" => hook.as_str(), "outcome" => "ok"),
+            succeeded: metrics::counter!("ferry_plugin_calls_total", "supplier" => supplier.to_owned(), "hook" => hook.as_str(), "outcome" => "ok"),
             seconds: metrics::histogram!("ferry_plugin_call_seconds", "hook" => hook.as_str()),
+            queue_wait: metrics::histogram!("ferry_plugin_queue_wait_seconds", "supplier" => supplier.to_owned(), "hook" => hook.as_str()),
         }
     }
 }
@@ -128,14 +131,13 @@ impl Installed {
             record,
             component,
             identity,
-            succeeded: Default::default(),
+            handles: Default::default(),
         }
     }
 
-    /// The handles of `hook`'s successful calls.
-    fn succeeded(&self, hook: Hook) -> &SucceededCalls {
-        self.succeeded[hook as usize]
-            .get_or_init(|| SucceededCalls::new(&self.record.supplier, hook))
+    /// The metric handles of `hook`'s calls.
+    fn handles(&self, hook: Hook) -> &CallHandles {
+        self.handles[hook as usize].get_or_init(|| CallHandles::new(&self.record.supplier, hook))
     }
 }
 
@@ -465,13 +467,14 @@ impl Plugins {
         let slot = match slots.clone().try_acquire_owned() {
             Ok(slot) => slot,
             Err(TryAcquireError::NoPermits) => {
-                tokio::time::timeout(queue_wait, slots.acquire_owned())
-                    .await
-                    .map_err(|_| PluginError::Busy {
-                        slots: calls_per_supplier,
-                        waited: queue_wait,
-                    })?
-                    .map_err(|error| PluginError::Runtime(error.to_string()))?
+                let waiting = Instant::now();
+                let slot = tokio::time::timeout(queue_wait, slots.acquire_owned()).await;
+                installed.handles(hook).queue_wait.record(waiting.elapsed());
+                slot.map_err(|_| PluginError::Busy {
+                    slots: calls_per_supplier,
+                    waited: queue_wait,
+                })?
+                .map_err(|error| PluginError::Runtime(error.to_string()))?
             }
             Err(error @ TryAcquireError::Closed) => {
                 return Err(PluginError::Runtime(error.to_string()));
@@ -539,9 +542,9 @@ impl SupplierRules for Plugins {
             };
             match &result {
                 Ok(run) => {
-                    let succeeded = installed.succeeded(hook);
-                    succeeded.count.increment(1);
-                    succeeded.seconds.record(run.elapsed.as_secs_f64());
+                    let handles = installed.handles(hook);
+                    handles.succeeded.increment(1);
+                    handles.seconds.record(run.elapsed.as_secs_f64());
                 }
                 Err(_) => {
                     metrics::counter!("ferry_plugin_calls_total", "supplier" => supplier.to_owned(), "hook" => hook.as_str(), "outcome" => kind).increment(1);

@@ -26,12 +26,20 @@
 //! write bypasses the journal, replay never brings back something a later write removed (an
 //! event the relay had published).
 //!
+//! Each round is on `/metrics`: `ferry_journal_records_total` (records written; over the count
+//! of `ferry_journal_sync_seconds`, the records a round carries), `ferry_journal_sync_seconds`
+//! (writing the round and its `fdatasync`), `ferry_journal_apply_seconds` (making it in sled),
+//! and `ferry_journal_commit_wait_seconds`, per record, from its commit until it is durable:
+//! what a durable write waits for before its request can answer. A round is recorded before
+//! its committers are woken, so a request answered has its round counted.
+//!
 //! Record: `u32` payload length, `u32` CRC-32 of the payload (little-endian), the payload:
 //! `u64` record number, then per write `u8` kind (1 insert, 2 remove), `u16` tree-name length
 //! and name, `u32` key length and key, and for an insert `u32` value length and value.
 
 use super::health::unwritable;
 use crate::domain::storage::{StoreError, Unwritable};
+use metrics::{Counter, Histogram};
 use sled::IVec;
 use std::collections::{BTreeMap, HashMap};
 use std::fs::{File, OpenOptions};
@@ -40,6 +48,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
+use std::time::Instant;
 use tokio::sync::oneshot;
 
 /// A journal file this large is closed and a new one begun; sled is flushed and the old file
@@ -151,6 +160,8 @@ struct Record {
     changes: Changes,
     /// Whether its writes are in the overlay (to be taken out once made).
     overlaid: bool,
+    /// When it was committed: its committers wait from then until its round is durable.
+    committed: Instant,
 }
 
 /// What committers hand the writer thread.
@@ -349,6 +360,7 @@ impl Journal {
             number,
             changes,
             overlaid,
+            committed: Instant::now(),
         });
         if was_empty {
             self.shared.wake.notify_one();
@@ -434,6 +446,7 @@ impl CurrentFile {
 /// Writes what committers buffer, one `fdatasync` per round, then makes it in sled, until the
 /// journal is dropped.
 fn write_loop(shared: &Shared, current: &mut CurrentFile) {
+    let metrics = RoundMetrics::new();
     let mut bytes = Vec::new();
     let mut records = Vec::new();
     loop {
@@ -453,13 +466,31 @@ fn write_loop(shared: &Shared, current: &mut CurrentFile) {
             std::mem::swap(&mut records, &mut pending.records);
             pending.appended
         };
+        let started = Instant::now();
         let made = current
             .write(&bytes)
             .map_err(|error| unwritable(&error))
-            .and_then(|()| make(shared, &mut records))
-            .and_then(|()| current.rotate_if_full().map_err(|error| unwritable(&error)));
+            .and_then(|()| {
+                let synced = Instant::now();
+                make(shared, &records)?;
+                Ok((synced, Instant::now()))
+            })
+            .and_then(|times| {
+                current
+                    .rotate_if_full()
+                    .map(|()| times)
+                    .map_err(|error| unwritable(&error))
+            });
         match made {
-            Ok(()) => {
+            Ok((synced, made)) => {
+                // Recorded before anyone is woken: a request answered has its round counted.
+                RoundTimes {
+                    started,
+                    synced,
+                    made,
+                }
+                .record(&metrics, &records);
+                records.clear();
                 let reached = shared.durable().reached(through);
                 for committer in reached {
                     let _ = committer.send(());
@@ -478,8 +509,52 @@ fn write_loop(shared: &Shared, current: &mut CurrentFile) {
     }
 }
 
+/// The writer's metric handles (see the module's doc), made when the journal opens: the
+/// server installs its recorder before it opens the store.
+struct RoundMetrics {
+    records: Counter,
+    sync: Histogram,
+    apply: Histogram,
+    commit_wait: Histogram,
+}
+
+impl RoundMetrics {
+    fn new() -> Self {
+        Self {
+            records: metrics::counter!("ferry_journal_records_total"),
+            sync: metrics::histogram!("ferry_journal_sync_seconds"),
+            apply: metrics::histogram!("ferry_journal_apply_seconds"),
+            commit_wait: metrics::histogram!("ferry_journal_commit_wait_seconds"),
+        }
+    }
+}
+
+/// When a round of the writer wrote its records, had them on disk, and had made them in sled.
+struct RoundTimes {
+    started: Instant,
+    synced: Instant,
+    made: Instant,
+}
+
+impl RoundTimes {
+    /// Records the round, once it is on disk and in sled.
+    fn record(&self, metrics: &RoundMetrics, records: &[Record]) {
+        metrics.records.increment(records.len() as u64);
+        metrics
+            .sync
+            .record(self.synced.duration_since(self.started));
+        metrics.apply.record(self.made.duration_since(self.synced));
+        let durable = Instant::now();
+        for record in records {
+            metrics
+                .commit_wait
+                .record(durable.duration_since(record.committed));
+        }
+    }
+}
+
 /// Makes `records` (on disk now) in sled, in order, and takes them out of the overlay.
-fn make(shared: &Shared, records: &mut Vec<Record>) -> Result<(), Unwritable> {
+fn make(shared: &Shared, records: &[Record]) -> Result<(), Unwritable> {
     for record in records.iter() {
         record.changes.apply().map_err(|error| match error {
             sled::Error::Io(io) => unwritable(&io),
@@ -501,7 +576,6 @@ fn make(shared: &Shared, records: &mut Vec<Record>) -> Result<(), Unwritable> {
             }
         }
     }
-    records.clear();
     Ok(())
 }
 

@@ -274,11 +274,12 @@ impl Server {
     }
 
     /// The sum of the `/metrics` counter `name` over its series carrying every label of
-    /// `labels` (0 when none does).
+    /// `labels` (0 when none does); with no labels asked for, a series without labels counts.
     pub async fn counter_total(&self, name: &str, labels: &[(&str, &str)]) -> u64 {
         let (_, metrics) = self.call(Method::GET, "/metrics", None, None).await;
         let metrics = metrics.as_str().expect("the metrics' text");
         let series = format!("{name}{{");
+        let unlabelled = format!("{name} ");
         let labels: Vec<String> = labels
             .iter()
             .map(|(label, value)| format!("{label}=\"{value}\""))
@@ -286,7 +287,8 @@ impl Server {
         metrics
             .lines()
             .filter(|line| {
-                line.starts_with(&series) && labels.iter().all(|label| line.contains(label))
+                (line.starts_with(&series) && labels.iter().all(|label| line.contains(label)))
+                    || (labels.is_empty() && line.starts_with(&unlabelled))
             })
             .filter_map(|line| line.rsplit(' ').next()?.parse::<u64>().ok())
             .sum()
