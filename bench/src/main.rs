@@ -23,6 +23,7 @@ mod provision;
 mod report;
 mod run;
 mod scenarios;
+mod waits;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;

@@ -10,6 +10,7 @@
 use crate::deployment::Kind;
 use crate::load::Measurement;
 use crate::procfs::RssGrowth;
+use crate::waits::Waits;
 use std::fmt::Write;
 
 pub const SECTION_HEADING: &str = "## Load: the HTTP API against a bare axum baseline";
@@ -27,6 +28,8 @@ pub struct Row {
     pub baseline: Measurement,
     /// The lists only: what they did to each server's resident memory.
     pub rss: Option<(RssGrowth, RssGrowth)>,
+    /// Where Ferry's requests waited, from its `/metrics` (none in the report's own tests).
+    pub waits: Option<Waits>,
 }
 
 /// The relay carrying a backlog to Redis, next to `redis-benchmark` sending the same XADD.
@@ -328,6 +331,7 @@ impl DeploymentResults {
     /// The tables of one deployment.
     fn tables(&self, list_accounts: usize, out: &mut String) {
         self.throughput_table(out);
+        self.waits_table(out);
         self.list_memory_table(list_accounts, out);
         self.relay_table(out);
         self.staging_line(out);
@@ -358,6 +362,62 @@ impl DeploymentResults {
                 ),
                 format_cpu(row.ferry.cpu_per_operation_us()),
                 format_cpu(row.baseline.cpu_per_operation_us()),
+            );
+        }
+        out.push('\n');
+    }
+
+    /// Where Ferry's requests waited, level by level: the journal's rounds (sled) and the
+    /// plugin calls that queued for a slot.
+    fn waits_table(&self, out: &mut String) {
+        let rows: Vec<(&Row, &Waits)> = self
+            .rows
+            .iter()
+            .filter_map(|row| Some((row, row.waits.as_ref()?)))
+            .collect();
+        if rows.is_empty() {
+            return;
+        }
+        let _ = writeln!(
+            out,
+            "Where Ferry's requests waited, from its `/metrics` over each level's warm-up and measurement: \
+             the journal writer's rounds (sled only: records a round, the mean write + `fdatasync` \
+             and making the round in sled, and the mean time from a record's commit until it \
+             was durable), and the plugin calls that found every slot of their supplier taken \
+             (their share of the calls, and their mean wait for a slot):\n"
+        );
+        let _ = writeln!(
+            out,
+            "| endpoint | conns | journal rounds | records a round | write + fdatasync µs | made in sled µs | commit → durable µs | plugin calls queued | their wait µs |"
+        );
+        let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+        let micros = |duration: std::time::Duration| format!("{:.0}", duration.as_secs_f64() * 1e6);
+        for (row, waits) in rows {
+            let journal = match waits.journal {
+                Some(journal) => format!(
+                    "{} | {:.2} | {} | {} | {}",
+                    format_count(journal.rounds),
+                    journal.records_per_round,
+                    micros(journal.sync),
+                    micros(journal.apply),
+                    micros(journal.commit_wait)
+                ),
+                None => "– | – | – | – | –".into(),
+            };
+            let queued = if waits.plugin_calls > 0 {
+                format!(
+                    "{:.1} %",
+                    100.0 * waits.plugin_calls_queued as f64 / waits.plugin_calls as f64
+                )
+            } else {
+                "–".into()
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {journal} | {queued} | {} |",
+                row.title,
+                row.connections,
+                waits.plugin_queue_wait.map_or_else(|| "–".into(), micros),
             );
         }
         out.push('\n');
@@ -687,6 +747,7 @@ mod tests {
             ferry: measurement(1_000, 4_000),
             baseline: measurement(2_000, 500),
             rss: None,
+            waits: None,
         };
         let text = report(vec![row]).markdown();
         assert!(
@@ -704,6 +765,44 @@ mod tests {
     }
 
     #[test]
+    fn where_ferrys_requests_waited_is_tabled_level_by_level() {
+        let waits = |journal| Waits {
+            journal,
+            plugin_calls: 1_000,
+            plugin_calls_queued: 250,
+            plugin_queue_wait: Some(std::time::Duration::from_micros(120)),
+        };
+        let on_sled = Row {
+            waits: Some(waits(Some(crate::waits::JournalWaits {
+                rounds: 2_000,
+                records_per_round: 5.25,
+                sync: std::time::Duration::from_micros(240),
+                apply: std::time::Duration::from_micros(41),
+                commit_wait: std::time::Duration::from_micros(820),
+            }))),
+            ..notes_at_8(measurement(1_000, 4_000))
+        };
+        let text = report(vec![on_sled]).markdown();
+        assert!(
+            text.contains(
+                "| notes/create (1 note) | 8 | 2000 | 5.25 | 240 | 41 | 820 | 25.0 % | 120 |"
+            ),
+            "{text}"
+        );
+        let without_journal = Row {
+            waits: Some(waits(None)),
+            ..notes_at_8(measurement(1_000, 4_000))
+        };
+        let text = report(vec![without_journal]).markdown();
+        assert!(
+            text.contains("| notes/create (1 note) | 8 | – | – | – | – | – | 25.0 % | 120 |"),
+            "{text}"
+        );
+        let text = report(vec![notes_at_8(measurement(1_000, 4_000))]).markdown();
+        assert!(!text.contains("Where Ferry's requests waited"), "{text}");
+    }
+
+    #[test]
     fn batches_report_items_per_second_against_the_target() {
         let row = Row {
             key: "transactions-1000",
@@ -713,6 +812,7 @@ mod tests {
             ferry: measurement(20, 100_000),
             baseline: measurement(400, 5_000),
             rss: None,
+            waits: None,
         };
         let text = report(vec![row]).markdown();
         assert!(text.contains("20.0 (20 000 items/s)"), "{text}");
@@ -728,6 +828,7 @@ mod tests {
             ferry,
             baseline: measurement(2_000, 500),
             rss: None,
+            waits: None,
         }
     }
 

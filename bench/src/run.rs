@@ -13,6 +13,7 @@ use crate::procfs::{RssGrowth, RssWatch};
 use crate::provision;
 use crate::report::{self, DeploymentResults, RelayResult, Report, Row, StagingResult};
 use crate::scenarios::{self, Scenario};
+use crate::waits::FerryMetrics;
 use anyhow::{Context, bail};
 use reqwest::header::HeaderValue;
 use std::fmt::Write;
@@ -65,14 +66,6 @@ fn command_line() -> String {
     }
 }
 
-/// The value of an unlabelled counter in a Prometheus text exposition.
-pub fn prometheus_counter(text: &str, name: &str) -> Option<f64> {
-    text.lines().find_map(|line| {
-        let rest = line.strip_prefix(name)?;
-        rest.strip_prefix(' ')?.trim().parse().ok()
-    })
-}
-
 struct Servers {
     ferry: Target,
     baseline: Target,
@@ -102,20 +95,23 @@ impl Servers {
         let mut measured = Vec::new();
         let mut growth = Vec::new();
         let mut relayed = Published::default();
+        let mut waits = None;
         for target in [&self.baseline, &self.ferry] {
             let watches = watch_memory.then(|| watch_memory_of(target)).transpose()?;
             let is_ferry = std::ptr::eq(target, &self.ferry);
             let before = if is_ferry {
-                published(&self.client, &target.bases).await?
+                FerryMetrics::scrape(&self.client, &target.bases).await?
             } else {
-                0
+                FerryMetrics::default()
             };
             let started = Instant::now();
             measured.push(load::measure(target, &scenario.generator, connections, stop).await?);
             if is_ferry {
-                let after = published(&self.client, &target.bases).await?;
-                relayed.events += after.saturating_sub(before);
+                let after = FerryMetrics::scrape(&self.client, &target.bases).await?;
+                relayed.events +=
+                    (after.published_events - before.published_events).max(0.0) as u64;
                 relayed.seconds += started.elapsed().as_secs_f64();
+                waits = Some(after.waits_since(&before));
             }
             if let Some(watches) = watches {
                 growth.push(
@@ -139,9 +135,10 @@ impl Servers {
             },
             ferry,
             baseline,
+            waits,
         };
         eprintln!(
-            "  {:<40} {:>3} conns: Ferry {:>9} op/s p99 {:>7} ms {:>7} µs CPU/op {:.2} cores{} | baseline {:>9} op/s p99 {:>7} ms {:>7} µs CPU/op{}",
+            "  {:<40} {:>3} conns: Ferry {:>9} op/s p99 {:>7} ms {:>7} µs CPU/op {:.2} cores{}{} | baseline {:>9} op/s p99 {:>7} ms {:>7} µs CPU/op{}",
             row.title,
             connections,
             report::format_rate(row.ferry.per_second()),
@@ -153,6 +150,15 @@ impl Servers {
                     ", PostgreSQL {} µs CPU/op, machine {:.2} cores",
                     report::format_cpu(Some(micros)),
                     row.ferry.machine_cores_busy().unwrap_or(0.0)
+                ),
+                None => String::new(),
+            },
+            match row.waits.and_then(|waits| waits.journal) {
+                Some(journal) => format!(
+                    ", {:.1} records a round, sync {:.0} µs, commit → durable {:.0} µs",
+                    journal.records_per_round,
+                    journal.sync.as_secs_f64() * 1e6,
+                    journal.commit_wait.as_secs_f64() * 1e6
                 ),
                 None => String::new(),
             },
@@ -183,22 +189,6 @@ impl Servers {
 struct Published {
     events: u64,
     seconds: f64,
-}
-
-/// Events the relay has published since the instances started (`ferry_events_published_total`,
-/// summed: over one database only the holder of the relay's lease publishes).
-async fn published(client: &reqwest::Client, bases: &[String]) -> anyhow::Result<u64> {
-    let mut total = 0;
-    for base in bases {
-        let text = client
-            .get(format!("{base}/metrics"))
-            .send()
-            .await?
-            .text()
-            .await?;
-        total += prometheus_counter(&text, "ferry_events_published_total").unwrap_or(0.0) as u64;
-    }
-    Ok(total)
 }
 
 /// How the relay emptied the outbox after the load.
@@ -655,16 +645,6 @@ mod tests {
         let without = conditions(&args, &[Kind::Sled, Kind::Postgres { instances: 1 }], 2);
         assert!(without.contains("no plugin installed for the supplier"));
         assert!(!without.contains("plugin installed there"));
-    }
-
-    #[test]
-    fn reads_a_counter_from_prometheus_text() {
-        let text = "# TYPE ferry_events_published_total counter\nferry_events_published_total 1234\nferry_events_published_total_other 9\n";
-        assert_eq!(
-            prometheus_counter(text, "ferry_events_published_total"),
-            Some(1234.0)
-        );
-        assert_eq!(prometheus_counter(text, "missing"), None);
     }
 
     #[test]
