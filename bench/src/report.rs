@@ -368,12 +368,14 @@ impl DeploymentResults {
     }
 
     /// Where Ferry's requests waited, level by level: the journal's rounds (sled) and the
-    /// plugin calls that queued for a slot.
+    /// plugin calls that queued for a slot. Levels that wrote nothing and called no plugin
+    /// (the reads) are left out.
     fn waits_table(&self, out: &mut String) {
         let rows: Vec<(&Row, &Waits)> = self
             .rows
             .iter()
             .filter_map(|row| Some((row, row.waits.as_ref()?)))
+            .filter(|(_, waits)| waits.journal.is_some() || waits.plugin_calls > 0)
             .collect();
         if rows.is_empty() {
             return;
@@ -798,8 +800,19 @@ mod tests {
             text.contains("| notes/create (1 note) | 8 | – | – | – | – | – | 25.0 % | 120 |"),
             "{text}"
         );
-        let text = report(vec![notes_at_8(measurement(1_000, 4_000))]).markdown();
-        assert!(!text.contains("Where Ferry's requests waited"), "{text}");
+        let read = Row {
+            waits: Some(Waits {
+                journal: None,
+                plugin_calls: 0,
+                plugin_calls_queued: 0,
+                plugin_queue_wait: None,
+            }),
+            ..notes_at_8(measurement(1_000, 4_000))
+        };
+        for nothing_to_say in [read, notes_at_8(measurement(1_000, 4_000))] {
+            let text = report(vec![nothing_to_say]).markdown();
+            assert!(!text.contains("Where Ferry's requests waited"), "{text}");
+        }
     }
 
     #[test]
