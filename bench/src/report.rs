@@ -28,7 +28,7 @@ pub struct Row {
     pub baseline: Measurement,
     /// The lists only: what they did to each server's resident memory.
     pub rss: Option<(RssGrowth, RssGrowth)>,
-    /// Where Ferry's requests waited, from its `/metrics` (none in the report's own tests).
+    /// Where Ferry's requests waited, from its `/metrics` (none when they were not read).
     pub waits: Option<Waits>,
 }
 

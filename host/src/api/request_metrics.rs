@@ -5,8 +5,9 @@
 //! The metric handles of each route, method and status are made once and kept. Making them
 //! means building the label set and finding it in the recorder's registry: done for every
 //! request, that was about half a per cent of a note's CPU (issue 15). The handles belong to
-//! the process-wide recorder ([`super::metrics_handle`]), which is installed when the first
-//! [`super::AppState`] is made, before any router exists to call [`track`].
+//! the process-wide recorder ([`super::metrics_handle`]), which is installed before any router
+//! exists to call [`track`]: first thing in `server::run`, or else when the first
+//! [`super::AppState`] is made.
 
 use axum::extract::{MatchedPath, Request};
 use axum::http::{Method, StatusCode};

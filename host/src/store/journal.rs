@@ -466,30 +466,25 @@ fn write_loop(shared: &Shared, current: &mut CurrentFile) {
             std::mem::swap(&mut records, &mut pending.records);
             pending.appended
         };
-        let started = Instant::now();
-        let made = current
-            .write(&bytes)
-            .map_err(|error| unwritable(&error))
-            .and_then(|()| {
-                let synced = Instant::now();
-                make(shared, &records)?;
-                Ok((synced, Instant::now()))
+        let mut round = || -> Result<RoundTimes, Unwritable> {
+            let started = Instant::now();
+            current.write(&bytes).map_err(|error| unwritable(&error))?;
+            let synced = Instant::now();
+            make(shared, &records)?;
+            let made = Instant::now();
+            current
+                .rotate_if_full()
+                .map_err(|error| unwritable(&error))?;
+            Ok(RoundTimes {
+                started,
+                synced,
+                made,
             })
-            .and_then(|times| {
-                current
-                    .rotate_if_full()
-                    .map(|()| times)
-                    .map_err(|error| unwritable(&error))
-            });
-        match made {
-            Ok((synced, made)) => {
+        };
+        match round() {
+            Ok(times) => {
                 // Recorded before anyone is woken: a request answered has its round counted.
-                RoundTimes {
-                    started,
-                    synced,
-                    made,
-                }
-                .record(&metrics, &records);
+                times.record(&metrics, &records);
                 records.clear();
                 let reached = shared.durable().reached(through);
                 for committer in reached {
