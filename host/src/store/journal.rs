@@ -12,6 +12,15 @@
 //! once a journal file has grown past [`ROTATE_BYTES`], the writer starts a new one and a
 //! checkpoint thread flushes sled and deletes the old file.
 //!
+//! The writer writes over zeros. The checkpoint thread keeps a spare file ready: zeros, as
+//! long as a full journal file, written and synced beforehand. The writer moves to the spare
+//! as soon as it is ready (at once after opening, or when a round would not fit). A record
+//! written over such zeros changes neither the file's size nor its blocks. So a round's
+//! `fdatasync` sends the disk the round's pages and a cache flush. An appended round also
+//! sends the inode and the new blocks' metadata: three or four requests to the disk where
+//! two will do, each an exit to the hypervisor on a virtual disk, and each a wait. When no
+//! spare is ready, the writer appends, as it did before.
+//!
 //! A change that decides from what is stored ([`Journal::commit`]: an import's state, a
 //! supplier's settings) reads through [`Journal::get`], which sees the changes committed but
 //! not yet in sled (an overlay, emptied by the writer as it makes them); blind writes
@@ -35,7 +44,9 @@
 //!
 //! Record: `u32` payload length, `u32` CRC-32 of the payload (little-endian), the payload:
 //! `u64` record number, then per write `u8` kind (1 insert, 2 remove), `u16` tree-name length
-//! and name, `u32` key length and key, and for an insert `u32` value length and value.
+//! and name, `u32` key length and key, and for an insert `u32` value length and value. A
+//! payload is never empty, so a length of zero is where the records of a file end, in the
+//! zeros of a prepared file. (Files written by earlier versions, appended only, read the same.)
 
 use super::health::unwritable;
 use crate::domain::storage::{StoreError, Unwritable};
@@ -44,7 +55,9 @@ use sled::IVec;
 use std::collections::{BTreeMap, HashMap};
 use std::fs::{File, OpenOptions};
 use std::io::Write as _;
+use std::os::unix::fs::FileExt as _;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
@@ -52,8 +65,15 @@ use std::time::Instant;
 use tokio::sync::oneshot;
 
 /// A journal file this large is closed and a new one begun; sled is flushed and the old file
-/// deleted in the background.
-pub(super) const ROTATE_BYTES: u64 = 64 * 1024 * 1024;
+/// deleted in the background. Also the size of a spare file, written with zeros beforehand.
+pub(super) const ROTATE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// The name of the spare file in the journal's directory, until the writer takes it and
+/// gives it the next journal file's name.
+const SPARE: &str = "spare";
+
+/// How often an idle writer looks whether the spare it waits for is ready.
+const SPARE_POLL: std::time::Duration = std::time::Duration::from_millis(5);
 
 const INSERT: u8 = 1;
 const REMOVE: u8 = 2;
@@ -186,6 +206,8 @@ struct Shared {
     wake: Condvar,
     durable: Mutex<Durability>,
     overlay: Mutex<Overlay>,
+    /// Set when the journal is dropped: a spare being prepared is given up.
+    stopping: AtomicBool,
 }
 
 impl Shared {
@@ -233,6 +255,13 @@ impl Journal {
                 std::fs::remove_file(path).map_err(io_error)?;
             }
         }
+        // A spare left by a crash: zeros, and maybe not all of them.
+        match std::fs::remove_file(dir.join(SPARE)) {
+            Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
+                return Err(io_error(error));
+            }
+            _ => {}
+        }
         let number = files.last().map_or(0, |(number, _)| number + 1);
         let file = create_file(&dir, number)?;
         let journal_dir = dir.clone();
@@ -248,8 +277,12 @@ impl Journal {
                 ..Durability::default()
             }),
             overlay: Mutex::new(HashMap::new()),
+            stopping: AtomicBool::new(false),
         });
-        let (checkpoints, checkpoint_queue) = mpsc::channel::<PathBuf>();
+        let (chores, chore_queue) = mpsc::channel::<Chore>();
+        let (spare_sender, spares) = mpsc::channel::<Option<File>>();
+        // The first file is appended to until the first spare is ready.
+        let _ = chores.send(Chore::PrepareSpare);
         let writer = {
             let shared = shared.clone();
             let mut current = CurrentFile {
@@ -257,8 +290,11 @@ impl Journal {
                 number,
                 file,
                 written: 0,
+                zeros: 0,
                 rotate_bytes,
-                checkpoints,
+                chores,
+                spares,
+                spare_requested: true,
             };
             std::thread::Builder::new()
                 .name("ferry-journal".into())
@@ -267,10 +303,17 @@ impl Journal {
         };
         let checkpointer = {
             let db = db.clone();
+            let shared = shared.clone();
             std::thread::Builder::new()
                 .name("ferry-checkpoint".into())
                 .spawn(move || {
-                    checkpoint_loop(&db, &checkpoint_queue);
+                    let spares = Spares {
+                        dir: &journal_dir,
+                        bytes: rotate_bytes,
+                        stopping: &shared.stopping,
+                        ready: spare_sender,
+                    };
+                    chore_loop(&db, &chore_queue, &spares);
                     // The writer has stopped: a clean stop leaves sled flushed, the journal empty.
                     close(&db, &journal_dir);
                 })
@@ -400,6 +443,7 @@ impl Journal {
 
 impl Drop for Journal {
     fn drop(&mut self) {
+        self.shared.stopping.store(true, Ordering::Relaxed);
         self.shared.pending().stop = true;
         self.shared.wake.notify_all();
         for thread in self.threads.drain(..) {
@@ -414,32 +458,82 @@ struct CurrentFile {
     number: u64,
     file: File,
     written: u64,
+    /// How many bytes at the file's start were zeros written and synced before it was taken
+    /// (none: a file that records are appended to).
+    zeros: u64,
     rotate_bytes: u64,
-    checkpoints: mpsc::Sender<PathBuf>,
+    chores: mpsc::Sender<Chore>,
+    /// Spares, as the checkpoint thread prepares them (`None`: it could not).
+    spares: mpsc::Receiver<Option<File>>,
+    /// Whether a spare has been asked for and not yet received.
+    spare_requested: bool,
 }
 
 impl CurrentFile {
+    /// Writes a round after what is written, and syncs it.
     fn write(&mut self, records: &[u8]) -> std::io::Result<()> {
-        self.file.write_all(records)?;
+        self.file.write_all_at(records, self.written)?;
         self.file.sync_data()?;
         self.written += records.len() as u64;
         Ok(())
     }
 
-    /// Begins a new file once this one is full (everything in it made in sled), and hands
-    /// the full one to the checkpoint thread.
-    fn rotate_if_full(&mut self) -> std::io::Result<()> {
-        if self.written < self.rotate_bytes {
+    /// Before a round of `len` bytes: unless it fits in this file's zeros, moves to the spare
+    /// if one is ready, or else to a new file to append to once this one is full. The file
+    /// left is handed to the checkpoint thread (everything in it is made in sled).
+    fn make_room(&mut self, len: usize) -> std::io::Result<()> {
+        if self.written.saturating_add(len as u64) <= self.zeros {
             return Ok(());
         }
-        let next = create_file(&self.dir, self.number + 1).map_err(std::io::Error::other)?;
-        let full = file_path(&self.dir, self.number);
-        self.file = next;
-        self.number += 1;
-        self.written = 0;
-        // The checkpoint thread is gone only when this thread stops too.
-        let _ = self.checkpoints.send(full);
+        if !self.take_spare()? && self.written >= self.rotate_bytes {
+            let number = self.number + 1;
+            let file = create_file(&self.dir, number).map_err(std::io::Error::other)?;
+            self.begin(file, number, 0);
+            self.request_spare();
+        }
         Ok(())
+    }
+
+    /// Moves to the spare if it is ready: whether it did.
+    fn take_spare(&mut self) -> std::io::Result<bool> {
+        match self.spares.try_recv() {
+            Ok(Some(spare)) => {
+                let number = self.number + 1;
+                std::fs::rename(self.dir.join(SPARE), file_path(&self.dir, number))?;
+                // The name is durable before anything is acknowledged from the file.
+                sync_dir(&self.dir)?;
+                self.begin(spare, number, self.rotate_bytes);
+                self.spare_requested = false;
+                self.request_spare();
+                Ok(true)
+            }
+            Ok(None) => {
+                self.spare_requested = false;
+                Ok(false)
+            }
+            Err(_) => Ok(false),
+        }
+    }
+
+    /// Whether records are appended to this file while a spare is being prepared.
+    fn awaits_spare(&self) -> bool {
+        self.zeros == 0 && self.spare_requested
+    }
+
+    fn begin(&mut self, file: File, number: u64, zeros: u64) {
+        let full = file_path(&self.dir, self.number);
+        self.file = file;
+        self.number = number;
+        self.written = 0;
+        self.zeros = zeros;
+        // The checkpoint thread is gone only when this thread stops too.
+        let _ = self.chores.send(Chore::Checkpoint(full));
+    }
+
+    fn request_spare(&mut self) {
+        if !self.spare_requested {
+            self.spare_requested = self.chores.send(Chore::PrepareSpare).is_ok();
+        }
     }
 }
 
@@ -453,10 +547,27 @@ fn write_loop(shared: &Shared, current: &mut CurrentFile) {
         let through = {
             let mut pending = shared.pending();
             while pending.buffer.is_empty() && !pending.stop {
+                if !current.awaits_spare() {
+                    pending = shared
+                        .wake
+                        .wait(pending)
+                        .unwrap_or_else(PoisonError::into_inner);
+                    continue;
+                }
+                // Idle, appending, a spare on its way: moves to it once it is ready, rather
+                // than in the round of the next request.
                 pending = shared
                     .wake
-                    .wait(pending)
-                    .unwrap_or_else(PoisonError::into_inner);
+                    .wait_timeout(pending, SPARE_POLL)
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .0;
+                if pending.buffer.is_empty() {
+                    drop(pending);
+                    if let Err(error) = current.take_spare() {
+                        return fail(shared, unwritable(&error));
+                    }
+                    pending = shared.pending();
+                }
             }
             if pending.buffer.is_empty() {
                 return;
@@ -467,14 +578,14 @@ fn write_loop(shared: &Shared, current: &mut CurrentFile) {
             pending.appended
         };
         let mut round = || -> Result<RoundTimes, Unwritable> {
+            current
+                .make_room(bytes.len())
+                .map_err(|error| unwritable(&error))?;
             let started = Instant::now();
             current.write(&bytes).map_err(|error| unwritable(&error))?;
             let synced = Instant::now();
             make(shared, &records)?;
             let made = Instant::now();
-            current
-                .rotate_if_full()
-                .map_err(|error| unwritable(&error))?;
             Ok(RoundTimes {
                 started,
                 synced,
@@ -491,17 +602,19 @@ fn write_loop(shared: &Shared, current: &mut CurrentFile) {
                     let _ = committer.send(());
                 }
             }
-            Err(failure) => {
-                tracing::error!(%failure, "the journal could not be written or made in sled");
-                let mut durability = shared.durable();
-                durability.failed = Some(failure);
-                // Each learns of the failure as it wakes.
-                durability.waiting.clear();
-                // Nothing written after a failed write can be trusted: take no more.
-                return;
-            }
+            // Nothing written after a failed write can be trusted: take no more.
+            Err(failure) => return fail(shared, failure),
         }
     }
+}
+
+/// The journal can take no more: every committer waiting, and every one to come, is told.
+fn fail(shared: &Shared, failure: Unwritable) {
+    tracing::error!(%failure, "the journal could not be written or made in sled");
+    let mut durability = shared.durable();
+    durability.failed = Some(failure);
+    // Each learns of the failure as it wakes.
+    durability.waiting.clear();
 }
 
 /// The writer's metric handles (see the module's doc), made when the journal opens: the
@@ -574,19 +687,77 @@ fn make(shared: &Shared, records: &[Record]) -> Result<(), Unwritable> {
     Ok(())
 }
 
-/// Flushes sled and deletes each full journal file it is handed (every record in it is made
-/// in sled already).
-fn checkpoint_loop(db: &sled::Db, queue: &mpsc::Receiver<PathBuf>) {
-    for full in queue {
-        match db.flush() {
-            Ok(_) => {
-                if let Err(error) = std::fs::remove_file(&full) {
-                    tracing::warn!(%error, file = %full.display(), "a checkpointed journal file could not be deleted");
-                }
+/// What the writer hands the checkpoint thread.
+enum Chore {
+    /// A full journal file, every record in it made in sled: flush sled, then delete it.
+    Checkpoint(PathBuf),
+    /// Prepare a spare file.
+    PrepareSpare,
+}
+
+/// Where the checkpoint thread prepares spares, and where it sends them.
+struct Spares<'a> {
+    dir: &'a Path,
+    bytes: u64,
+    stopping: &'a AtomicBool,
+    ready: mpsc::Sender<Option<File>>,
+}
+
+impl Spares<'_> {
+    /// Writes the spare's zeros and syncs them, data and size: the writer's records over them
+    /// then change no metadata. `None` once the journal stops.
+    fn prepare(&self) -> std::io::Result<Option<File>> {
+        const CHUNK: u64 = 1 << 20;
+        let path = self.dir.join(SPARE);
+        let mut file = OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(true)
+            .open(&path)?;
+        let zeros = vec![0; CHUNK.min(self.bytes) as usize];
+        let mut left = self.bytes;
+        while left > 0 {
+            if self.stopping.load(Ordering::Relaxed) {
+                return Ok(None);
             }
-            // Kept: it is applied again on the next open.
-            Err(error) => tracing::error!(%error, "sled could not be flushed at a checkpoint"),
+            let chunk = left.min(CHUNK);
+            file.write_all(&zeros[..chunk as usize])?;
+            left -= chunk;
         }
+        file.sync_all()?;
+        Ok(Some(file))
+    }
+}
+
+/// Does the writer's chores in order, until the writer stops.
+fn chore_loop(db: &sled::Db, chores: &mpsc::Receiver<Chore>, spares: &Spares<'_>) {
+    for chore in chores {
+        match chore {
+            Chore::Checkpoint(full) => checkpoint(db, &full),
+            Chore::PrepareSpare => {
+                let spare = spares.prepare().unwrap_or_else(|error| {
+                    // Not a failure: the writer appends until a spare can be made.
+                    tracing::warn!(%error, "a spare journal file could not be prepared");
+                    let _ = std::fs::remove_file(spares.dir.join(SPARE));
+                    None
+                });
+                // The writer is gone only when this thread stops too.
+                let _ = spares.ready.send(spare);
+            }
+        }
+    }
+}
+
+/// Flushes sled and deletes `full`, a journal file every record of which is made in sled.
+fn checkpoint(db: &sled::Db, full: &Path) {
+    match db.flush() {
+        Ok(_) => {
+            if let Err(error) = std::fs::remove_file(full) {
+                tracing::warn!(%error, file = %full.display(), "a checkpointed journal file could not be deleted");
+            }
+        }
+        // Kept: it is applied again on the next open.
+        Err(error) => tracing::error!(%error, "sled could not be flushed at a checkpoint"),
     }
 }
 
@@ -600,6 +771,10 @@ fn close(db: &sled::Db, dir: &Path) {
             files
                 .iter()
                 .try_for_each(|(_, path)| std::fs::remove_file(path).map_err(io_error))
+        })
+        .and_then(|()| match std::fs::remove_file(dir.join(SPARE)) {
+            Err(error) if error.kind() != std::io::ErrorKind::NotFound => Err(io_error(error)),
+            _ => Ok(()),
         });
     if let Err(error) = closed {
         // Kept: what the files hold is applied again on the next open.
@@ -611,17 +786,20 @@ fn file_path(dir: &Path, number: u64) -> PathBuf {
     dir.join(format!("{number:020}.log"))
 }
 
+/// A new, empty journal file, records to be appended to it.
 fn create_file(dir: &Path, number: u64) -> Result<File, StoreError> {
     let file = OpenOptions::new()
-        .create(true)
-        .append(true)
+        .create_new(true)
+        .write(true)
         .open(file_path(dir, number))
         .map_err(io_error)?;
     // The new file's name is durable before anything is acknowledged from it.
-    File::open(dir)
-        .and_then(|dir| dir.sync_all())
-        .map_err(io_error)?;
+    sync_dir(dir).map_err(io_error)?;
     Ok(file)
+}
+
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    File::open(dir)?.sync_all()
 }
 
 /// The journal files in `dir`, oldest first.
@@ -640,6 +818,22 @@ fn journal_files(dir: &Path) -> Result<Vec<(u64, PathBuf)>, StoreError> {
     }
     files.sort();
     Ok(files)
+}
+
+/// Waits until the journal in `data_dir`, its files `rotate_bytes` long, has moved to its
+/// first spare and checkpointed the file it began with (for tests that copy its files).
+#[cfg(test)]
+pub(super) fn wait_until_over_zeros(data_dir: &Path, rotate_bytes: u64) {
+    let dir = data_dir.join("journal");
+    for _ in 0..1000 {
+        if let Ok([(_, path)]) = journal_files(&dir).as_deref()
+            && std::fs::metadata(path).is_ok_and(|file| file.len() >= rotate_bytes)
+        {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    panic!("the journal in {} never moved to a spare", dir.display());
 }
 
 /// Applying the journal's files again on open.
@@ -690,7 +884,7 @@ impl<'a> Replay<'a> {
             applied += 1;
             offset += HEADER + payload.len();
         }
-        if offset < bytes.len() {
+        if !ends_cleanly(&bytes, offset) {
             tracing::warn!(
                 file = %path.display(),
                 offset,
@@ -702,16 +896,28 @@ impl<'a> Replay<'a> {
     }
 }
 
+/// Whether the records of a file end at `offset` as a file ends that no crash tore: the file
+/// ends there, or its zeros begin there.
+fn ends_cleanly(bytes: &[u8], offset: usize) -> bool {
+    bytes
+        .get(offset..)
+        .is_none_or(|rest| rest.iter().all(|byte| *byte == 0))
+}
+
 /// A record's number and writes.
 fn parse_record(payload: &[u8]) -> Option<(u64, Writes<'_>)> {
     let number = u64::from_le_bytes(payload.get(..8)?.try_into().ok()?);
     Some((number, Writes(&payload[8..])))
 }
 
-/// The payload of the whole, intact record at `offset`, if there is one.
+/// The payload of the whole, intact record at `offset`, if there is one (none: a torn record,
+/// or the zeros after the last record of a prepared file).
 fn record_at(bytes: &[u8], offset: usize) -> Option<&[u8]> {
     let header = bytes.get(offset..offset.checked_add(HEADER)?)?;
     let len = u32::from_le_bytes(header[..4].try_into().ok()?) as usize;
+    if len == 0 {
+        return None;
+    }
     let crc = u32::from_le_bytes(header[4..].try_into().ok()?);
     let start = offset + HEADER;
     let payload = bytes.get(start..start.checked_add(len)?)?;
@@ -848,6 +1054,50 @@ mod tests {
             [],
             "a clean stop leaves the journal empty"
         );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn records_are_written_over_a_spares_zeros_and_read_back_up_to_them() {
+        const BYTES: u64 = 64 * 1024;
+        let data = tempfile::tempdir().expect("temp dir");
+        let dir = data.path().join("journal");
+        std::fs::create_dir_all(&dir).expect("dir");
+        std::fs::write(dir.join(SPARE), b"half a spare, left by a crash").expect("spare");
+        let db = open_db(&data.path().join("db"));
+        let tree = db.open_tree("t").expect("tree");
+        let journal = Journal::open(&db, data.path(), BYTES).expect("journal");
+        // Idle, the writer moves to the spare once it is ready, and the first file is
+        // checkpointed.
+        wait_until_over_zeros(data.path(), BYTES);
+        for number in 0..20u32 {
+            let record = journal
+                .commit_blind(Changes::default(), |changes| {
+                    changes.insert(&tree, &number.to_be_bytes(), vec![7; 100]);
+                })
+                .expect("a record");
+            journal.durable(record).await.expect("durable");
+        }
+        let files = journal_files(&dir).expect("files");
+        let [(_, current)] = files.as_slice() else {
+            panic!("one file: {files:?}");
+        };
+        let written = std::fs::read(current).expect("read");
+        assert_eq!(written.len() as u64, BYTES, "written over, not appended");
+        assert!(written.ends_with(&[0; 1024]), "zeros after the records");
+        // What a crash would leave: read back into another database, the zeros end it.
+        let elsewhere = tempfile::tempdir().expect("temp dir");
+        let other = open_db(elsewhere.path());
+        let mut replay = Replay::new(&other);
+        assert_eq!(replay.file(current).expect("replayed"), 20);
+        assert_eq!(replay.last, journal.appended());
+        assert_eq!(other.open_tree("t").expect("tree").len(), 20);
+        // A clean stop leaves no file behind, the spare included.
+        drop(journal);
+        let left: Vec<_> = std::fs::read_dir(&dir)
+            .expect("dir")
+            .map(|entry| entry.expect("entry").file_name())
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
     }
 
     #[test]
