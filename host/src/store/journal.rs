@@ -12,9 +12,10 @@
 //! once a journal file has grown past [`ROTATE_BYTES`], the writer starts a new one and a
 //! checkpoint thread flushes sled and deletes the old file.
 //!
-//! The writer writes over zeros. The checkpoint thread keeps a spare file ready: zeros, as
-//! long as a full journal file, written and synced beforehand. The writer moves to the spare
-//! as soon as it is ready (at once after opening, or when a round would not fit). A record
+//! The writer writes over zeros. The checkpoint thread prepares spare files: zeros, as long
+//! as a full journal file, written and synced beforehand; one at open, and the next once the
+//! writer is half-way through the current one. The writer moves to the spare as soon as it is
+//! ready (at once after opening, or when a round would not fit). A record
 //! written over such zeros changes neither the file's size nor its blocks. So a round's
 //! `fdatasync` sends the disk the round's pages and a cache flush. An appended round also
 //! sends the inode and the new blocks' metadata: three or four requests to the disk where
@@ -482,6 +483,11 @@ impl CurrentFile {
     /// if one is ready, or else to a new file to append to once this one is full. The file
     /// left is handed to the checkpoint thread (everything in it is made in sled).
     fn make_room(&mut self, len: usize) -> std::io::Result<()> {
+        // The next spare is asked for once this file is half written (at once for a file
+        // without zeros): a server that writes little keeps one file of zeros on disk, not two.
+        if self.written >= self.zeros / 2 {
+            self.request_spare();
+        }
         if self.written.saturating_add(len as u64) <= self.zeros {
             return Ok(());
         }
@@ -504,7 +510,6 @@ impl CurrentFile {
                 sync_dir(&self.dir)?;
                 self.begin(spare, number, self.rotate_bytes);
                 self.spare_requested = false;
-                self.request_spare();
                 Ok(true)
             }
             Ok(None) => {
@@ -1069,14 +1074,31 @@ mod tests {
         // Idle, the writer moves to the spare once it is ready, and the first file is
         // checkpointed.
         wait_until_over_zeros(data.path(), BYTES);
-        for number in 0..20u32 {
-            let record = journal
-                .commit_blind(Changes::default(), |changes| {
-                    changes.insert(&tree, &number.to_be_bytes(), vec![7; 100]);
-                })
-                .expect("a record");
-            journal.durable(record).await.expect("durable");
+        let write = |numbers: std::ops::Range<u32>| {
+            let (journal, tree) = (&journal, &tree);
+            async move {
+                for number in numbers {
+                    let record = journal
+                        .commit_blind(Changes::default(), |changes| {
+                            changes.insert(tree, &number.to_be_bytes(), vec![7; 100]);
+                        })
+                        .expect("a record");
+                    journal.durable(record).await.expect("durable");
+                }
+            }
+        };
+        // 132 bytes a record: less than half the file.
+        write(0..20).await;
+        assert!(!dir.join(SPARE).exists(), "no second spare yet");
+        // Past half of it: the next spare is prepared.
+        write(20..270).await;
+        for _ in 0..1000 {
+            if std::fs::metadata(dir.join(SPARE)).is_ok_and(|spare| spare.len() == BYTES) {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         }
+        assert!(dir.join(SPARE).exists(), "the next spare");
         let files = journal_files(&dir).expect("files");
         let [(_, current)] = files.as_slice() else {
             panic!("one file: {files:?}");
@@ -1088,9 +1110,9 @@ mod tests {
         let elsewhere = tempfile::tempdir().expect("temp dir");
         let other = open_db(elsewhere.path());
         let mut replay = Replay::new(&other);
-        assert_eq!(replay.file(current).expect("replayed"), 20);
+        assert_eq!(replay.file(current).expect("replayed"), 270);
         assert_eq!(replay.last, journal.appended());
-        assert_eq!(other.open_tree("t").expect("tree").len(), 20);
+        assert_eq!(other.open_tree("t").expect("tree").len(), 270);
         // A clean stop leaves no file behind, the spare included.
         drop(journal);
         let left: Vec<_> = std::fs::read_dir(&dir)
