@@ -15,6 +15,7 @@
 //! results into `BENCHMARKS.md`); `--help` lists the knobs for a quick smoke run.
 
 mod baseline;
+mod compare;
 mod deployment;
 mod load;
 mod processes;
@@ -93,6 +94,14 @@ pub struct RunArgs {
     /// supplier without rules gets, and, beside a run with it, what the plugin costs.
     #[arg(long, env = "FERRY_BENCH_WITHOUT_PLUGIN")]
     pub without_plugin: bool,
+    /// Compare the `--ferry` build (A) with this one (B) instead of with the baseline: both
+    /// run at once on sled, and each scenario and level is measured in `--pairs` alternating
+    /// pairs. For "before and after" a change; prints a table, writes nothing.
+    #[arg(long, env = "FERRY_BENCH_COMPARE_WITH")]
+    pub compare_with: Option<PathBuf>,
+    /// Pairs of measurements a level with `--compare-with`.
+    #[arg(long, env = "FERRY_BENCH_PAIRS", default_value_t = 3)]
+    pub pairs: usize,
     /// Keep the temporary directory (Ferry's data and logs, Redis's sockets) after the run.
     /// The PostgreSQL databases are dropped all the same.
     #[arg(long)]

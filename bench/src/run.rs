@@ -3,7 +3,8 @@
 //! and concurrency level measure the baseline and Ferry one after the other; after the
 //! 1000-transaction batches, time the relay draining the outbox; stage the pending accounts
 //! and measure the pending list with both servers' memory watched; run `redis-benchmark` for
-//! the relay's baseline; stop it. Then print the report (and write it with `--write`).
+//! the relay's baseline; stop it. Then print the report (and write it with `--write`). With
+//! `--compare-with`, two builds are compared instead ([`crate::compare`]), with no baseline.
 
 use crate::RunArgs;
 use crate::deployment::{self, Deployment, Kind};
@@ -315,6 +316,79 @@ async fn pending_count(ferry: &Target) -> anyhow::Result<usize> {
 }
 
 /// What every deployment of a run shares.
+/// A deployment started and provisioned: the supplier (with the example plugin unless
+/// `--without-plugin`), its token, and its migrated accounts.
+pub struct Provisioned {
+    pub deployment: Deployment,
+    /// Every instance, as the load reaches them.
+    pub ferry: Target,
+    pub authorization: HeaderValue,
+    pub accounts: Arc<Vec<String>>,
+}
+
+/// Starts deployment `number` of `kind` with `binary` in `parent`, and provisions it.
+pub async fn start_provisioned(
+    args: &RunArgs,
+    kind: Kind,
+    binary: &Path,
+    parent: &Path,
+    number: usize,
+) -> anyhow::Result<Provisioned> {
+    let mut deployment =
+        Deployment::start(kind, binary, parent, args.database_url.as_deref(), number)?;
+    for (index, instance) in deployment.instances.iter().enumerate() {
+        eprintln!(
+            "ferry instance {} (pid {}) at {}, logs in {}",
+            index + 1,
+            instance.process.pid(),
+            instance.base,
+            instance.log.display()
+        );
+    }
+    eprintln!("redis-server (pid {})", deployment.redis.process.pid());
+    let bases = deployment.bases();
+    let first = bases.first().context("a deployment has an instance")?;
+    let plugin = (!args.without_plugin).then(processes::example_plugin);
+    let token = provision::supplier(first, plugin.as_deref()).await?;
+    let authorization = HeaderValue::from_str(&format!("Token {token}"))?;
+    if plugin.is_some() {
+        for base in &bases {
+            provision::wait_for_plugin(base, &authorization).await?;
+        }
+    }
+    let pids = deployment.pids();
+    let first_instance = Target {
+        bases: vec![first.clone()],
+        authorization: Some(authorization.clone()),
+        pids: pids.iter().take(1).copied().collect(),
+        watch_postgres: false,
+    };
+    let accounts =
+        Arc::new(provision::migrated_accounts(&first_instance, args.accounts.max(1)).await?);
+    eprintln!(
+        "provisioned supplier {} {} and {} migrated accounts",
+        scenarios::SUPPLIER,
+        if plugin.is_some() {
+            "with the example plugin (in use on every instance)"
+        } else {
+            "without a plugin"
+        },
+        accounts.len()
+    );
+    deployment.ensure_running()?;
+    Ok(Provisioned {
+        ferry: Target {
+            bases,
+            authorization: Some(authorization.clone()),
+            pids,
+            watch_postgres: kind != Kind::Sled,
+        },
+        deployment,
+        authorization,
+        accounts,
+    })
+}
+
 struct Bench {
     args: RunArgs,
     ferry_binary: PathBuf,
@@ -339,65 +413,18 @@ impl Bench {
         let connections = &self.connections;
         let stop = self.stop;
         eprintln!("== {} ==", kind.title());
-        let mut deployment = Deployment::start(
-            kind,
-            &self.ferry_binary,
-            &self.dir,
-            args.database_url.as_deref(),
-            number,
-        )?;
-        for (index, instance) in deployment.instances.iter().enumerate() {
-            eprintln!(
-                "ferry instance {} (pid {}) at {}, logs in {}",
-                index + 1,
-                instance.process.pid(),
-                instance.base,
-                instance.log.display()
-            );
-        }
+        let Provisioned {
+            mut deployment,
+            ferry,
+            authorization,
+            accounts,
+        } = start_provisioned(args, kind, &self.ferry_binary, &self.dir, number).await?;
         eprintln!(
-            "baseline (pid {}) at {}; redis-server (pid {})",
-            self.baseline_pid,
-            self.baseline_base,
-            deployment.redis.process.pid()
-        );
-
-        let bases = deployment.bases();
-        let first = bases.first().context("a deployment has an instance")?;
-        let plugin = (!args.without_plugin).then(processes::example_plugin);
-        let token = provision::supplier(first, plugin.as_deref()).await?;
-        let authorization = HeaderValue::from_str(&format!("Token {token}"))?;
-        if plugin.is_some() {
-            for base in &bases {
-                provision::wait_for_plugin(base, &authorization).await?;
-            }
-        }
-        let pids = deployment.pids();
-        let first_instance = Target {
-            bases: vec![first.clone()],
-            authorization: Some(authorization.clone()),
-            pids: pids.iter().take(1).copied().collect(),
-            watch_postgres: false,
-        };
-        let accounts =
-            Arc::new(provision::migrated_accounts(&first_instance, args.accounts.max(1)).await?);
-        eprintln!(
-            "provisioned supplier {} {} and {} migrated accounts",
-            scenarios::SUPPLIER,
-            if plugin.is_some() {
-                "with the example plugin (in use on every instance)"
-            } else {
-                "without a plugin"
-            },
-            accounts.len()
+            "baseline (pid {}) at {}",
+            self.baseline_pid, self.baseline_base
         );
         let servers = Servers {
-            ferry: Target {
-                bases,
-                authorization: Some(authorization.clone()),
-                pids,
-                watch_postgres: kind != Kind::Sled,
-            },
+            ferry,
             baseline: Target {
                 bases: vec![self.baseline_base.clone()],
                 authorization: Some(authorization),
@@ -579,13 +606,34 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         .prefix("ferry-bench-")
         .disable_cleanup(args.keep_data)
         .tempdir()?;
+    let connections: Vec<usize> = args.connections.iter().map(|c| (*c).max(1)).collect();
+    let stop = Stop::After {
+        warmup: Duration::from_secs_f64(args.warmup_secs.max(0.0)),
+        duration: Duration::from_secs_f64(args.duration_secs.max(0.01)),
+    };
+    if let Some(other) = &args.compare_with {
+        let other = std::fs::canonicalize(other)
+            .with_context(|| format!("cannot resolve {}", other.display()))?;
+        let markdown = crate::compare::run(
+            &args,
+            &ferry_binary,
+            &other,
+            temp.path(),
+            stop,
+            &connections,
+        )
+        .await?;
+        println!("{markdown}");
+        eprintln!(
+            "the comparison took {:.0} s (after building)",
+            run_started.elapsed().as_secs_f64()
+        );
+        return Ok(());
+    }
     let (baseline, baseline_base) = processes::start_baseline(args.list_accounts)?;
     let bench = Bench {
-        connections: args.connections.iter().map(|c| (*c).max(1)).collect(),
-        stop: Stop::After {
-            warmup: Duration::from_secs_f64(args.warmup_secs.max(0.0)),
-            duration: Duration::from_secs_f64(args.duration_secs.max(0.01)),
-        },
+        connections,
+        stop,
         ferry_binary,
         dir: temp.path().to_owned(),
         baseline_base,
