@@ -11,7 +11,7 @@ use crate::RunArgs;
 use crate::deployment::Kind;
 use crate::load::{self, Measurement, Stop, Target};
 use crate::report::{format_cpu, format_ms, format_rate};
-use crate::run::{Provisioned, start_provisioned};
+use crate::run::start_provisioned;
 use crate::scenarios::{self, Scenario};
 use crate::waits::{FerryMetrics, Waits};
 use std::fmt::Write;
@@ -79,8 +79,8 @@ fn scenarios_for(accounts: &Arc<Vec<String>>) -> Vec<Scenario> {
     ]
 }
 
-/// Runs the comparison of `a` (the `--ferry` build) with `b` (`--compare-with`) and prints
-/// its report.
+/// Runs the comparison of `a` (the `--ferry` build) with `b` (`--compare-with`): its report,
+/// in markdown. Both deployments stop when it returns.
 pub async fn run(
     args: &RunArgs,
     a: &Path,
@@ -92,7 +92,7 @@ pub async fn run(
     let pairs = args.pairs.max(1);
     check_scenarios(&args.only)?;
     eprintln!("== A: {} ==", a.display());
-    let side_a = start_provisioned(args, Kind::Sled, a, &dir.join("a"), 1).await?;
+    let mut side_a = start_provisioned(args, Kind::Sled, a, &dir.join("a"), 1).await?;
     eprintln!("== B: {} ==", b.display());
     let mut side_b = start_provisioned(args, Kind::Sled, b, &dir.join("b"), 2).await?;
     let client = load::client(1)?;
@@ -131,11 +131,10 @@ pub async fn run(
                 }
             }
             levels.push(measured);
+            side_a.deployment.ensure_running()?;
             side_b.deployment.ensure_running()?;
         }
     }
-    let Provisioned { deployment, .. } = side_a;
-    drop(deployment);
     Ok(markdown(a, b, pairs, &levels))
 }
 
