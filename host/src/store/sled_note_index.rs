@@ -73,8 +73,9 @@ impl AccountNotes {
 }
 
 impl AccountIndex for AccountNotes {
-    /// ~56 bytes each.
     const KEPT: usize = 500_000;
+    /// A key's digest and its dates, in a hash map.
+    const ENTRY_BYTES: usize = 56;
 
     fn weight(&self) -> usize {
         self.notes.max(1)

@@ -195,8 +195,8 @@ impl SledStore {
                 .map(|table| db.open_tree(format!("account_{table:?}")))
                 .collect::<Result<_, _>>()?,
             account_locks: std::sync::Arc::default(),
-            note_indexes: Arc::default(),
-            transaction_indexes: Arc::default(),
+            note_indexes: Arc::new(NoteIndexes::for_store_memory(cache_bytes)),
+            transaction_indexes: Arc::new(TransactionIndexes::for_store_memory(cache_bytes)),
             health,
             journal,
         };

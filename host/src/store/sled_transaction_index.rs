@@ -137,8 +137,9 @@ impl AccountTransactions {
 }
 
 impl AccountIndex for AccountTransactions {
-    /// ~40 bytes each.
     const KEPT: usize = 1_000_000;
+    /// An id's digest and its place, in a hash map.
+    const ENTRY_BYTES: usize = 40;
 
     fn weight(&self) -> usize {
         self.places.len().max(1)
