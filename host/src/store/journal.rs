@@ -257,12 +257,7 @@ impl Journal {
             }
         }
         // A spare left by a crash: zeros, and maybe not all of them.
-        match std::fs::remove_file(dir.join(SPARE)) {
-            Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
-                return Err(io_error(error));
-            }
-            _ => {}
-        }
+        remove_spare(&dir).map_err(io_error)?;
         let number = files.last().map_or(0, |(number, _)| number + 1);
         let file = create_file(&dir, number)?;
         let journal_dir = dir.clone();
@@ -743,7 +738,7 @@ fn chore_loop(db: &sled::Db, chores: &mpsc::Receiver<Chore>, spares: &Spares<'_>
                 let spare = spares.prepare().unwrap_or_else(|error| {
                     // Not a failure: the writer appends until a spare can be made.
                     tracing::warn!(%error, "a spare journal file could not be prepared");
-                    let _ = std::fs::remove_file(spares.dir.join(SPARE));
+                    let _ = remove_spare(spares.dir);
                     None
                 });
                 // The writer is gone only when this thread stops too.
@@ -777,10 +772,7 @@ fn close(db: &sled::Db, dir: &Path) {
                 .iter()
                 .try_for_each(|(_, path)| std::fs::remove_file(path).map_err(io_error))
         })
-        .and_then(|()| match std::fs::remove_file(dir.join(SPARE)) {
-            Err(error) if error.kind() != std::io::ErrorKind::NotFound => Err(io_error(error)),
-            _ => Ok(()),
-        });
+        .and_then(|()| remove_spare(dir).map_err(io_error));
     if let Err(error) = closed {
         // Kept: what the files hold is applied again on the next open.
         tracing::warn!(%error, "the journal could not be closed");
@@ -801,6 +793,14 @@ fn create_file(dir: &Path, number: u64) -> Result<File, StoreError> {
     // The new file's name is durable before anything is acknowledged from it.
     sync_dir(dir).map_err(io_error)?;
     Ok(file)
+}
+
+/// Deletes the spare in `dir`, if there is one.
+fn remove_spare(dir: &Path) -> std::io::Result<()> {
+    match std::fs::remove_file(dir.join(SPARE)) {
+        Err(error) if error.kind() != std::io::ErrorKind::NotFound => Err(error),
+        _ => Ok(()),
+    }
 }
 
 fn sync_dir(dir: &Path) -> std::io::Result<()> {
