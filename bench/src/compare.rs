@@ -9,11 +9,11 @@
 
 use crate::RunArgs;
 use crate::deployment::Kind;
-use crate::load::{self, Measurement, Stop, Target};
+use crate::load::{self, Measurement, Stop};
 use crate::report::{format_cpu, format_ms, format_rate};
-use crate::run::start_provisioned;
-use crate::scenarios::{self, Scenario};
-use crate::waits::{FerryMetrics, Waits};
+use crate::run::{measure_ferry, start_provisioned};
+use crate::scenarios;
+use crate::waits::Waits;
 use std::fmt::Write;
 use std::path::Path;
 use std::sync::Arc;
@@ -48,35 +48,15 @@ pub struct Level {
     pub b: Vec<Side>,
 }
 
-/// The scenarios a comparison can run (the pending list and the relay need their own set-up).
-const SCENARIOS: [&str; 5] = [
-    "notes",
-    "transactions-1",
-    "transactions-1000",
-    "stage-process",
-    "transfer-status",
-];
-
-/// Refuses `--only` keys that a comparison does not run.
+/// Refuses `--only` keys that a comparison does not run: it runs the scenarios measured
+/// level by level ([`scenarios::levelled`]); the pending list and the relay need their own
+/// set-up.
 fn check_scenarios(only: &[String]) -> anyhow::Result<()> {
-    match only.iter().find(|key| !SCENARIOS.contains(&key.as_str())) {
-        Some(key) => anyhow::bail!(
-            "--compare-with runs {} only, not {key}",
-            SCENARIOS.join(", ")
-        ),
+    let keys = scenarios::levelled(&Arc::default()).map(|scenario| scenario.key);
+    match only.iter().find(|key| !keys.contains(&key.as_str())) {
+        Some(key) => anyhow::bail!("--compare-with runs {} only, not {key}", keys.join(", ")),
         None => Ok(()),
     }
-}
-
-/// The scenarios of one deployment, by key.
-fn scenarios_for(accounts: &Arc<Vec<String>>) -> Vec<Scenario> {
-    vec![
-        scenarios::notes(accounts.clone()),
-        scenarios::transactions_batch(accounts.clone(), 1),
-        scenarios::transactions_batch(accounts.clone(), 1000),
-        scenarios::stage_and_process(),
-        scenarios::transfer_status(accounts.clone()),
-    ]
 }
 
 /// Runs the comparison of `a` (the `--ferry` build) with `b` (`--compare-with`): its report,
@@ -97,9 +77,9 @@ pub async fn run(
     let mut side_b = start_provisioned(args, Kind::Sled, b, &dir.join("b"), 2).await?;
     let client = load::client(1)?;
     let mut levels = Vec::new();
-    let scenarios = scenarios_for(&side_a.accounts)
+    let scenarios = scenarios::levelled(&side_a.accounts)
         .into_iter()
-        .zip(scenarios_for(&side_b.accounts));
+        .zip(scenarios::levelled(&side_b.accounts));
     for (scenario_a, scenario_b) in scenarios {
         if !args.only.is_empty() && !args.only.iter().any(|only| only == scenario_a.key) {
             continue;
@@ -120,7 +100,12 @@ pub async fn run(
                     } else {
                         ("B", &side_b, &scenario_b, &mut measured.b)
                     };
-                    let one = measure(&client, &side.ferry, scenario, level, stop).await?;
+                    let measured =
+                        measure_ferry(&client, &side.ferry, scenario, level, stop).await?;
+                    let one = Side {
+                        measurement: measured.measurement,
+                        waits: measured.waits,
+                    };
                     eprintln!(
                         "  {:<40} {level:>3} conns, pair {}, {name}: {}",
                         scenario.title,
@@ -138,23 +123,6 @@ pub async fn run(
     Ok(markdown(a, b, pairs, &levels))
 }
 
-/// One measurement of `scenario` against `ferry`, with its waits.
-async fn measure(
-    client: &reqwest::Client,
-    ferry: &Target,
-    scenario: &Scenario,
-    connections: usize,
-    stop: Stop,
-) -> anyhow::Result<Side> {
-    let before = FerryMetrics::scrape(client, &ferry.bases).await?;
-    let measurement = load::measure(ferry, &scenario.generator, connections, stop).await?;
-    let after = FerryMetrics::scrape(client, &ferry.bases).await?;
-    Ok(Side {
-        measurement,
-        waits: after.waits_since(&before),
-    })
-}
-
 /// One measurement on one line, as printed while the comparison runs.
 fn line(side: &Side) -> String {
     let measurement = &side.measurement;
@@ -164,11 +132,8 @@ fn line(side: &Side) -> String {
         format_cpu(measurement.cpu_per_operation_us()),
         format_ms(measurement.latency_at(0.99)),
     );
-    if let (Some(sync), Some(durable)) = (side.sync_us(), side.durable_us()) {
-        let _ = write!(
-            line,
-            ", sync {sync:.0} µs, commit → durable {durable:.0} µs"
-        );
+    if let Some(journal) = side.waits.journal {
+        let _ = write!(line, ", {}", journal.summary());
     }
     if measurement.errors > 0 {
         let _ = write!(

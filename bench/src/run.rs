@@ -8,13 +8,13 @@
 
 use crate::RunArgs;
 use crate::deployment::{self, Deployment, Kind};
-use crate::load::{self, Stop, Target};
+use crate::load::{self, Measurement, Stop, Target};
 use crate::processes;
 use crate::procfs::{RssGrowth, RssWatch};
 use crate::provision;
 use crate::report::{self, DeploymentResults, RelayResult, Report, Row, StagingResult};
 use crate::scenarios::{self, Scenario};
-use crate::waits::FerryMetrics;
+use crate::waits::{FerryMetrics, Waits};
 use anyhow::{Context, bail};
 use reqwest::header::HeaderValue;
 use std::fmt::Write;
@@ -74,6 +74,42 @@ struct Servers {
     client: reqwest::Client,
 }
 
+/// One measurement of Ferry, with what its `/metrics` moved by over it (warm-up included).
+pub struct FerryMeasurement {
+    pub measurement: Measurement,
+    pub waits: Waits,
+    /// Events the relay published meanwhile, and for how long.
+    relayed: Published,
+}
+
+/// Measures `scenario` against `ferry` at `connections`, reading its `/metrics` before and
+/// after.
+pub async fn measure_ferry(
+    client: &reqwest::Client,
+    ferry: &Target,
+    scenario: &Scenario,
+    connections: usize,
+    stop: Stop,
+) -> anyhow::Result<FerryMeasurement> {
+    let before = FerryMetrics::scrape(client, &ferry.bases).await?;
+    let started = Instant::now();
+    let measurement = load::measure(ferry, &scenario.generator, connections, stop).await?;
+    let after = FerryMetrics::scrape(client, &ferry.bases).await?;
+    Ok(FerryMeasurement {
+        measurement,
+        waits: after.waits_since(&before),
+        relayed: Published {
+            events: (after.published_events - before.published_events).max(0.0) as u64,
+            seconds: started.elapsed().as_secs_f64(),
+        },
+    })
+}
+
+/// The peak growth of the resident memory `watches` saw, summed over their processes.
+fn growth_of(watches: Vec<RssWatch>) -> anyhow::Result<RssGrowth> {
+    watches.into_iter().map(RssWatch::end).sum()
+}
+
 /// Starts watching the resident memory of each of `target`'s processes.
 fn watch_memory_of(target: &Target) -> anyhow::Result<Vec<RssWatch>> {
     target
@@ -93,51 +129,28 @@ impl Servers {
         stop: Stop,
         watch_memory: bool,
     ) -> anyhow::Result<(Row, Published)> {
-        let mut measured = Vec::new();
-        let mut growth = Vec::new();
-        let mut relayed = Published::default();
-        let mut waits = None;
-        for target in [&self.baseline, &self.ferry] {
-            let watches = watch_memory.then(|| watch_memory_of(target)).transpose()?;
-            let is_ferry = std::ptr::eq(target, &self.ferry);
-            let before = if is_ferry {
-                FerryMetrics::scrape(&self.client, &target.bases).await?
-            } else {
-                FerryMetrics::default()
-            };
-            let started = Instant::now();
-            measured.push(load::measure(target, &scenario.generator, connections, stop).await?);
-            if is_ferry {
-                let after = FerryMetrics::scrape(&self.client, &target.bases).await?;
-                relayed.events +=
-                    (after.published_events - before.published_events).max(0.0) as u64;
-                relayed.seconds += started.elapsed().as_secs_f64();
-                waits = Some(after.waits_since(&before));
-            }
-            if let Some(watches) = watches {
-                growth.push(
-                    watches
-                        .into_iter()
-                        .map(RssWatch::end)
-                        .sum::<anyhow::Result<RssGrowth>>()?,
-                );
-            }
-        }
-        let ferry = measured.pop().context("Ferry was measured")?;
-        let baseline = measured.pop().context("the baseline was measured")?;
+        let watches = watch_memory
+            .then(|| watch_memory_of(&self.baseline))
+            .transpose()?;
+        let baseline =
+            load::measure(&self.baseline, &scenario.generator, connections, stop).await?;
+        let baseline_growth = watches.map(growth_of).transpose()?;
+        let watches = watch_memory
+            .then(|| watch_memory_of(&self.ferry))
+            .transpose()?;
+        let ferry = measure_ferry(&self.client, &self.ferry, scenario, connections, stop).await?;
+        let ferry_growth = watches.map(growth_of).transpose()?;
         let row = Row {
             key: scenario.key,
             title: scenario.title,
             connections,
             items_per_operation: scenario.items_per_operation,
-            rss: match growth.as_slice() {
-                [baseline, ferry] => Some((*ferry, *baseline)),
-                _ => None,
-            },
-            ferry,
+            rss: ferry_growth.zip(baseline_growth),
+            ferry: ferry.measurement,
             baseline,
-            waits,
+            waits: Some(ferry.waits),
         };
+        let relayed = ferry.relayed;
         eprintln!(
             "  {:<40} {:>3} conns: Ferry {:>9} op/s p99 {:>7} ms {:>7} µs CPU/op {:.2} cores{}{} | baseline {:>9} op/s p99 {:>7} ms {:>7} µs CPU/op{}",
             row.title,
@@ -155,12 +168,7 @@ impl Servers {
                 None => String::new(),
             },
             match row.waits.and_then(|waits| waits.journal) {
-                Some(journal) => format!(
-                    ", {:.1} records a round, sync {:.0} µs, commit → durable {:.0} µs",
-                    journal.records_per_round,
-                    journal.sync.as_secs_f64() * 1e6,
-                    journal.commit_wait.as_secs_f64() * 1e6
-                ),
+                Some(journal) => format!(", {}", journal.summary()),
                 None => String::new(),
             },
             report::format_rate(row.baseline.per_second()),
@@ -436,14 +444,7 @@ impl Bench {
 
         let mut rows = Vec::new();
         let mut relay = None;
-        let scenarios = [
-            scenarios::notes(accounts.clone()),
-            scenarios::transactions_batch(accounts.clone(), 1),
-            scenarios::transactions_batch(accounts.clone(), 1000),
-            scenarios::stage_and_process(),
-            scenarios::transfer_status(accounts.clone()),
-        ];
-        for scenario in &scenarios {
+        for scenario in &scenarios::levelled(&accounts) {
             let measure_relay = scenario.key == "transactions-1000" && self.selected("relay");
             if !self.selected(scenario.key) && !measure_relay {
                 continue;

@@ -129,6 +129,18 @@ fn account_of(accounts: &[String], op: OpContext) -> &str {
         .map_or("", String::as_str)
 }
 
+/// The scenarios measured level by level against a deployment's migrated `accounts`, in the
+/// order they run (the pending list needs its own staging, and comes after).
+pub fn levelled(accounts: &Arc<Vec<String>>) -> [Scenario; 5] {
+    [
+        notes(accounts.clone()),
+        transactions_batch(accounts.clone(), 1),
+        transactions_batch(accounts.clone(), 1000),
+        stage_and_process(),
+        transfer_status(accounts.clone()),
+    ]
+}
+
 pub fn notes(accounts: Arc<Vec<String>>) -> Scenario {
     Scenario {
         key: "notes",

@@ -137,6 +137,18 @@ pub struct JournalWaits {
     pub commit_wait: Duration,
 }
 
+impl JournalWaits {
+    /// As a measurement's line prints it.
+    pub fn summary(&self) -> String {
+        format!(
+            "{:.1} records a round, sync {:.0} µs, commit → durable {:.0} µs",
+            self.records_per_round,
+            self.sync.as_secs_f64() * 1e6,
+            self.commit_wait.as_secs_f64() * 1e6
+        )
+    }
+}
+
 /// Where Ferry's requests waited over one level.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Waits {
