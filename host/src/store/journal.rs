@@ -277,8 +277,6 @@ impl Journal {
         });
         let (chores, chore_queue) = mpsc::channel::<Chore>();
         let (spare_sender, spares) = mpsc::channel::<Option<File>>();
-        // The first file is appended to until the first spare is ready.
-        let _ = chores.send(Chore::PrepareSpare);
         let writer = {
             let shared = shared.clone();
             let mut current = CurrentFile {
@@ -290,8 +288,10 @@ impl Journal {
                 rotate_bytes,
                 chores,
                 spares,
-                spare_requested: true,
+                spare_requested: false,
             };
+            // The first file is appended to until the first spare is ready.
+            current.request_spare();
             std::thread::Builder::new()
                 .name("ferry-journal".into())
                 .spawn(move || write_loop(&shared, &mut current))
