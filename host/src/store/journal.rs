@@ -209,6 +209,10 @@ struct Shared {
     overlay: Mutex<Overlay>,
     /// Set when the journal is dropped: a spare being prepared is given up.
     stopping: AtomicBool,
+    /// Makes the next round fail in sled part-way through its first record, as a failing
+    /// sled would (tests: nothing else makes sled fail an insert).
+    #[cfg(test)]
+    fail_in_sled: AtomicBool,
 }
 
 impl Shared {
@@ -274,6 +278,8 @@ impl Journal {
             }),
             overlay: Mutex::new(HashMap::new()),
             stopping: AtomicBool::new(false),
+            #[cfg(test)]
+            fail_in_sled: AtomicBool::new(false),
         });
         let (chores, chore_queue) = mpsc::channel::<Chore>();
         let (spare_sender, spares) = mpsc::channel::<Option<File>>();
@@ -310,8 +316,17 @@ impl Journal {
                         ready: spare_sender,
                     };
                     chore_loop(&db, &chore_queue, &spares);
-                    // The writer has stopped: a clean stop leaves sled flushed, the journal empty.
-                    close(&db, &journal_dir);
+                    // The writer has stopped. A clean stop leaves sled flushed, the journal
+                    // empty. After a failure sled may hold a round half made: the files stay,
+                    // to make it whole on the next open.
+                    match &shared.durable().failed {
+                        None => close(&db, &journal_dir),
+                        Some(failure) => tracing::warn!(
+                            %failure,
+                            dir = %journal_dir.display(),
+                            "the journal failed: its files are kept, to be applied again on the next open"
+                        ),
+                    }
                 })
                 .map_err(io_error)?
         };
@@ -664,6 +679,13 @@ impl RoundTimes {
 /// Makes `records` (on disk now) in sled, in order, and takes them out of the overlay.
 fn make(shared: &Shared, records: &[Record]) -> Result<(), Unwritable> {
     for record in records.iter() {
+        #[cfg(test)]
+        if shared.fail_in_sled.load(Ordering::Relaxed) {
+            if let Some((tree, key, Some(value))) = record.changes.writes.first() {
+                let _ = tree.insert(key.clone(), value.clone());
+            }
+            return Err(Unwritable::Failed("sled failed, as a test asked".into()));
+        }
         record.changes.apply().map_err(|error| match error {
             sled::Error::Io(io) => unwritable(&io),
             other => Unwritable::Failed(other.to_string()),
@@ -1221,6 +1243,50 @@ mod tests {
         }
         let files = journal_files(&data.path().join("journal")).expect("files");
         assert_eq!(files.len(), 1, "full files are checkpointed: {files:?}");
+    }
+
+    #[tokio::test]
+    async fn a_round_that_failed_in_sled_is_made_whole_on_the_next_open() {
+        let data = tempfile::tempdir().expect("temp dir");
+        let db_dir = data.path().join("db");
+        {
+            let db = open_db(&db_dir);
+            let tree = db.open_tree("t").expect("tree");
+            let journal = Journal::open(&db, data.path(), ROTATE_BYTES).expect("journal");
+            let commit = |writes: &[(&str, &str)]| {
+                journal
+                    .commit_blind(Changes::default(), |changes| {
+                        for (key, value) in writes {
+                            changes.insert(&tree, *key, *value);
+                        }
+                    })
+                    .expect("a record")
+            };
+            let first = commit(&[("a", "1")]);
+            journal.durable(first).await.expect("durable");
+            journal.shared.fail_in_sled.store(true, Ordering::Relaxed);
+            let second = commit(&[("b", "2"), ("c", "3")]);
+            assert!(journal.durable(second).await.is_err(), "the round failed");
+            assert!(tree.get("b").expect("get").is_some(), "half made in sled");
+            assert!(tree.get("c").expect("get").is_none(), "half made in sled");
+            // Stops as a server stops after a storage failure.
+        }
+        assert!(
+            !journal_files(&data.path().join("journal"))
+                .expect("files")
+                .is_empty(),
+            "the journal is kept"
+        );
+        let db = open_db(&db_dir);
+        let _journal = Journal::open(&db, data.path(), ROTATE_BYTES).expect("journal");
+        let tree = db.open_tree("t").expect("tree");
+        for (key, value) in [("a", "1"), ("b", "2"), ("c", "3")] {
+            assert_eq!(
+                tree.get(key).expect("get").as_deref(),
+                Some(value.as_bytes()),
+                "{key}"
+            );
+        }
     }
 
     #[test]
