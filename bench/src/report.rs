@@ -383,14 +383,14 @@ impl DeploymentResults {
         let _ = writeln!(
             out,
             "Where Ferry's requests waited, from its `/metrics` over each level's warm-up and measurement: \
-             the journal writer's rounds (sled only: records a round, the mean write + `fdatasync` \
+             the journal writer's rounds (sled only: records a round, the mean write and its sync \
              and making the round in sled, and the mean time from a record's commit until it \
              was durable), and the plugin calls that found every slot of their supplier taken \
              (their share of the calls, and their mean wait for a slot):\n"
         );
         let _ = writeln!(
             out,
-            "| endpoint | conns | journal rounds | records a round | write + fdatasync µs | made in sled µs | commit → durable µs | plugin calls queued | their wait µs |"
+            "| endpoint | conns | journal rounds | records a round | write + sync µs | made in sled µs | commit → durable µs | plugin calls queued | their wait µs |"
         );
         let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
         let micros = |duration: std::time::Duration| format!("{:.0}", duration.as_secs_f64() * 1e6);

@@ -1,6 +1,6 @@
 //! Where Ferry's requests waited during one level, read from its own `/metrics` before and
 //! after the level (warm-up included), summed over its instances: the relay's published
-//! events; on sled, the journal writer's rounds (records a round, the `fdatasync`, making the
+//! events; on sled, the journal writer's rounds (records a round, the synced write, making the
 //! round in sled, and how long each commit waited until it was durable); and the
 //! plugin calls that found all their supplier's slots taken, with how long they queued.
 //! PostgreSQL has no journal: its levels report the plugin's queue only.
@@ -129,7 +129,7 @@ impl FerryMetrics {
 pub struct JournalWaits {
     pub rounds: u64,
     pub records_per_round: f64,
-    /// A round's write and `fdatasync`, on average.
+    /// A round's synced write, on average.
     pub sync: Duration,
     /// Making a round in sled, on average.
     pub apply: Duration,

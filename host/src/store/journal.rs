@@ -1,11 +1,11 @@
 //! The sled backend's write path: a write-ahead journal of our own in front of sled, so that a
-//! durable write costs one share of a group `fdatasync` instead of a sled flush (or a sled
+//! durable write costs one share of a group sync instead of a sled flush (or a sled
 //! transaction, which writes out sled's log buffer too) per request.
 //!
 //! Every change to the sled trees is one record of the journal. Under one commit lock a
 //! change lists its writes ([`Changes`]) and is appended to the journal's buffer; one writer
 //! thread takes whatever records are buffered, appends them to the current journal file with
-//! one `fdatasync`, then makes their writes in sled, in the journal's order, and only then
+//! one sync, then makes their writes in sled, in the journal's order, and only then
 //! reports them done ([`Journal::durable`], which every write of the store waits for). So sled
 //! never holds a change the journal could lose, and nothing reads a change before it is
 //! durable (the relay included). sled flushes in the background on its own (every 500 ms);
@@ -16,11 +16,13 @@
 //! as a full journal file, written and synced beforehand; one at open, and the next once the
 //! writer is half-way through the current one. The writer moves to the spare as soon as it is
 //! ready (at once after opening, or when a round would not fit). A record
-//! written over such zeros changes neither the file's size nor its blocks. So a round's
-//! `fdatasync` sends the disk the round's pages and a cache flush. An appended round also
-//! sends the inode and the new blocks' metadata: three or four requests to the disk where
-//! two will do, each an exit to the hypervisor on a virtual disk, and each a wait. When no
-//! spare is ready, the writer appends, as it did before.
+//! written over such zeros changes neither the file's size nor its blocks. So a round needs
+//! the disk to take only its pages and a cache flush: it is written straight to the disk,
+//! bypassing the page cache, in one `pwrite` that returns once the disk has it
+//! ([`DirectFile`]; through the page cache and `fdatasync` where the filesystem has no direct
+//! I/O). An appended round also sends the inode and the new blocks' metadata: three or four
+//! requests to the disk where two will do, each an exit to the hypervisor on a virtual disk,
+//! and each a wait. When no spare is ready, the writer appends, as it did before.
 //!
 //! A change that decides from what is stored ([`Journal::commit`]: an import's state, a
 //! supplier's settings) reads through [`Journal::get`], which sees the changes committed but
@@ -38,7 +40,7 @@
 //!
 //! Each round is on `/metrics`: `ferry_journal_records_total` (records written; over the count
 //! of `ferry_journal_sync_seconds`, the records a round carries), `ferry_journal_sync_seconds`
-//! (writing the round and its `fdatasync`), `ferry_journal_apply_seconds` (making it in sled),
+//! (writing the round and syncing it), `ferry_journal_apply_seconds` (making it in sled),
 //! and `ferry_journal_commit_wait_seconds`, per record, from its commit until it is durable:
 //! what a durable write waits for before its request can answer. A round is recorded before
 //! its committers are woken, so a request answered has its round counted.
@@ -49,6 +51,7 @@
 //! payload is never empty, so a length of zero is where the records of a file end, in the
 //! zeros of a prepared file. (Files written by earlier versions, appended only, read the same.)
 
+use super::direct_file::DirectFile;
 use super::health::unwritable;
 use crate::domain::storage::{StoreError, Unwritable};
 use metrics::{Counter, Histogram};
@@ -291,6 +294,7 @@ impl Journal {
                 file,
                 written: 0,
                 zeros: 0,
+                direct: None,
                 rotate_bytes,
                 chores,
                 spares,
@@ -472,6 +476,9 @@ struct CurrentFile {
     /// How many bytes at the file's start were zeros written and synced before it was taken
     /// (none: a file that records are appended to).
     zeros: u64,
+    /// The file opened again for direct writes over its zeros (none: a file appended to, or a
+    /// filesystem without direct I/O).
+    direct: Option<DirectFile>,
     rotate_bytes: u64,
     chores: mpsc::Sender<Chore>,
     /// Spares, as the checkpoint thread prepares them (`None`: it could not).
@@ -481,11 +488,18 @@ struct CurrentFile {
 }
 
 impl CurrentFile {
-    /// Writes a round after what is written, and syncs it.
+    /// Writes a round after what is written, and syncs it: straight to the disk over zeros,
+    /// through the page cache and `fdatasync` past them.
     fn write(&mut self, records: &[u8]) -> std::io::Result<()> {
-        self.file.write_all_at(records, self.written)?;
-        self.file.sync_data()?;
-        self.written += records.len() as u64;
+        let end = self.written + records.len() as u64;
+        match &mut self.direct {
+            Some(direct) if end <= self.zeros => direct.write_at(records, self.written)?,
+            _ => {
+                self.file.write_all_at(records, self.written)?;
+                self.file.sync_data()?;
+            }
+        }
+        self.written = end;
         Ok(())
     }
 
@@ -541,6 +555,15 @@ impl CurrentFile {
         self.number = number;
         self.written = 0;
         self.zeros = zeros;
+        self.direct = (zeros > 0)
+            .then(|| DirectFile::open(&file_path(&self.dir, number)))
+            .and_then(|opened| {
+                opened
+                    .inspect_err(|error| {
+                        tracing::debug!(%error, "no direct writes: the journal writes through the page cache");
+                    })
+                    .ok()
+            });
         // The checkpoint thread is gone only when this thread stops too.
         let _ = self.chores.send(Chore::Checkpoint(full));
     }
@@ -552,7 +575,7 @@ impl CurrentFile {
     }
 }
 
-/// Writes what committers buffer, one `fdatasync` per round, then makes it in sled, until the
+/// Writes what committers buffer, one sync per round, then makes it in sled, until the
 /// journal is dropped.
 fn write_loop(shared: &Shared, current: &mut CurrentFile) {
     let metrics = RoundMetrics::new();

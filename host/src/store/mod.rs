@@ -7,6 +7,7 @@
 mod blocking;
 #[cfg(test)]
 pub mod contract;
+mod direct_file;
 pub mod health;
 mod journal;
 mod postgres_account;

@@ -824,7 +824,7 @@ impl Store for SledStore {
         })
     }
 
-    /// Waits for every change made so far to be on disk and in sled (one `fdatasync` shared by
+    /// Waits for every change made so far to be on disk and in sled (one synced write shared by
     /// every change that joined it).
     fn flush(&self) -> BoxFuture<'static, Result<(), StoreError>> {
         let journal = self.journal.clone();
