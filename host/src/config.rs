@@ -183,9 +183,10 @@ pub struct Settings {
 ///
 /// Fewer can pay on sled, whose every durable write waits for the journal's writer thread:
 /// with a worker per core, the writer waited for a core after each wake-up. On 2 cores, one
-/// worker made ~13 % more notes a second at ~25 % less CPU each, but 1000-item batches ~17 %
-/// fewer items a second (their JSON is parsed on the workers): so it is a setting, not the
-/// default (BENCHMARKS.md).
+/// worker once made ~13 % more notes a second at ~25 % less CPU each, but 1000-item batches
+/// ~17 % fewer items a second (their JSON is parsed on the workers); measured again since the
+/// request threads look at the shared queue every second task, it made no more notes and ~18 %
+/// fewer batch items. So it is a setting, not the default (BENCHMARKS.md).
 pub fn default_workers(cores: usize) -> usize {
     cores.max(1)
 }
