@@ -1,5 +1,5 @@
 //! Writing the journal's rounds over a spare's zeros straight to the disk: the file opened with
-//! `O_DIRECT | O_DSYNC`, each round one `pwrite` from block-aligned memory that returns once
+//! `O_DIRECT | O_DSYNC` (on Linux), each round one `pwrite` from block-aligned memory that returns once
 //! the disk has it, instead of a `pwrite` into the page cache and an `fdatasync` that writes
 //! the dirty pages back and waits for them. Over zeros the file's size and blocks never change,
 //! so the write needs nothing but the data and the disk's cache flush.
@@ -32,10 +32,9 @@ impl DirectFile {
     /// Opens `path`, a file of zeros not yet written over, for direct writes (an error where
     /// its filesystem does not do direct I/O).
     pub(super) fn open(path: &Path) -> std::io::Result<Self> {
-        let flags = rustix::fs::OFlags::DIRECT | rustix::fs::OFlags::DSYNC;
         let file = OpenOptions::new()
             .write(true)
-            .custom_flags(flags.bits() as i32)
+            .custom_flags(direct_flags()?)
             .open(path)?;
         let mut direct = Self {
             file,
@@ -87,6 +86,19 @@ impl DirectFile {
         self.buffer = buffer;
         self.start = start;
     }
+}
+
+/// `O_DIRECT | O_DSYNC`: `O_DSYNC`, not `O_SYNC`, so that a write waits for its data and not
+/// for the file's times too.
+#[cfg(target_os = "linux")]
+fn direct_flags() -> std::io::Result<i32> {
+    Ok(libc::O_DIRECT | libc::O_DSYNC)
+}
+
+/// Elsewhere the journal writes through the page cache.
+#[cfg(not(target_os = "linux"))]
+fn direct_flags() -> std::io::Result<i32> {
+    Err(std::io::ErrorKind::Unsupported.into())
 }
 
 #[cfg(test)]
