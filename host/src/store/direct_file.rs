@@ -1,7 +1,7 @@
 //! Writing the journal's rounds over a spare's zeros straight to the disk: the file opened with
-//! `O_DIRECT | O_DSYNC` (on Linux), each round one `pwrite` from block-aligned memory that returns once
-//! the disk has it, instead of a `pwrite` into the page cache and an `fdatasync` that writes
-//! the dirty pages back and waits for them. Over zeros the file's size and blocks never change,
+//! `O_DIRECT | O_DSYNC` (on Linux), each round one `pwrite` from block-aligned memory that
+//! returns once the disk has it, instead of a `pwrite` into the page cache and an `fdatasync`
+//! that writes the dirty pages back and waits for them. Over zeros the file's size and blocks never change,
 //! so the write needs nothing but the data and the disk's cache flush.
 //!
 //! Direct I/O moves whole blocks from block-aligned memory to block-aligned offsets. A round

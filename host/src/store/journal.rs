@@ -555,15 +555,17 @@ impl CurrentFile {
         self.number = number;
         self.written = 0;
         self.zeros = zeros;
-        self.direct = (zeros > 0)
-            .then(|| DirectFile::open(&file_path(&self.dir, number)))
-            .and_then(|opened| {
-                opened
-                    .inspect_err(|error| {
-                        tracing::debug!(%error, "no direct writes: the journal writes through the page cache");
-                    })
-                    .ok()
-            });
+        self.direct = if zeros == 0 {
+            None
+        } else {
+            match DirectFile::open(&file_path(&self.dir, number)) {
+                Ok(direct) => Some(direct),
+                Err(error) => {
+                    tracing::debug!(%error, "no direct writes: the journal writes through the page cache");
+                    None
+                }
+            }
+        };
         // The checkpoint thread is gone only when this thread stops too.
         let _ = self.chores.send(Chore::Checkpoint(full));
     }
