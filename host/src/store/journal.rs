@@ -216,6 +216,9 @@ struct Shared {
     /// sled would (tests: nothing else makes sled fail an insert).
     #[cfg(test)]
     fail_in_sled: AtomicBool,
+    /// Held by a test to keep rounds from being written ([`Journal::hold_rounds`]).
+    #[cfg(test)]
+    rounds_held: Mutex<()>,
 }
 
 impl Shared {
@@ -283,6 +286,8 @@ impl Journal {
             stopping: AtomicBool::new(false),
             #[cfg(test)]
             fail_in_sled: AtomicBool::new(false),
+            #[cfg(test)]
+            rounds_held: Mutex::new(()),
         });
         let (chores, chore_queue) = mpsc::channel::<Chore>();
         let (spare_sender, spares) = mpsc::channel::<Option<File>>();
@@ -424,6 +429,16 @@ impl Journal {
             self.shared.wake.notify_one();
         }
         Some(number)
+    }
+
+    /// Keeps the writer from writing any round until the guard is dropped: for tests that need
+    /// a change journaled and not yet durable, whatever the machine's speed.
+    #[cfg(test)]
+    pub(super) fn hold_rounds(&self) -> MutexGuard<'_, ()> {
+        self.shared
+            .rounds_held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The number of the last record appended.
@@ -632,6 +647,14 @@ fn write_loop(shared: &Shared, current: &mut CurrentFile) {
                 made,
             })
         };
+        // Waits while a test holds rounds back (`Journal::hold_rounds`).
+        #[cfg(test)]
+        drop(
+            shared
+                .rounds_held
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
         match round() {
             Ok(times) => {
                 // Recorded before anyone is woken: a request answered has its round counted.

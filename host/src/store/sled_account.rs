@@ -758,6 +758,10 @@ mod tests {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[expect(
+        clippy::await_holding_lock,
+        reason = "the awaits are `poll!`s, which return at once; the journal's own thread is the one that waits on the lock, never a task"
+    )]
     async fn a_commit_dropped_while_it_waits_keeps_the_account_until_its_change_is_durable() {
         let dir = tempfile::tempdir().expect("temp dir");
         let store = SledStore::open(dir.path()).expect("store");
@@ -766,7 +770,9 @@ mod tests {
         let mut unit = store.account_unit(account).await.expect("a unit");
         unit.add_transaction(&added, &entry).await.expect("added");
         // The change is journaled at the first poll, which then waits for the writer; the
-        // request it belongs to goes away (its future dropped) before the writer's round.
+        // request it belongs to goes away (its future dropped) before the writer's round,
+        // which the test holds back until then.
+        let held = store.journal.hold_rounds();
         let mut commit = unit.commit();
         assert!(
             futures_util::poll!(&mut commit).is_pending(),
@@ -776,7 +782,13 @@ mod tests {
         // The next unit on the account sees the change: it waits for the lock until the
         // change is durable (before, it had the lock at once and read sled without it, and a
         // transaction sent again was added twice).
-        let mut next = store.account_unit(account).await.expect("a unit");
+        let mut next = Box::pin(store.account_unit(account));
+        assert!(
+            futures_util::poll!(&mut next).is_pending(),
+            "the account stays locked until the change is durable"
+        );
+        drop(held);
+        let mut next = next.await.expect("a unit");
         assert_kept(next.as_mut(), &added, &entry).await;
     }
 
