@@ -680,12 +680,26 @@ impl Redis {
         self.child = Some(child);
         let deadline = std::time::Instant::now() + Duration::from_secs(20);
         while std::time::Instant::now() < deadline {
-            if std::os::unix::net::UnixStream::connect(self.socket()).is_ok() {
+            if self.answers_ping() {
                 return;
             }
             std::thread::sleep(Duration::from_millis(20));
         }
         panic!("redis-server did not start");
+    }
+
+    /// Whether the server takes commands: its socket accepts connections before it has
+    /// loaded its data, and until then it answers `-LOADING`.
+    fn answers_ping(&self) -> bool {
+        use std::io::{Read as _, Write as _};
+        let Ok(mut stream) = std::os::unix::net::UnixStream::connect(self.socket()) else {
+            return false;
+        };
+        let _ = stream.set_read_timeout(Some(Duration::from_secs(1)));
+        let mut reply = [0u8; 5];
+        stream.write_all(b"PING\r\n").is_ok()
+            && stream.read_exact(&mut reply).is_ok()
+            && &reply == b"+PONG"
     }
 
     /// Stops the server (SIGKILL; what it acknowledged is already on disk).
