@@ -2,9 +2,10 @@
 //! nothing, concurrent units that insert one key keep exactly one, ids are never handed out
 //! twice, the outbox keeps the order changes committed in, an import change carries its
 //! account, counts and events together, what was committed is there after the store is
-//! opened again, lists come whole and in key order however many pages they take, and while
-//! its [`StorageHealth`] refuses writes every write answers [`StoreError::Unwritable`],
-//! changes nothing, and reads and the relay go on.
+//! opened again, lists come whole and in key order however many pages they take, a record
+//! read again once its change is durable is read changed (a backend may keep what it read),
+//! and while its [`StorageHealth`] refuses writes every write answers
+//! [`StoreError::Unwritable`], changes nothing, and reads and the relay go on.
 //!
 //! A backend runs the whole suite with [`contract_tests!`], given a constructor of a fresh,
 //! empty [`Backend`]:
@@ -14,6 +15,7 @@
 //! ```
 
 use crate::domain::account::{AccountLimits, read_account};
+use crate::domain::api_key::ApiKeyRecord;
 use crate::domain::error::DomainError;
 use crate::domain::events::Event;
 use crate::domain::import_process::{ImportProcess, ImportState, PlatformAccount};
@@ -66,6 +68,7 @@ macro_rules! contract_tests {
             a_lease_has_one_holder_at_a_time,
             flushed_changes_are_there_after_a_reopen,
             lists_come_in_key_order_page_after_page,
+            a_record_read_is_read_changed_once_its_change_is_durable,
         );
     };
     (@scenarios $fresh:expr; $($scenario:ident),* $(,)?) => {
@@ -373,18 +376,7 @@ pub async fn an_import_change_carries_its_account_counts_and_events(backend: &dy
     let counts = store.import_counts("OLD_CO").await.expect("counts");
     assert_eq!(counts.get(ImportState::Pending), 1);
 
-    let migrated = store
-        .change_import("OLD_CO", "ACC-1", &mut |current| {
-            let current = current.ok_or(DomainError::AccountNotFound)?;
-            let account = PlatformAccount::open(current, None, now);
-            Ok(ImportChange {
-                process: current.processed(&account),
-                account: Some(account),
-                events: vec![event("ACC-1")],
-            })
-        })
-        .await
-        .expect("migrated");
+    let migrated = migrate(store.as_ref(), "ACC-1", vec![event("ACC-1")], now).await;
     let number = migrated
         .account
         .as_ref()
@@ -455,6 +447,96 @@ pub async fn an_import_change_carries_its_account_counts_and_events(backend: &dy
     assert!(outcomes[1].is_ok());
     let counts = store.import_counts("OLD_CO").await.expect("counts");
     assert_eq!(counts.get(ImportState::Pending), 1);
+}
+
+/// The records every request reads (its API key, its supplier, its account's listing and
+/// process), read once so that a backend keeping them may keep them, then changed: each read
+/// after its change answers the change.
+pub async fn a_record_read_is_read_changed_once_its_change_is_durable(backend: &dyn Backend) {
+    let store = backend.open();
+    let supplier = read_new_supplier(
+        &json!({"code": "OLD_CO", "name": "Old Co", "document_root": ""}),
+        Utc::now(),
+    )
+    .expect("a supplier");
+    assert!(store.create_supplier(&supplier).await.expect("created"));
+    let key = ApiKeyRecord {
+        id: "key-1".into(),
+        organisation: "Old Co".into(),
+        suppliers: vec!["OLD_CO".into()],
+        key_digest: "digest-1".into(),
+        created_at: Utc::now(),
+        revoked_at: None,
+    };
+    store.insert_api_key(&key).await.expect("key");
+    staged(store.as_ref(), "OLD_CO", "ACC-1", None).await;
+    let staged_state = (true, "Old Co".to_owned(), ImportState::Pending);
+    assert_eq!(read_as_a_request(store.as_ref()).await, staged_state);
+    assert_eq!(read_as_a_request(store.as_ref()).await, staged_state);
+
+    store
+        .revoke_api_key("key-1", Utc::now())
+        .await
+        .expect("revoked")
+        .expect("the key");
+    assert!(!read_as_a_request(store.as_ref()).await.0, "revoked");
+
+    store
+        .update_supplier("OLD_CO", &mut |supplier| supplier.name = "New Co".into())
+        .await
+        .expect("updated")
+        .expect("the supplier");
+    assert_eq!(read_as_a_request(store.as_ref()).await.1, "New Co");
+
+    migrate(store.as_ref(), "ACC-1", Vec::new(), Utc::now()).await;
+    assert_eq!(
+        read_as_a_request(store.as_ref()).await.2,
+        ImportState::Processed
+    );
+    let process = store
+        .import_process("OLD_CO", "ACC-1")
+        .await
+        .expect("read")
+        .expect("a process");
+    assert_eq!(process.state, ImportState::Processed);
+}
+
+/// Migrates the staged account `external` of `OLD_CO`, with `events`.
+async fn migrate(
+    store: &dyn Store,
+    external: &str,
+    events: Vec<Event>,
+    now: DateTime<Utc>,
+) -> ImportChange {
+    store
+        .change_import("OLD_CO", external, &mut |current| {
+            let current = current.ok_or(DomainError::AccountNotFound)?;
+            let account = PlatformAccount::open(current, None, now);
+            Ok(ImportChange {
+                process: current.processed(&account),
+                account: Some(account),
+                events: events.clone(),
+            })
+        })
+        .await
+        .expect("migrated")
+}
+
+/// What a request about account `ACC-1` of `OLD_CO` with key `key-1` reads: whether the key
+/// is active, the supplier's name, the state its account's listing shows.
+async fn read_as_a_request(store: &dyn Store) -> (bool, String, ImportState) {
+    let key = store.api_key("key-1").await.expect("read").expect("a key");
+    let supplier = store
+        .supplier("OLD_CO")
+        .await
+        .expect("read")
+        .expect("a supplier");
+    let listing = store
+        .import_listing("OLD_CO", "ACC-1")
+        .await
+        .expect("read")
+        .expect("listed");
+    (key.is_active(), supplier.name, listing.state)
 }
 
 /// Stages `external` of `supplier`, with `schedule` if given.

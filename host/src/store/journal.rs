@@ -53,6 +53,7 @@
 
 use super::direct_file::DirectFile;
 use super::health::unwritable;
+use super::sled_generations::WriteGenerations;
 use crate::domain::storage::{StoreError, Unwritable};
 use metrics::{Counter, Histogram};
 use sled::IVec;
@@ -132,14 +133,16 @@ impl Changes {
         buffer[start + 4..start + HEADER].copy_from_slice(&crc.to_le_bytes());
     }
 
-    /// Makes the writes in sled, in order (the writer's part; a caller only for writes that
-    /// may be made before they are durable, see `mark_published`).
-    pub(super) fn apply(&self) -> Result<(), sled::Error> {
+    /// Makes the writes in sled, in order, each counted in `generations` once made (the
+    /// writer's part; a caller only for writes that may be made before they are durable, see
+    /// `mark_published`).
+    pub(super) fn apply(&self, generations: &WriteGenerations) -> Result<(), sled::Error> {
         for (tree, key, value) in &self.writes {
             match value {
                 Some(value) => tree.insert(key.clone(), value.clone())?,
                 None => tree.remove(key)?,
             };
+            generations.written(&tree.name(), key);
         }
         Ok(())
     }
@@ -212,6 +215,8 @@ struct Shared {
     overlay: Mutex<Overlay>,
     /// Set when the journal is dropped: a spare being prepared is given up.
     stopping: AtomicBool,
+    /// Counts the writes made in sled, for the records kept decoded.
+    generations: Arc<WriteGenerations>,
     /// Makes the next round fail in sled part-way through its first record, as a failing
     /// sled would (tests: nothing else makes sled fail an insert).
     #[cfg(test)]
@@ -284,6 +289,7 @@ impl Journal {
             }),
             overlay: Mutex::new(HashMap::new()),
             stopping: AtomicBool::new(false),
+            generations: Arc::default(),
             #[cfg(test)]
             fail_in_sled: AtomicBool::new(false),
             #[cfg(test)]
@@ -373,6 +379,12 @@ impl Journal {
         let _commit = self.commit_lock();
         finish(&mut changes);
         self.push(changes, false)
+    }
+
+    /// The counts of the writes this journal makes in sled (and its callers, with
+    /// [`Changes::apply`]).
+    pub(super) fn generations(&self) -> &Arc<WriteGenerations> {
+        &self.shared.generations
     }
 
     /// What is stored at `key` of `tree`, the changes committed but not yet made included.
@@ -734,10 +746,13 @@ fn make(shared: &Shared, records: &[Record]) -> Result<(), Unwritable> {
             }
             return Err(Unwritable::Failed("sled failed, as a test asked".into()));
         }
-        record.changes.apply().map_err(|error| match error {
-            sled::Error::Io(io) => unwritable(&io),
-            other => Unwritable::Failed(other.to_string()),
-        })?;
+        record
+            .changes
+            .apply(&shared.generations)
+            .map_err(|error| match error {
+                sled::Error::Io(io) => unwritable(&io),
+                other => Unwritable::Failed(other.to_string()),
+            })?;
     }
     if records.iter().any(|record| record.overlaid) {
         let mut overlay = shared.overlay();

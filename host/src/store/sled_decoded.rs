@@ -1,64 +1,103 @@
-//! Records of the sled store kept decoded beside the bytes they were decoded from: those
-//! every request reads (its API key, its supplier), and the import processes written or read
-//! lately (a migration reads the process its staging wrote, twice).
+//! Records of the sled store kept decoded in memory: those every request reads (its API key,
+//! its supplier, the import listing of the account it is about), and the import processes
+//! written or read lately (a migration reads the process its staging wrote, twice).
 //!
-//! A read still gets the record's bytes from sled (or from the journal's changes not yet in
-//! sled), so it sees every write at once, but it parses them only when they differ from the
-//! bytes it parsed last: comparing a few hundred bytes is cheaper than parsing them with their
-//! dates (~3 % of a note's CPU at 32 connections for the two records). A write keeps the record
-//! it encoded, so the next read of it parses nothing. A cache that reaches its bound starts
-//! again empty.
+//! A record is kept with the bytes it was decoded from and the write count of its key's
+//! stripe when they were read ([`WriteGenerations`]). A read whose stripe has not been
+//! written since answers the record kept, without reading sled. Otherwise it reads the bytes
+//! again from sled (what is durable: a change not yet made in sled is not seen) and parses them
+//! only when they differ from those kept. A write keeps the record it encoded, so the read
+//! after it parses nothing; it is kept unverified, to be compared with sled's bytes once, since
+//! it is not durable yet. A cache that reaches its bound starts again empty.
+//!
+//! Reading the three records a note needs from sled took ~4.7 % of a note's CPU at 32
+//! connections, most of it sled's page cache and freeing the garbage of the writer's node
+//! copies on the way; answered from memory, ~2 % (cloning them). BENCHMARKS.md, issue 15's
+//! twenty-sixth session.
 
+use super::sled_generations::WriteGenerations;
 use super::sled_store::decode;
 use crate::bounded_map::BoundedMap;
 use crate::domain::storage::StoreError;
 use serde::de::DeserializeOwned;
 use sled::IVec;
+use std::sync::Arc;
 
 /// At most this many records of a tree are kept decoded, unless said otherwise.
 const KEPT: usize = 1024;
 
-/// The records of one tree last decoded, by key, each with the bytes it was decoded from.
+/// The write count of a record kept unverified: no stripe reaches it.
+const UNVERIFIED: u64 = u64::MAX;
+
+/// Reads a record from its key and stored bytes.
+pub(super) type RecordReader<T> = fn(&[u8], &[u8]) -> Result<T, StoreError>;
+
+/// A record kept: the write count of its stripe when its bytes were read, the bytes, the record.
+type Kept<T> = (u64, IVec, T);
+
+/// The records of one tree last decoded, by key.
 pub(super) struct DecodedRecords<T> {
-    records: BoundedMap<IVec, (IVec, T)>,
+    records: BoundedMap<IVec, Kept<T>>,
+    generations: Arc<WriteGenerations>,
+    read: RecordReader<T>,
 }
 
-impl<T: Clone> Default for DecodedRecords<T> {
-    fn default() -> Self {
-        Self::keeping(KEPT)
+impl<T: Clone + DeserializeOwned> DecodedRecords<T> {
+    /// Records stored as JSON, at most [`KEPT`] of them kept.
+    pub(super) fn new(generations: Arc<WriteGenerations>) -> Self {
+        Self::keeping(KEPT, generations, decode::<T>)
     }
 }
 
 impl<T: Clone> DecodedRecords<T> {
-    /// At most `kept` records kept decoded.
-    pub(super) fn keeping(kept: usize) -> Self {
+    /// At most `kept` records kept, each read from its bytes by `read`.
+    pub(super) fn keeping(
+        kept: usize,
+        generations: Arc<WriteGenerations>,
+        read: RecordReader<T>,
+    ) -> Self {
         Self {
             records: BoundedMap::new(kept),
+            generations,
+            read,
         }
     }
 
-    /// Keeps `record`, just encoded as `bytes` to be stored at `key` (or decoded from them).
+    /// Keeps `record`, just encoded as `bytes` to be stored at `key` (or decoded from them),
+    /// unverified: the next [`Self::get`] compares its bytes with sled's.
     pub(super) fn written(&self, key: &[u8], bytes: IVec, record: T) {
-        self.records.keep(IVec::from(key), (bytes, record));
+        self.records
+            .keep(IVec::from(key), (UNVERIFIED, bytes, record));
     }
-}
 
-impl<T: Clone + DeserializeOwned> DecodedRecords<T> {
     /// The record `key` holds in `tree`, if any.
     pub(super) fn get(&self, tree: &sled::Tree, key: &[u8]) -> Result<Option<T>, StoreError> {
-        tree.get(key)?
-            .map(|bytes| self.decoded(key, bytes))
-            .transpose()
+        let generation = self.generations.current(&tree.name(), key);
+        let kept = match self.records.get(key) {
+            Some((read_at, _, record)) if read_at == generation => return Ok(Some(record)),
+            kept => kept,
+        };
+        let Some(bytes) = tree.get(key)? else {
+            return Ok(None);
+        };
+        let record = match kept {
+            Some((_, decoded_from, record)) if decoded_from == bytes => record,
+            _ => (self.read)(key, &bytes)?,
+        };
+        self.records
+            .keep(IVec::from(key), (generation, bytes, record.clone()));
+        Ok(Some(record))
     }
 
-    /// The record stored at `key` as `bytes`.
+    /// The record stored at `key` as `bytes` (read through the journal: maybe not yet durable),
+    /// kept unverified.
     pub(super) fn decoded(&self, key: &[u8], bytes: IVec) -> Result<T, StoreError> {
-        if let Some((decoded_from, record)) = self.records.get(key)
+        if let Some((_, decoded_from, record)) = self.records.get(key)
             && decoded_from == bytes
         {
             return Ok(record);
         }
-        let record: T = decode(key, &bytes)?;
+        let record = (self.read)(key, &bytes)?;
         self.written(key, bytes, record.clone());
         Ok(record)
     }
@@ -74,92 +113,131 @@ mod tests {
         name: String,
     }
 
-    fn tree() -> (tempfile::TempDir, sled::Tree) {
-        let dir = tempfile::tempdir().expect("temp");
-        let db = sled::open(dir.path()).expect("sled");
-        let tree = db.open_tree("records").expect("tree");
-        (dir, tree)
+    fn named(name: &str) -> Record {
+        Record { name: name.into() }
+    }
+
+    struct Fixture {
+        _dir: tempfile::TempDir,
+        tree: sled::Tree,
+        generations: Arc<WriteGenerations>,
+    }
+
+    impl Fixture {
+        fn new() -> Self {
+            let dir = tempfile::tempdir().expect("temp");
+            let db = sled::open(dir.path()).expect("sled");
+            let tree = db.open_tree("records").expect("tree");
+            Self {
+                _dir: dir,
+                tree,
+                generations: Arc::default(),
+            }
+        }
+
+        fn records(&self, kept: usize) -> DecodedRecords<Record> {
+            DecodedRecords::keeping(kept, self.generations.clone(), decode::<Record>)
+        }
+
+        /// Writes `key` as the journal's writer does: in sled, then counted.
+        fn store(&self, key: &[u8], value: Option<&[u8]>) {
+            match value {
+                Some(value) => self.tree.insert(key, value).map(drop),
+                None => self.tree.remove(key).map(drop),
+            }
+            .expect("write");
+            self.generations.written(&self.tree.name(), key);
+        }
     }
 
     #[test]
     fn a_record_read_again_is_the_one_stored_now() {
-        let (_dir, tree) = tree();
-        let records = DecodedRecords::<Record>::default();
-        let named = |name: &str| Record { name: name.into() };
+        let fixture = Fixture::new();
+        let records = fixture.records(KEPT);
+        let read = || records.get(&fixture.tree, b"a");
 
-        assert_eq!(records.get(&tree, b"a").expect("read"), None);
-        tree.insert(b"a", br#"{"name":"first"}"#.as_slice())
-            .expect("insert");
-        assert_eq!(
-            records.get(&tree, b"a").expect("read"),
-            Some(named("first"))
-        );
-        assert_eq!(
-            records.get(&tree, b"a").expect("read"),
-            Some(named("first"))
-        );
+        assert_eq!(read().expect("read"), None);
+        fixture.store(b"a", Some(br#"{"name":"first"}"#));
+        assert_eq!(read().expect("read"), Some(named("first")));
+        assert_eq!(read().expect("read"), Some(named("first")));
 
-        tree.insert(b"a", br#"{"name":"second"}"#.as_slice())
-            .expect("insert");
-        assert_eq!(
-            records.get(&tree, b"a").expect("read"),
-            Some(named("second"))
-        );
+        fixture.store(b"a", Some(br#"{"name":"second"}"#));
+        assert_eq!(read().expect("read"), Some(named("second")));
 
-        tree.remove(b"a").expect("remove");
-        assert_eq!(records.get(&tree, b"a").expect("read"), None);
+        fixture.store(b"a", None);
+        assert_eq!(read().expect("read"), None);
 
-        tree.insert(b"a", b"not json".as_slice()).expect("insert");
-        assert!(matches!(
-            records.get(&tree, b"a"),
-            Err(StoreError::Corrupt { .. })
-        ));
+        fixture.store(b"a", Some(b"not json"));
+        assert!(matches!(read(), Err(StoreError::Corrupt { .. })));
     }
 
     #[test]
-    fn a_record_written_is_read_without_parsing_until_its_bytes_change() {
-        let (_dir, tree) = tree();
-        let records = DecodedRecords::<Record>::keeping(8);
-        let stored = br#"{"name":"stored"}"#.as_slice();
-        tree.insert(b"a", stored).expect("insert");
-        // Kept as if written with these bytes, under a name the bytes do not hold: a read
-        // that parsed them would answer "stored".
-        records.written(
-            b"a",
-            IVec::from(stored),
-            Record {
-                name: "kept".into(),
-            },
-        );
+    fn a_record_whose_stripe_was_not_written_is_answered_without_reading_sled() {
+        let fixture = Fixture::new();
+        let records = fixture.records(KEPT);
+        fixture.store(b"a", Some(br#"{"name":"first"}"#));
         assert_eq!(
-            records
-                .get(&tree, b"a")
-                .expect("read")
-                .map(|record| record.name),
-            Some("kept".to_owned())
+            records.get(&fixture.tree, b"a").expect("read"),
+            Some(named("first"))
         );
-
-        tree.insert(b"a", br#"{"name":"later"}"#.as_slice())
+        // Not counted: a read that went to sled would answer "uncounted".
+        fixture
+            .tree
+            .insert(b"a", br#"{"name":"uncounted"}"#.as_slice())
             .expect("insert");
         assert_eq!(
-            records
-                .get(&tree, b"a")
-                .expect("read")
-                .map(|record| record.name),
-            Some("later".to_owned()),
-            "bytes other than those written are parsed"
+            records.get(&fixture.tree, b"a").expect("read"),
+            Some(named("first"))
+        );
+        fixture.generations.written(&fixture.tree.name(), b"a");
+        assert_eq!(
+            records.get(&fixture.tree, b"a").expect("read"),
+            Some(named("uncounted"))
+        );
+    }
+
+    #[test]
+    fn a_record_written_is_answered_once_sled_holds_its_bytes_and_not_before() {
+        let fixture = Fixture::new();
+        let records = fixture.records(8);
+        let old = br#"{"name":"old"}"#.as_slice();
+        let new = br#"{"name":"new"}"#.as_slice();
+        fixture.store(b"a", Some(old));
+        assert_eq!(
+            records.get(&fixture.tree, b"a").expect("read"),
+            Some(named("old"))
+        );
+        // Committed, not yet durable: sled still holds the old bytes, and so does the answer.
+        records.written(b"a", IVec::from(new), named("new"));
+        assert_eq!(
+            records.get(&fixture.tree, b"a").expect("read"),
+            Some(named("old"))
+        );
+        // Kept as if written with these bytes, under a name the bytes do not hold: a read
+        // that parsed them would answer "new".
+        records.written(b"a", IVec::from(new), named("kept"));
+        fixture.store(b"a", Some(new));
+        assert_eq!(
+            records.get(&fixture.tree, b"a").expect("read"),
+            Some(named("kept")),
+            "bytes equal to those kept are not parsed again"
+        );
+        fixture.store(b"a", Some(br#"{"name":"later"}"#));
+        assert_eq!(
+            records.get(&fixture.tree, b"a").expect("read"),
+            Some(named("later")),
+            "bytes other than those kept are parsed"
         );
     }
 
     #[test]
     fn a_full_cache_starts_again() {
-        let (_dir, tree) = tree();
-        let records = DecodedRecords::<Record>::default();
+        let fixture = Fixture::new();
+        let records = fixture.records(KEPT);
         for index in 0..=KEPT {
             let key = index.to_string();
-            tree.insert(key.as_bytes(), br#"{"name":"n"}"#.as_slice())
-                .expect("insert");
-            records.get(&tree, key.as_bytes()).expect("read");
+            fixture.store(key.as_bytes(), Some(br#"{"name":"n"}"#));
+            records.get(&fixture.tree, key.as_bytes()).expect("read");
         }
         assert_eq!(records.records.len(), 1);
     }

@@ -52,7 +52,7 @@ impl SledStore {
                 // published.
                 let mut changes = Changes::default();
                 changes.insert(&self.outbox_cursor, NEXT_UNPUBLISHED, &next.to_be_bytes());
-                changes.apply()?;
+                changes.apply(self.journal.generations())?;
                 self.outbox_cursor.flush()?;
                 self.journal.append_now(changes);
                 next
@@ -206,7 +206,7 @@ impl Outbox for SledStore {
                     &cursor.next.to_be_bytes(),
                 );
             }
-            changes.apply()?;
+            changes.apply(self.journal.generations())?;
             self.journal.append_now(changes);
             Ok(())
         })

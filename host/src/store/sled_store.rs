@@ -4,7 +4,7 @@
 use super::health::{StorageHealth, unwritable};
 use super::journal::{Changes, Journal, ROTATE_BYTES};
 use super::sled_account::{AccountLocks, AccountTable};
-use super::sled_decoded::DecodedRecords;
+use super::sled_decoded::{DecodedRecords, RecordReader};
 use super::sled_event_ids;
 use super::sled_event_log::{EVENT_GROUP_MAX, LogRecord, LoggedEvents, corrupt, logged_event};
 use super::sled_import_counts::{self, ImportCountsByState};
@@ -41,6 +41,9 @@ const NUMBER_ATTEMPTS: usize = 16;
 /// process its account's staging wrote a moment before.
 const IMPORTS_KEPT_DECODED: usize = 256;
 
+/// How many import listings are kept decoded: those of the accounts data is being added to.
+const LISTINGS_KEPT_DECODED: usize = 4096;
+
 #[derive(Clone)]
 pub struct SledStore {
     suppliers: sled::Tree,
@@ -58,6 +61,8 @@ pub struct SledStore {
     /// What the lists show of each import process, by the same key, written with the
     /// process ([`sled_listing`]).
     import_listings: sled::Tree,
+    /// The listings read lately, as decoded (every data-adding request reads its account's).
+    decoded_listings: Arc<DecodedRecords<ImportListing>>,
     /// Each supplier's count of import processes by state, counted from the listings on open.
     import_counts: Arc<ImportCountsByState>,
     accounts: sled::Tree,
@@ -157,6 +162,7 @@ impl SledStore {
             .cache_capacity(cache_bytes)
             .open()?;
         let journal = Arc::new(Journal::open(&db, dir, ROTATE_BYTES)?);
+        let generations = journal.generations().clone();
         let id_blocks = db.open_tree("id_blocks")?;
         // Past every id reserved (the journal has been replayed), and past every id sled handed
         // out when it made them (data directories of earlier versions).
@@ -168,13 +174,22 @@ impl SledStore {
             ids: Arc::new(std::sync::Mutex::new(IdBlock { next, end: next })),
             id_blocks,
             suppliers: db.open_tree("suppliers")?,
-            decoded_suppliers: Arc::default(),
+            decoded_suppliers: Arc::new(DecodedRecords::new(generations.clone())),
             api_keys: db.open_tree("api_keys")?,
-            decoded_api_keys: Arc::default(),
+            decoded_api_keys: Arc::new(DecodedRecords::new(generations.clone())),
             api_key_digests: db.open_tree("api_key_digests")?,
             imports: db.open_tree("imports")?,
-            decoded_imports: Arc::new(DecodedRecords::keeping(IMPORTS_KEPT_DECODED)),
+            decoded_imports: Arc::new(DecodedRecords::keeping(
+                IMPORTS_KEPT_DECODED,
+                generations.clone(),
+                decode,
+            )),
             import_listings: db.open_tree("import_listings")?,
+            decoded_listings: Arc::new(DecodedRecords::keeping(
+                LISTINGS_KEPT_DECODED,
+                generations,
+                sled_listing::decode,
+            )),
             import_counts: Arc::default(),
             accounts: db.open_tree("accounts")?,
             secrets: db.open_tree("secrets")?,
@@ -344,9 +359,6 @@ impl SledStore {
         Ok(())
     }
 }
-
-/// Reads a record of a tree from its key and bytes.
-type RecordReader<T> = fn(&[u8], &[u8]) -> Result<T, StoreError>;
 
 pub(super) fn encode<T: Serialize>(value: &T) -> Vec<u8> {
     // Records are plain structs of strings, numbers and dates: serialising cannot fail.
@@ -655,12 +667,10 @@ impl Store for SledStore {
         supplier: &'a str,
         external: &'a str,
     ) -> StoreFuture<'a, Option<ImportListing>> {
-        Box::pin(std::future::ready(Self::import_record(
-            &self.import_listings,
-            supplier,
-            external,
-            sled_listing::decode,
-        )))
+        Box::pin(std::future::ready(
+            self.decoded_listings
+                .get(&self.import_listings, &pair_key(supplier, external)),
+        ))
     }
 
     fn import_listings(&self, supplier: &str) -> ListingStream {
@@ -929,18 +939,6 @@ impl SledStore {
 }
 
 impl SledStore {
-    /// One import process's record in `tree` ([`Self::imports`] or [`Self::import_listings`]),
-    /// read by `read`.
-    fn import_record<T>(
-        tree: &sled::Tree,
-        supplier: &str,
-        external: &str,
-        read: RecordReader<T>,
-    ) -> Result<Option<T>, StoreError> {
-        let key = pair_key(supplier, external);
-        tree.get(&key)?.map(|bytes| read(&key, &bytes)).transpose()
-    }
-
     /// The records in `tree` of the supplier's import processes from after `after` on
     /// ([`Self::imports`] or [`Self::import_listings`]), each read by `read`.
     fn import_range<T: 'static>(
