@@ -9,7 +9,7 @@
 //! record read while a write was being made is kept under the count before that write: the
 //! next read finds the count moved on and reads sled again.
 
-use std::hash::{BuildHasher, Hasher};
+use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Stripes of keys, each with its own count.
@@ -30,12 +30,6 @@ impl Default for WriteGenerations {
     }
 }
 
-impl std::fmt::Debug for WriteGenerations {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WriteGenerations").finish_non_exhaustive()
-    }
-}
-
 impl WriteGenerations {
     /// How often the stripe of `key` in `tree` has been written, read before reading sled.
     pub(super) fn current(&self, tree: &[u8], key: &[u8]) -> u64 {
@@ -48,11 +42,7 @@ impl WriteGenerations {
     }
 
     fn stripe(&self, tree: &[u8], key: &[u8]) -> &AtomicU64 {
-        let mut hasher = self.hasher.build_hasher();
-        hasher.write(tree);
-        hasher.write_u8(0xff);
-        hasher.write(key);
-        &self.stripes[hasher.finish() as usize % STRIPES]
+        &self.stripes[self.hasher.hash_one((tree, key)) as usize % STRIPES]
     }
 }
 
