@@ -134,8 +134,7 @@ impl Changes {
     }
 
     /// Makes the writes in sled, in order, each counted in `generations` once made (the
-    /// writer's part; a caller only for writes that may be made before they are durable, see
-    /// `mark_published`).
+    /// writer's part, and [`Journal::make_now`]'s).
     pub(super) fn apply(&self, generations: &WriteGenerations) -> Result<(), sled::Error> {
         for (tree, key, value) in &self.writes {
             match value {
@@ -405,6 +404,15 @@ impl Journal {
     /// holding the commit lock may need).
     pub(super) fn append_now(&self, changes: Changes) {
         self.push(changes, false);
+    }
+
+    /// Makes `changes` in sled at once, counted, and journals them as [`Self::append_now`]
+    /// does: for writes that may be seen before they are durable (the relay's records, which
+    /// no change reads under the commit lock, see `mark_published`).
+    pub(super) fn make_now(&self, changes: Changes) -> Result<(), sled::Error> {
+        changes.apply(&self.shared.generations)?;
+        self.append_now(changes);
+        Ok(())
     }
 
     fn commit_lock(&self) -> MutexGuard<'_, ()> {

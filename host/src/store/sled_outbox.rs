@@ -52,9 +52,8 @@ impl SledStore {
                 // published.
                 let mut changes = Changes::default();
                 changes.insert(&self.outbox_cursor, NEXT_UNPUBLISHED, &next.to_be_bytes());
-                changes.apply(self.journal.generations())?;
+                self.journal.make_now(changes)?;
                 self.outbox_cursor.flush()?;
-                self.journal.append_now(changes);
                 next
             }
         };
@@ -206,8 +205,7 @@ impl Outbox for SledStore {
                     &cursor.next.to_be_bytes(),
                 );
             }
-            changes.apply(self.journal.generations())?;
-            self.journal.append_now(changes);
+            self.journal.make_now(changes)?;
             Ok(())
         })
     }
