@@ -9,43 +9,21 @@
 
 use crate::RunArgs;
 use crate::deployment::Kind;
-use crate::load::{self, Measurement, Stop};
+use crate::load::{self, Stop};
 use crate::report::{format_cpu, format_ms, format_rate};
-use crate::run::{measure_ferry, start_provisioned};
+use crate::run::{FerryMeasurement, measure_ferry, start_provisioned};
 use crate::scenarios;
-use crate::waits::Waits;
 use std::fmt::Write;
 use std::path::Path;
 use std::sync::Arc;
-
-/// What one build did in one measurement.
-#[derive(Debug)]
-pub struct Side {
-    pub measurement: Measurement,
-    pub waits: Waits,
-}
-
-impl Side {
-    fn sync_us(&self) -> Option<f64> {
-        self.waits
-            .journal
-            .map(|journal| journal.sync.as_secs_f64() * 1e6)
-    }
-
-    fn durable_us(&self) -> Option<f64> {
-        self.waits
-            .journal
-            .map(|journal| journal.commit_wait.as_secs_f64() * 1e6)
-    }
-}
 
 /// One scenario at one level: each build's measurements, pair by pair.
 #[derive(Debug)]
 pub struct Level {
     pub title: &'static str,
     pub connections: usize,
-    pub a: Vec<Side>,
-    pub b: Vec<Side>,
+    pub a: Vec<FerryMeasurement>,
+    pub b: Vec<FerryMeasurement>,
 }
 
 /// Refuses `--only` keys that a comparison does not run: it runs the scenarios measured
@@ -100,12 +78,7 @@ pub async fn run(
                     } else {
                         ("B", &side_b, &scenario_b, &mut measured.b)
                     };
-                    let measured =
-                        measure_ferry(&client, &side.ferry, scenario, level, stop).await?;
-                    let one = Side {
-                        measurement: measured.measurement,
-                        waits: measured.waits,
-                    };
+                    let one = measure_ferry(&client, &side.ferry, scenario, level, stop).await?;
                     eprintln!(
                         "  {:<40} {level:>3} conns, pair {}, {name}: {}",
                         scenario.title,
@@ -124,7 +97,7 @@ pub async fn run(
 }
 
 /// One measurement on one line, as printed while the comparison runs.
-fn line(side: &Side) -> String {
+fn line(side: &FerryMeasurement) -> String {
     let measurement = &side.measurement;
     let mut line = format!(
         "{} op/s, {} µs CPU/op, p99 {} ms",
@@ -170,15 +143,17 @@ pub fn markdown(a: &Path, b: &Path, pairs: usize, levels: &[Level]) -> String {
          |---|---:|---|---|---|---|---|---|\n",
     );
     for level in levels {
-        let rate = |sides: &[Side]| mean(sides.iter().map(|side| side.measurement.per_second()));
-        let cpu = |sides: &[Side]| {
+        let rate = |sides: &[FerryMeasurement]| {
+            mean(sides.iter().map(|side| side.measurement.per_second()))
+        };
+        let cpu = |sides: &[FerryMeasurement]| {
             mean(
                 sides
                     .iter()
                     .filter_map(|side| side.measurement.cpu_per_operation_us()),
             )
         };
-        let p99 = |sides: &[Side]| {
+        let p99 = |sides: &[FerryMeasurement]| {
             mean(
                 sides
                     .iter()
@@ -187,8 +162,11 @@ pub fn markdown(a: &Path, b: &Path, pairs: usize, levels: &[Level]) -> String {
             )
             .map_or_else(|| "–".into(), |micros| format_ms(micros as u64))
         };
-        let sync = |sides: &[Side]| mean(sides.iter().filter_map(Side::sync_us));
-        let durable = |sides: &[Side]| mean(sides.iter().filter_map(Side::durable_us));
+        let sync =
+            |sides: &[FerryMeasurement]| mean(sides.iter().filter_map(FerryMeasurement::sync_us));
+        let durable = |sides: &[FerryMeasurement]| {
+            mean(sides.iter().filter_map(FerryMeasurement::durable_us))
+        };
         let ratios: Vec<String> = level
             .a
             .iter()
@@ -226,18 +204,20 @@ pub fn markdown(a: &Path, b: &Path, pairs: usize, levels: &[Level]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::waits::JournalWaits;
+    use crate::load::Measurement;
+    use crate::run::Published;
+    use crate::waits::{JournalWaits, Waits};
     use hdrhistogram::Histogram;
     use std::time::Duration;
 
     /// A measurement of `operations` in one second, each `latency_us` long, with `sync_us` a
     /// round (none: no journal).
-    fn side(operations: u64, latency_us: u64, sync_us: Option<u64>) -> Side {
+    fn side(operations: u64, latency_us: u64, sync_us: Option<u64>) -> FerryMeasurement {
         let mut histogram = Histogram::new_with_bounds(1, 600_000_000, 3).expect("histogram");
         for _ in 0..operations {
             histogram.record(latency_us).expect("in bounds");
         }
-        Side {
+        FerryMeasurement {
             measurement: Measurement {
                 operations,
                 errors: 0,
@@ -260,6 +240,7 @@ mod tests {
                 plugin_calls_queued: 0,
                 plugin_queue_wait: None,
             },
+            relayed: Published::default(),
         }
     }
 

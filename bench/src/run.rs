@@ -75,11 +75,28 @@ struct Servers {
 }
 
 /// One measurement of Ferry, with what its `/metrics` moved by over it (warm-up included).
+#[derive(Debug)]
 pub struct FerryMeasurement {
     pub measurement: Measurement,
     pub waits: Waits,
     /// Events the relay published meanwhile, and for how long.
-    relayed: Published,
+    pub relayed: Published,
+}
+
+impl FerryMeasurement {
+    /// The journal's mean write and sync a round, in µs (none: no journal).
+    pub fn sync_us(&self) -> Option<f64> {
+        self.waits
+            .journal
+            .map(|journal| journal.sync.as_secs_f64() * 1e6)
+    }
+
+    /// The mean time from a record's commit until it was durable, in µs (none: no journal).
+    pub fn durable_us(&self) -> Option<f64> {
+        self.waits
+            .journal
+            .map(|journal| journal.commit_wait.as_secs_f64() * 1e6)
+    }
 }
 
 /// Measures `scenario` against `ferry` at `connections`, reading its `/metrics` before and
@@ -195,7 +212,7 @@ impl Servers {
 
 /// Events the relay published while Ferry was under load (warm-up included), and for how long.
 #[derive(Debug, Clone, Copy, Default)]
-struct Published {
+pub struct Published {
     events: u64,
     seconds: f64,
 }
