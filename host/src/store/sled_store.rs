@@ -1369,6 +1369,64 @@ pub(super) mod tests {
         );
     }
 
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[expect(
+        clippy::await_holding_lock,
+        reason = "the awaits are `poll!`s, which return at once; the journal's own thread is the one that waits on the lock, never a task"
+    )]
+    async fn a_change_to_a_process_reads_the_change_before_it_even_before_sled_holds_it() {
+        use crate::domain::account::{AccountLimits, read_account};
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = SledStore::open(dir.path()).expect("store");
+        let payload = read_account(
+            json!({"import_supplier": "OLD_CO", "external_account_number": "ACC-1"}),
+            AccountLimits { max_items: 100 },
+        )
+        .expect("an account");
+        let staged_at = Utc::now();
+        store
+            .change_import("OLD_CO", "ACC-1", &mut |current| {
+                let (process, _) = ImportProcess::stage(current, payload.clone(), None, staged_at)?;
+                Ok(ImportChange::process(process))
+            })
+            .await
+            .expect("staged");
+        // Read once more, so that the process is kept decoded and verified.
+        store
+            .import_process("OLD_CO", "ACC-1")
+            .await
+            .expect("read")
+            .expect("staged");
+
+        // A change journaled and not yet made in sled (the writer is held back)...
+        let held = store.journal.hold_rounds();
+        let changed_at = staged_at + chrono::Duration::seconds(1);
+        let mut change = |current: Option<&ImportProcess>| {
+            let mut process = current.cloned().expect("the staged process");
+            process.updated_at = changed_at;
+            Ok(ImportChange::process(process))
+        };
+        let mut first = store.change_import("OLD_CO", "ACC-1", &mut change);
+        assert!(
+            futures_util::poll!(&mut first).is_pending(),
+            "journaled, not yet durable"
+        );
+        // ...is what the next change to the process reads (not the copy kept decoded, not
+        // sled's).
+        let mut seen = None;
+        let mut read_again = |current: Option<&ImportProcess>| {
+            let process = current.cloned().expect("the process");
+            seen = Some(process.updated_at);
+            Ok(ImportChange::process(process))
+        };
+        let mut second = store.change_import("OLD_CO", "ACC-1", &mut read_again);
+        assert!(futures_util::poll!(&mut second).is_pending());
+        drop(held);
+        first.await.expect("first change");
+        second.await.expect("second change");
+        assert_eq!(seen, Some(changed_at));
+    }
+
     #[test]
     fn runs_join_consecutive_numbers_only() {
         assert_eq!(consecutive_runs(&[]), []);
