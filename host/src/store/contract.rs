@@ -540,7 +540,7 @@ async fn read_as_a_request(store: &dyn Store) -> (bool, String, ImportState) {
 }
 
 /// Stages `external` of `supplier`, with `schedule` if given.
-async fn staged(
+pub(super) async fn staged(
     store: &dyn Store,
     supplier: &str,
     external: &str,

@@ -135,7 +135,7 @@ impl Changes {
 
     /// Makes the writes in sled, in order, each counted in `generations` once made (the
     /// writer's part, and [`Journal::make_now`]'s).
-    pub(super) fn apply(&self, generations: &WriteGenerations) -> Result<(), sled::Error> {
+    fn apply(&self, generations: &WriteGenerations) -> Result<(), sled::Error> {
         for (tree, key, value) in &self.writes {
             match value {
                 Some(value) => tree.insert(key.clone(), value.clone())?,
@@ -380,8 +380,8 @@ impl Journal {
         self.push(changes, false)
     }
 
-    /// The counts of the writes this journal makes in sled (and its callers, with
-    /// [`Changes::apply`]).
+    /// The counts of the writes this journal makes in sled (its rounds, and
+    /// [`Self::make_now`]).
     pub(super) fn generations(&self) -> &Arc<WriteGenerations> {
         &self.shared.generations
     }

@@ -1375,24 +1375,11 @@ pub(super) mod tests {
         reason = "the awaits are `poll!`s, which return at once; the journal's own thread is the one that waits on the lock, never a task"
     )]
     async fn a_change_to_a_process_reads_the_change_before_it_even_before_sled_holds_it() {
-        use crate::domain::account::{AccountLimits, read_account};
         let dir = tempfile::tempdir().expect("temp dir");
         let store = SledStore::open(dir.path()).expect("store");
-        let payload = read_account(
-            json!({"import_supplier": "OLD_CO", "external_account_number": "ACC-1"}),
-            AccountLimits { max_items: 100 },
-        )
-        .expect("an account");
-        let staged_at = Utc::now();
-        store
-            .change_import("OLD_CO", "ACC-1", &mut |current| {
-                let (process, _) = ImportProcess::stage(current, payload.clone(), None, staged_at)?;
-                Ok(ImportChange::process(process))
-            })
-            .await
-            .expect("staged");
+        super::super::contract::staged(&store, "OLD_CO", "ACC-1", None).await;
         // Read once more, so that the process is kept decoded and verified.
-        store
+        let staged = store
             .import_process("OLD_CO", "ACC-1")
             .await
             .expect("read")
@@ -1400,7 +1387,7 @@ pub(super) mod tests {
 
         // A change journaled and not yet made in sled (the writer is held back)...
         let held = store.journal.hold_rounds();
-        let changed_at = staged_at + chrono::Duration::seconds(1);
+        let changed_at = staged.updated_at + chrono::Duration::seconds(1);
         let mut change = |current: Option<&ImportProcess>| {
             let mut process = current.cloned().expect("the staged process");
             process.updated_at = changed_at;
