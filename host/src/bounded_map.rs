@@ -32,6 +32,15 @@ impl<K: Eq + Hash, V: Clone> BoundedMap<K, V> {
         self.lock().get(key).cloned()
     }
 
+    /// What `f` makes of the value kept at `key` (which it may change), if one is kept.
+    pub fn with<Q, R>(&self, key: &Q, f: impl FnOnce(&mut V) -> R) -> Option<R>
+    where
+        K: Borrow<Q>,
+        Q: Eq + Hash + ?Sized,
+    {
+        self.lock().get_mut(key).map(f)
+    }
+
     /// Keeps `value` at `key`, emptying the map first when it is full.
     pub fn keep(&self, key: K, value: V) {
         let mut entries = self.lock();
@@ -69,5 +78,15 @@ mod tests {
         assert_eq!(map.len(), 1, "a key kept again counts as new once full");
         map.keep(3, 30);
         assert_eq!((map.len(), map.get(&0), map.get(&3)), (2, None, Some(30)));
+    }
+
+    #[test]
+    fn a_value_kept_is_changed_in_place_and_a_missing_one_is_not_made() {
+        let map = BoundedMap::new(3);
+        map.keep("a", 1);
+        assert_eq!(map.with("a", |value| std::mem::replace(value, 2)), Some(1));
+        assert_eq!(map.get("a"), Some(2));
+        assert_eq!(map.with("b", |value| *value), None);
+        assert_eq!(map.len(), 1);
     }
 }
