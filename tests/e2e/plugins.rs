@@ -281,7 +281,7 @@ async fn output_past_the_cap_is_cut_short_and_the_request_still_served() {
     assert_eq!(ran["outcome"], "ok", "{ran}");
     let output = ran["stdout"].as_str().expect("stdout");
     assert!(
-        output.starts_with("chatty: checking ACC-1\n"),
+        output.starts_with("chatty: call 1 of this instance, checking ACC-1\n"),
         "{output:.80}"
     );
     let (kept, note) = output.rsplit_once('\n').expect("a last line");

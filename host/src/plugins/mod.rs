@@ -5,7 +5,8 @@
 //! the account document).
 //!
 //! [`runtime`] runs components (wasmtime, one engine, a fresh store per call with deadline
-//! and memory cap), [`registry`] keeps one plugin per supplier and implements the domain's
+//! and memory cap), [`prepared`] makes instances ahead of their
+//! calls and drops used stores in the machine's idle time, [`registry`] keeps one plugin per supplier and implements the domain's
 //! [`SupplierRules`](crate::domain::ports::SupplierRules) behind a per-supplier bulkhead,
 //! [`threads`] runs plugins that overran their deadline below the host's CPU priority, and
 //! [`watch`] hot-reloads plugins from a directory during development.
@@ -17,6 +18,7 @@ mod cache;
 mod convert;
 pub mod dev;
 mod output;
+mod prepared;
 pub mod registry;
 mod running_time;
 pub mod runtime;

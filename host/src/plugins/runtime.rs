@@ -13,12 +13,14 @@
 //! A call costs little beyond instantiating the component: the WASI context is only built if
 //! the guest calls WASI, the supplier's configuration is shared rather than copied, the
 //! request is lowered straight from its JSON ([`super::wire`]) and the answer written back
-//! over it ([`convert`]).
+//! over it ([`convert`]). The instance is made ahead of the call and its store dropped after
+//! it by a thread that uses the machine's idle time ([`super::prepared`]), when there is any.
 
 use super::bindings::latest::ferry::supplier_rules::{host, types};
 use super::bindings::since_v0_1_0::ferry::supplier_rules::types as types_v0_1_0;
 use super::cache::ArtifactCache;
 use super::output::CappedOutput;
+use super::prepared::{Prepared, Spare, Stock};
 use super::running_time::RunningTime;
 use super::{account_v0_1_0, account_v0_2_0, convert, wire};
 use crate::domain::ports::{AccountTarget, Hook};
@@ -129,6 +131,8 @@ pub struct HookRun {
     pub logs: Vec<LogLine>,
     pub output: String,
     pub elapsed: Duration,
+    /// It ran in an instance prepared ahead of it ([`super::prepared`]), not one made for it.
+    pub prepared_ahead: bool,
 }
 
 /// The supplier's plugin configuration, shared by all of its calls.
@@ -284,6 +288,8 @@ impl HostMonotonicClock for FrozenClock {
 /// A component ready to instantiate, with the hooks it implements.
 pub struct LoadedComponent {
     pre: InstancePre<PluginState>,
+    /// Its instances prepared ahead of their calls.
+    stock: Arc<Stock>,
     hooks: HashMap<Hook, ExportedHook>,
     pub sha256: String,
 }
@@ -338,6 +344,8 @@ pub struct Runtime {
     linker: Linker<PluginState>,
     limits: PluginLimits,
     cache: Option<ArtifactCache>,
+    /// Prepares instances and drops used stores in the machine's idle time.
+    spare: Spare,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -379,11 +387,16 @@ impl Runtime {
         wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(runtime_error)?;
         add_host_to_linker(&mut linker).map_err(runtime_error)?;
         start_ticker(&engine);
+        let spare = Spare::new(Box::new({
+            let engine = engine.clone();
+            move |running| new_store(&engine, limits, PluginConfig::from([]), running)
+        }));
         Ok(Self {
             engine,
             linker,
             limits,
             cache: cache_dir.map(ArtifactCache::new),
+            spare,
         })
     }
 
@@ -432,7 +445,13 @@ impl Runtime {
                 versions.join(", ")
             )));
         }
-        let loaded = LoadedComponent { pre, hooks, sha256 };
+        let stock = Stock::new(pre.clone(), &self.spare);
+        let loaded = LoadedComponent {
+            pre,
+            stock,
+            hooks,
+            sha256,
+        };
         // Instantiate once to check every hook's signature against the WIT.
         let running = RunningTime::default();
         let mut store = self.store(PluginConfig::from([]), &running);
@@ -452,32 +471,7 @@ impl Runtime {
 
     /// A fresh store for one call, whose deadline counts the call's `running` time.
     fn store(&self, config: PluginConfig, running: &RunningTime) -> Store<PluginState> {
-        let state = PluginState {
-            wasi: None,
-            output_bytes: self.limits.output_bytes,
-            limits: CallLimits {
-                memory_bytes: self.limits.memory_bytes,
-                memory_exhausted: false,
-            },
-            config,
-            logs: Vec::new(),
-        };
-        let mut store = Store::new(&self.engine, state);
-        store.limiter(|state| &mut state.limits);
-        // Each tick yields to the async runtime; the first one past the deadline traps
-        // (`Trap::Interrupt`). The time the call has run, not the time it waited for a worker
-        // after yielding (`running_time`).
-        let deadline = self.limits.deadline;
-        let running = running.clone();
-        store.set_epoch_deadline(1);
-        store.epoch_deadline_callback(move |_| {
-            Ok(if running.elapsed() >= deadline {
-                UpdateDeadline::Interrupt
-            } else {
-                UpdateDeadline::Yield(1)
-            })
-        });
-        store
+        new_store(&self.engine, self.limits, config, running)
     }
 
     /// Runs `hook` of `component` on `input` (request shape) in a fresh store; the hook's
@@ -494,27 +488,49 @@ impl Runtime {
             PluginError::Invalid(format!("it does not implement {}", hook.as_str()))
         })?;
         let started = Instant::now();
-        let running = RunningTime::default();
-        let mut store = self.store(config.clone(), &running);
+        // An instance prepared ahead if one is ready, else one made here.
+        let (mut store, running, prepared) = match component.stock.take(&self.spare) {
+            Some(Prepared {
+                mut store,
+                instance,
+                running,
+            }) => {
+                store.data_mut().config = config.clone();
+                // The deadline's first tick from now, not from when it was prepared.
+                store.set_epoch_deadline(1);
+                (store, running, Some(instance))
+            }
+            None => {
+                let running = RunningTime::default();
+                (self.store(config.clone(), &running), running, None)
+            }
+        };
         let result = running
             .counting(async {
-                match component.pre.instantiate_async(&mut store).await {
-                    Ok(instance) => {
-                        invoke(&mut store, &instance, hook, exported, target, input).await
-                    }
-                    Err(error) => Err(error),
-                }
+                let instance = match prepared {
+                    Some(instance) => instance,
+                    None => component.pre.instantiate_async(&mut store).await?,
+                };
+                invoke(&mut store, &instance, hook, exported, target, input).await
             })
             .await;
         let elapsed = started.elapsed();
-        let outcome = result.map_err(|error| self.classify(&store, error))?;
-        let state = store.data_mut();
-        Ok(HookRun {
-            outcome,
-            logs: std::mem::take(&mut state.logs),
-            output: state.output(),
-            elapsed,
-        })
+        let prepared_ahead = prepared.is_some();
+        let run = match result {
+            Ok(outcome) => {
+                let state = store.data_mut();
+                Ok(HookRun {
+                    outcome,
+                    logs: std::mem::take(&mut state.logs),
+                    output: state.output(),
+                    elapsed,
+                    prepared_ahead,
+                })
+            }
+            Err(error) => Err(self.classify(&store, error)),
+        };
+        self.spare.dispose(store);
+        run
     }
 
     fn classify(&self, store: &Store<PluginState>, error: wasmtime::Error) -> PluginError {
@@ -527,6 +543,41 @@ impl Runtime {
             None => PluginError::Trap(format!("{error:#}")),
         }
     }
+}
+
+/// A fresh store for one call, whose deadline counts the call's `running` time.
+fn new_store(
+    engine: &Engine,
+    limits: PluginLimits,
+    config: PluginConfig,
+    running: &RunningTime,
+) -> Store<PluginState> {
+    let state = PluginState {
+        wasi: None,
+        output_bytes: limits.output_bytes,
+        limits: CallLimits {
+            memory_bytes: limits.memory_bytes,
+            memory_exhausted: false,
+        },
+        config,
+        logs: Vec::new(),
+    };
+    let mut store = Store::new(engine, state);
+    store.limiter(|state| &mut state.limits);
+    // Each tick yields to the async runtime; the first one past the deadline traps
+    // (`Trap::Interrupt`). The time the call has run, not the time it waited for a worker
+    // after yielding (`running_time`).
+    let deadline = limits.deadline;
+    let running = running.clone();
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_callback(move |_| {
+        Ok(if running.elapsed() >= deadline {
+            UpdateDeadline::Interrupt
+        } else {
+            UpdateDeadline::Yield(1)
+        })
+    });
+    store
 }
 
 /// One thread per engine advances its epoch every tick, until the engine is dropped.
@@ -702,10 +753,27 @@ mod tests {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::time::{Duration, Instant};
 
-    fn loop_forever(runtime: &Runtime) -> LoadedComponent {
+    fn component(runtime: &Runtime, file: &str) -> LoadedComponent {
         let dir = dev::build_plugins().unwrap_or_else(|error| panic!("{error}"));
-        let bytes = std::fs::read(dir.join("fault_loop_forever.wasm")).expect("the component");
+        let bytes = std::fs::read(dir.join(file)).expect("the component");
         runtime.load(&bytes).expect("loaded")
+    }
+
+    fn loop_forever(runtime: &Runtime) -> LoadedComponent {
+        component(runtime, "fault_loop_forever.wasm")
+    }
+
+    /// Waits until `component`'s instances prepared ahead are all there and the thread has
+    /// done preparing them (its first call asked for them): the next call takes one.
+    async fn prepared(component: &LoadedComponent) {
+        let waited = Instant::now();
+        while !component.stock.full() {
+            assert!(
+                waited.elapsed() < Duration::from_secs(20),
+                "no instance was prepared ahead"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
     }
 
     /// `validate-account` of `component` on the sample account, with the sample configuration.
@@ -782,6 +850,101 @@ mod tests {
             took >= held + deadline,
             "the call ran for its whole deadline besides the {held:?} it waited: it took {took:?}"
         );
+    }
+
+    /// A call in an instance prepared ahead runs in an instance nothing ran in before, as a
+    /// call in one made for it does: `fault_chatty` counts the calls its instance has seen.
+    #[tokio::test]
+    async fn every_call_runs_in_a_fresh_instance_prepared_ahead_or_not() {
+        let runtime = Runtime::new(PluginLimits::default(), None).expect("runtime");
+        let chatty = component(&runtime, "fault_chatty.wasm");
+        let mut prepared_ahead = 0;
+        for call in 0..10 {
+            if call > 0 {
+                prepared(&chatty).await;
+            }
+            let run = validate_sample(&runtime, &chatty).await.expect("a call");
+            assert!(run.outcome.is_ok(), "{:?}", run.outcome);
+            assert!(
+                run.output
+                    .starts_with("chatty: call 1 of this instance, checking OE-1001\n"),
+                "call {call}: {:.80}",
+                run.output
+            );
+            prepared_ahead += usize::from(run.prepared_ahead);
+        }
+        assert_eq!(
+            prepared_ahead, 9,
+            "every call after the first takes an instance prepared ahead"
+        );
+    }
+
+    /// An instance prepared ahead is prepared without the supplier's configuration; its call
+    /// gets the configuration it was made with (`product_code.OLDVAR` maps the tariff).
+    #[tokio::test]
+    async fn a_call_in_a_prepared_instance_gets_its_own_configuration() {
+        let runtime = Runtime::new(PluginLimits::default(), None).expect("runtime");
+        let example = component(&runtime, "example_plugin.wasm");
+        let first = validate_sample(&runtime, &example).await.expect("a call");
+        prepared(&example).await;
+        let second = validate_sample(&runtime, &example).await.expect("a call");
+        assert!(!first.prepared_ahead && second.prepared_ahead);
+        for run in [first, second] {
+            let account = run.outcome.expect("accepted");
+            assert_eq!(
+                account["supply_addresses"][0]["meter_points"][0]["agreements"][0]["tariff_code"],
+                "VAR-22",
+                "{account}"
+            );
+        }
+    }
+
+    /// A call in an instance prepared ahead still stops at its deadline: its running time is
+    /// counted from the instance's store.
+    #[tokio::test]
+    async fn a_spinning_plugin_in_a_prepared_instance_stops_at_its_deadline() {
+        let deadline = Duration::from_millis(50);
+        let limits = PluginLimits {
+            deadline,
+            ..PluginLimits::default()
+        };
+        let runtime = Runtime::new(limits, None).expect("runtime");
+        let component = loop_forever(&runtime);
+        let first = validate_sample(&runtime, &component).await;
+        assert!(matches!(first, Err(PluginError::Deadline(_))), "{first:?}");
+        prepared(&component).await;
+        let started = Instant::now();
+        let second = tokio::time::timeout(
+            Duration::from_secs(20),
+            validate_sample(&runtime, &component),
+        )
+        .await
+        .expect("the call ended");
+        assert!(
+            matches!(second, Err(PluginError::Deadline(_))),
+            "{second:?}"
+        );
+        assert!(started.elapsed() >= deadline);
+    }
+
+    /// The thread that prepares instances ends with its runtime.
+    #[tokio::test]
+    async fn the_thread_that_prepares_instances_ends_with_its_runtime() {
+        let runtime = Runtime::new(PluginLimits::default(), None).expect("runtime");
+        let example = component(&runtime, "example_plugin.wasm");
+        validate_sample(&runtime, &example).await.expect("a call");
+        prepared(&example).await;
+        let thread = runtime.spare.watch();
+        drop(example);
+        drop(runtime);
+        let waited = Instant::now();
+        while thread.upgrade().is_some() {
+            assert!(
+                waited.elapsed() < Duration::from_secs(20),
+                "the thread still runs"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
     }
 
     /// Outside async code (a component's check at load, the low-priority threads) the same

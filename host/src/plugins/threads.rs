@@ -6,6 +6,9 @@
 //!
 //! Only work that overran goes here: a healthy plugin must not starve behind other busy
 //! processes of the machine until its wall-clock deadline kills it.
+//!
+//! [`run_only_when_idle`] gives a thread the lowest class there is, for work that only uses
+//! time a core would otherwise idle ([`super::prepared`]).
 
 use std::sync::OnceLock;
 use tokio::runtime::{Builder, Runtime};
@@ -68,12 +71,41 @@ fn start_pool() -> Result<Runtime, String> {
         .map_err(|error| format!("cannot start the low-priority threads: {error}"))
 }
 
-/// Lowers the calling thread's priority (Linux: the nice value of the thread alone).
-#[cfg(target_os = "linux")]
+/// Lowers the calling thread's priority by [`NICE_LEVELS_BELOW_HOST`].
 fn lower_priority() {
+    lower_priority_by(NICE_LEVELS_BELOW_HOST);
+}
+
+/// Gives the calling thread the idle scheduling class (Linux's `SCHED_IDLE`): it runs only
+/// on a core that has nothing else to run, and the kernel places a waking thread on a core
+/// that runs only such threads as readily as on an idle one. (A thread at nice 19 still
+/// takes its small share of a busy core, and keeps the core from counting as idle.)
+#[cfg(target_os = "linux")]
+pub(super) fn run_only_when_idle() {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: `sched_setscheduler` reads `param`, a valid value that lives across the call;
+    // pid 0 is the calling thread.
+    #[allow(unsafe_code)]
+    let set = unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
+    if set != 0 {
+        tracing::warn!(error = %std::io::Error::last_os_error(), "cannot give a thread the idle scheduling class");
+        lower_priority_by(LOWEST_PRIORITY);
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+pub(super) fn run_only_when_idle() {}
+
+/// The highest nice value: the lowest priority.
+const LOWEST_PRIORITY: i32 = 19;
+
+/// Lowers the calling thread's priority by `levels` (Linux: the nice value of the thread
+/// alone), to the lowest at most.
+#[cfg(target_os = "linux")]
+fn lower_priority_by(levels: i32) {
     let thread = Some(rustix::thread::gettid());
     let lowered = rustix::process::getpriority_process(thread).and_then(|nice| {
-        rustix::process::setpriority_process(thread, (nice + NICE_LEVELS_BELOW_HOST).min(19))
+        rustix::process::setpriority_process(thread, (nice + levels).min(LOWEST_PRIORITY))
     });
     if let Err(error) = lowered {
         tracing::warn!(%error, "cannot lower the priority of a thread");
@@ -81,7 +113,7 @@ fn lower_priority() {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn lower_priority() {}
+fn lower_priority_by(_levels: i32) {}
 
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
@@ -106,5 +138,21 @@ mod tests {
             (host + NICE_LEVELS_BELOW_HOST).min(19)
         );
         drop(threads);
+    }
+
+    #[test]
+    fn a_thread_that_runs_only_when_idle_has_the_idle_class() {
+        let policy = std::thread::spawn(|| {
+            run_only_when_idle();
+            std::fs::read_to_string("/proc/thread-self/sched").expect("the thread's sched")
+        })
+        .join()
+        .expect("the thread");
+        let policy = policy
+            .lines()
+            .find(|line| line.starts_with("policy"))
+            .and_then(|line| line.rsplit(' ').next())
+            .expect("a policy line");
+        assert_eq!(policy, libc::SCHED_IDLE.to_string());
     }
 }
