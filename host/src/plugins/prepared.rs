@@ -32,7 +32,7 @@ use wasmtime::component::{Instance, InstancePre};
 /// How many prepared instances one component keeps.
 const PER_COMPONENT: usize = 4;
 /// How many prepared instances all components keep together.
-const IN_ALL: usize = 64;
+pub(super) const IN_ALL: usize = 64;
 /// How many used stores may wait for the thread to drop them; past that a call drops its own.
 const WAITING_TO_DROP: usize = 8;
 /// How often the thread looks for work while there is some.
@@ -85,10 +85,22 @@ impl Stock {
         taken
     }
 
+    /// How many prepared instances are ready.
+    #[cfg(test)]
+    pub(super) fn ready(&self) -> usize {
+        lock(&self.ready).len()
+    }
+
+    /// The thread has done the refill last asked for (or none was asked).
+    #[cfg(test)]
+    pub(super) fn done_preparing(&self) -> bool {
+        !self.refill_asked.load(Ordering::Acquire)
+    }
+
     /// Every instance it keeps is ready, and the thread is done preparing them.
     #[cfg(test)]
     pub(super) fn full(&self) -> bool {
-        !self.refill_asked.load(Ordering::Acquire) && lock(&self.ready).len() == PER_COMPONENT
+        self.done_preparing() && lock(&self.ready).len() == PER_COMPONENT
     }
 
     /// Prepares instances until the stock is full or no more may be kept (on the thread).

@@ -927,6 +927,40 @@ mod tests {
         assert!(started.elapsed() >= deadline);
     }
 
+    /// However many components are called, the instances prepared ahead of all of them stay
+    /// within their bound, far below the pooling allocator's slots.
+    #[tokio::test]
+    async fn instances_prepared_ahead_stay_within_their_bound() {
+        use super::super::prepared::{IN_ALL, Stock};
+        let runtime = Runtime::new(PluginLimits::default(), None).expect("runtime");
+        let example = component(&runtime, "example_plugin.wasm");
+        let stocks: Vec<_> = (0..IN_ALL)
+            .map(|_| Stock::new(example.pre.clone(), &runtime.spare))
+            .collect();
+        for stock in &stocks {
+            assert!(stock.take(&runtime.spare).is_none(), "an empty stock");
+        }
+        let ready = || stocks.iter().map(|stock| stock.ready()).sum::<usize>();
+        let waited = Instant::now();
+        while ready() < IN_ALL {
+            assert!(
+                waited.elapsed() < Duration::from_secs(60),
+                "only {} instances were prepared",
+                ready()
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        // Every stock has been asked to fill up and had its turn; none went past the bound.
+        while stocks.iter().any(|stock| !stock.done_preparing()) {
+            assert!(
+                waited.elapsed() < Duration::from_secs(60),
+                "still preparing"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        assert_eq!(ready(), IN_ALL);
+    }
+
     /// The thread that prepares instances ends with its runtime.
     #[tokio::test]
     async fn the_thread_that_prepares_instances_ends_with_its_runtime() {
