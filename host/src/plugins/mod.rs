@@ -5,9 +5,10 @@
 //! the account document).
 //!
 //! [`runtime`] runs components (wasmtime, one engine, a fresh store per call with deadline
-//! and memory cap), [`prepared`] makes instances ahead of their
-//! calls and drops used stores in the machine's idle time, [`registry`] keeps one plugin per supplier and implements the domain's
-//! [`SupplierRules`](crate::domain::ports::SupplierRules) behind a per-supplier bulkhead,
+//! and memory cap), [`prepared`] makes instances ahead of their calls and drops used stores
+//! in the machine's idle time, [`registry`] keeps one plugin per supplier and implements the
+//! domain's [`SupplierRules`](crate::domain::ports::SupplierRules) behind a per-supplier
+//! bulkhead,
 //! [`threads`] runs plugins that overran their deadline below the host's CPU priority, and
 //! [`watch`] hot-reloads plugins from a directory during development.
 

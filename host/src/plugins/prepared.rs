@@ -69,6 +69,11 @@ impl Stock {
         })
     }
 
+    /// The component ready to instantiate.
+    pub(super) fn pre(&self) -> &InstancePre<PluginState> {
+        &self.pre
+    }
+
     /// A prepared instance, if one is ready; asks `spare` to make more.
     pub(super) fn take(self: &Arc<Self>, spare: &Spare) -> Option<Prepared> {
         // Never waits for the thread, which may hold the lock and be waiting for a core.
@@ -226,9 +231,7 @@ impl Spare {
             })
             .as_ref()
     }
-}
 
-impl Spare {
     /// What the thread holds while it runs: gone once it has ended.
     #[cfg(test)]
     pub(super) fn watch(&self) -> Weak<impl Sized + use<>> {

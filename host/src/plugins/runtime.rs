@@ -1,5 +1,5 @@
 //! The wasmtime runtime of plugins: one [`Engine`] (pooling allocator, epoch interruption),
-//! one [`Linker`] with WASI p2 and Ferry's `host` interface, one [`InstancePre`] per
+//! one [`Linker`] with WASI p2 and Ferry's `host` interface, one [`InstancePre`](wasmtime::component::InstancePre) per
 //! component, and a fresh, isolated [`Store`] for every hook call, with an epoch deadline, a
 //! memory cap, WASI granting nothing (no files, network, environment or arguments; clocks at
 //! the Unix epoch) and stdout/stderr captured with a cap.
@@ -31,8 +31,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wasmtime::component::{
-    Component, ComponentExportIndex, ComponentNamedList, Instance, InstancePre, Lift, Linker,
-    Lower, ResourceTable, TypedFunc,
+    Component, ComponentExportIndex, ComponentNamedList, Instance, Lift, Linker, Lower,
+    ResourceTable, TypedFunc,
 };
 use wasmtime::{
     Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, ResourceLimiter,
@@ -287,8 +287,7 @@ impl HostMonotonicClock for FrozenClock {
 
 /// A component ready to instantiate, with the hooks it implements.
 pub struct LoadedComponent {
-    pre: InstancePre<PluginState>,
-    /// Its instances prepared ahead of their calls.
+    /// The component ready to instantiate, and its instances prepared ahead of their calls.
     stock: Arc<Stock>,
     hooks: HashMap<Hook, ExportedHook>,
     pub sha256: String,
@@ -445,17 +444,15 @@ impl Runtime {
                 versions.join(", ")
             )));
         }
-        let stock = Stock::new(pre.clone(), &self.spare);
         let loaded = LoadedComponent {
-            pre,
-            stock,
+            stock: Stock::new(pre, &self.spare),
             hooks,
             sha256,
         };
         // Instantiate once to check every hook's signature against the WIT.
         let running = RunningTime::default();
         let mut store = self.store(PluginConfig::from([]), &running);
-        let instance = block_on(running.counting(loaded.pre.instantiate_async(&mut store)))
+        let instance = block_on(running.counting(loaded.stock.pre().instantiate_async(&mut store)))
             .map_err(invalid)?;
         for (hook, exported) in &loaded.hooks {
             check_signature(&mut store, &instance, *hook, exported).map_err(|error| {
@@ -509,7 +506,7 @@ impl Runtime {
             .counting(async {
                 let instance = match prepared {
                     Some(instance) => instance,
-                    None => component.pre.instantiate_async(&mut store).await?,
+                    None => component.stock.pre().instantiate_async(&mut store).await?,
                 };
                 invoke(&mut store, &instance, hook, exported, target, input).await
             })
@@ -763,17 +760,33 @@ mod tests {
         component(runtime, "fault_loop_forever.wasm")
     }
 
+    /// A runtime whose calls stop at `deadline`.
+    fn runtime_with_deadline(deadline: Duration) -> Runtime {
+        let limits = PluginLimits {
+            deadline,
+            ..PluginLimits::default()
+        };
+        Runtime::new(limits, None).expect("runtime")
+    }
+
+    /// Waits until `done` holds, failing with `what` if it has not `within` that time.
+    async fn eventually(what: &str, within: Duration, mut done: impl FnMut() -> bool) {
+        let waited = Instant::now();
+        while !done() {
+            assert!(waited.elapsed() < within, "{what}");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
     /// Waits until `component`'s instances prepared ahead are all there and the thread has
     /// done preparing them (its first call asked for them): the next call takes one.
     async fn prepared(component: &LoadedComponent) {
-        let waited = Instant::now();
-        while !component.stock.full() {
-            assert!(
-                waited.elapsed() < Duration::from_secs(20),
-                "no instance was prepared ahead"
-            );
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        eventually(
+            "no instance was prepared ahead",
+            Duration::from_secs(20),
+            || component.stock.full(),
+        )
+        .await;
     }
 
     /// `validate-account` of `component` on the sample account, with the sample configuration.
@@ -825,11 +838,7 @@ mod tests {
     async fn time_spent_waiting_for_a_worker_does_not_count_against_the_deadline() {
         let deadline = Duration::from_millis(200);
         let held = Duration::from_millis(600);
-        let limits = PluginLimits {
-            deadline,
-            ..PluginLimits::default()
-        };
-        let runtime = Runtime::new(limits, None).expect("runtime");
+        let runtime = runtime_with_deadline(deadline);
         let component = loop_forever(&runtime);
         let call = async {
             let started = Instant::now();
@@ -904,11 +913,7 @@ mod tests {
     #[tokio::test]
     async fn a_spinning_plugin_in_a_prepared_instance_stops_at_its_deadline() {
         let deadline = Duration::from_millis(50);
-        let limits = PluginLimits {
-            deadline,
-            ..PluginLimits::default()
-        };
-        let runtime = Runtime::new(limits, None).expect("runtime");
+        let runtime = runtime_with_deadline(deadline);
         let component = loop_forever(&runtime);
         let first = validate_sample(&runtime, &component).await;
         assert!(matches!(first, Err(PluginError::Deadline(_))), "{first:?}");
@@ -935,29 +940,26 @@ mod tests {
         let runtime = Runtime::new(PluginLimits::default(), None).expect("runtime");
         let example = component(&runtime, "example_plugin.wasm");
         let stocks: Vec<_> = (0..IN_ALL)
-            .map(|_| Stock::new(example.pre.clone(), &runtime.spare))
+            .map(|_| Stock::new(example.stock.pre().clone(), &runtime.spare))
             .collect();
         for stock in &stocks {
             assert!(stock.take(&runtime.spare).is_none(), "an empty stock");
         }
         let ready = || stocks.iter().map(|stock| stock.ready()).sum::<usize>();
-        let waited = Instant::now();
-        while ready() < IN_ALL {
-            assert!(
-                waited.elapsed() < Duration::from_secs(60),
-                "only {} instances were prepared",
-                ready()
-            );
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        // 60 s for both waits together.
+        let started = Instant::now();
+        let left = || Duration::from_secs(60).saturating_sub(started.elapsed());
+        eventually(
+            "fewer instances were prepared than the bound",
+            left(),
+            || ready() >= IN_ALL,
+        )
+        .await;
         // Every stock has been asked to fill up and had its turn; none went past the bound.
-        while stocks.iter().any(|stock| !stock.done_preparing()) {
-            assert!(
-                waited.elapsed() < Duration::from_secs(60),
-                "still preparing"
-            );
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        eventually("still preparing", left(), || {
+            stocks.iter().all(|stock| stock.done_preparing())
+        })
+        .await;
         assert_eq!(ready(), IN_ALL);
     }
 
@@ -971,14 +973,10 @@ mod tests {
         let thread = runtime.spare.watch();
         drop(example);
         drop(runtime);
-        let waited = Instant::now();
-        while thread.upgrade().is_some() {
-            assert!(
-                waited.elapsed() < Duration::from_secs(20),
-                "the thread still runs"
-            );
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        eventually("the thread still runs", Duration::from_secs(20), || {
+            thread.upgrade().is_none()
+        })
+        .await;
     }
 
     /// Outside async code (a component's check at load, the low-priority threads) the same
