@@ -10,7 +10,7 @@
 use crate::RunArgs;
 use crate::deployment::Kind;
 use crate::load::{self, Stop};
-use crate::report::{format_cpu, format_ms, format_rate};
+use crate::report::{format_cores, format_cpu, format_ms, format_rate};
 use crate::run::{FerryMeasurement, measure_ferry, start_provisioned};
 use crate::scenarios;
 use std::fmt::Write;
@@ -100,10 +100,11 @@ pub async fn run(
 fn line(side: &FerryMeasurement) -> String {
     let measurement = &side.measurement;
     let mut line = format!(
-        "{} op/s, {} µs CPU/op, p99 {} ms",
+        "{} op/s, {} µs CPU/op, p99 {} ms, machine {} cores busy",
         format_rate(measurement.per_second()),
         format_cpu(measurement.cpu_per_operation_us()),
         format_ms(measurement.latency_at(0.99)),
+        format_cores(measurement.machine_cores_busy()),
     );
     if let Some(journal) = side.waits.journal {
         let _ = write!(line, ", {}", journal.summary());
@@ -134,13 +135,14 @@ fn micros(value: Option<f64>) -> String {
 pub fn markdown(a: &Path, b: &Path, pairs: usize, levels: &[Level]) -> String {
     let mut out = format!(
         "A: `{}`; B: `{}`. {pairs} alternating pairs a level (A B, then B A, …); each cell gives \
-         A → B, means of the pairs, and the B/A column each pair's ratio of operations a second.\n\n",
+         A → B, means of the pairs, and the B/A column each pair's ratio of operations a second; \
+         busy cores: the whole machine's, load generator included, of its cores.\n\n",
         a.display(),
         b.display()
     );
     out.push_str(
-        "| endpoint | conns | op/s | B/A op/s, each pair | CPU µs/op | p99 ms | sync µs | commit → durable µs |\n\
-         |---|---:|---|---|---|---|---|---|\n",
+        "| endpoint | conns | op/s | B/A op/s, each pair | CPU µs/op | busy cores | p99 ms | sync µs | commit → durable µs |\n\
+         |---|---:|---|---|---|---|---|---|---|\n",
     );
     for level in levels {
         let rate = |sides: &[FerryMeasurement]| {
@@ -162,6 +164,13 @@ pub fn markdown(a: &Path, b: &Path, pairs: usize, levels: &[Level]) -> String {
             )
             .map_or_else(|| "–".into(), |micros| format_ms(micros as u64))
         };
+        let busy = |sides: &[FerryMeasurement]| {
+            mean(
+                sides
+                    .iter()
+                    .filter_map(|side| side.measurement.machine_cores_busy()),
+            )
+        };
         let sync =
             |sides: &[FerryMeasurement]| mean(sides.iter().filter_map(FerryMeasurement::sync_us));
         let durable = |sides: &[FerryMeasurement]| {
@@ -182,7 +191,7 @@ pub fn markdown(a: &Path, b: &Path, pairs: usize, levels: &[Level]) -> String {
             .collect();
         let _ = writeln!(
             out,
-            "| {} | {} | {} → {} | {} | {} → {} | {} → {} | {} → {} | {} → {} |",
+            "| {} | {} | {} → {} | {} | {} → {} | {} → {} | {} → {} | {} → {} | {} → {} |",
             level.title,
             level.connections,
             format_rate(rate(&level.a).unwrap_or(0.0)),
@@ -190,6 +199,8 @@ pub fn markdown(a: &Path, b: &Path, pairs: usize, levels: &[Level]) -> String {
             ratios.join(" / "),
             format_cpu(cpu(&level.a)),
             format_cpu(cpu(&level.b)),
+            format_cores(busy(&level.a)),
+            format_cores(busy(&level.b)),
             p99(&level.a),
             p99(&level.b),
             micros(sync(&level.a)),
@@ -226,7 +237,7 @@ mod tests {
                 latency_us: histogram,
                 server_cpu_seconds: Some(operations as f64 * 50e-6),
                 postgres_cpu_seconds: None,
-                machine_cpu_seconds: None,
+                machine_cpu_seconds: Some(operations as f64 * 400e-6),
             },
             waits: Waits {
                 journal: sync_us.map(|sync| JournalWaits {
@@ -277,13 +288,13 @@ mod tests {
         );
         assert!(
             table.contains(
-                "| notes/create (1 note) | 8 | 2000 → 2250 | 1.50 / 1.00 | 50.0 → 50.0 | 0.600 → 0.400 | 140 → 80 | 280 → 160 |"
+                "| notes/create (1 note) | 8 | 2000 → 2250 | 1.50 / 1.00 | 50.0 → 50.0 | 0.80 → 0.90 | 0.600 → 0.400 | 140 → 80 | 280 → 160 |"
             ),
             "{table}"
         );
         // No journal (a read), and a build that made nothing.
         assert!(
-            table.contains("| account-transfer-status | 1 | 100 → 0.0 | 0.00 | 50.0 → – | 0.100 → – | – → – | – → – |"),
+            table.contains("| account-transfer-status | 1 | 100 → 0.0 | 0.00 | 50.0 → – | 0.04 → 0.00 | 0.100 → – | – → – | – → – |"),
             "{table}"
         );
     }

@@ -145,6 +145,11 @@ pub fn format_cpu(micros: Option<f64>) -> String {
     }
 }
 
+/// Cores kept busy, two decimals (`–`: not measured).
+pub fn format_cores(cores: Option<f64>) -> String {
+    cores.map_or_else(|| "–".to_owned(), |cores| format!("{cores:.2}"))
+}
+
 pub fn format_mib(kib: u64) -> String {
     format!("{:.1} MiB", kib as f64 / 1024.0)
 }
@@ -189,9 +194,7 @@ fn cpu_split(row: &Row) -> String {
         "{} / {}, {}",
         format_cpu(row.ferry.cpu_per_operation_us()),
         format_cpu(row.ferry.postgres_cpu_per_operation_us()),
-        row.ferry
-            .machine_cores_busy()
-            .map_or_else(|| "–".to_owned(), |cores| format!("{cores:.2}"))
+        format_cores(row.ferry.machine_cores_busy())
     )
 }
 

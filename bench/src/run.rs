@@ -169,7 +169,7 @@ impl Servers {
         };
         let relayed = ferry.relayed;
         eprintln!(
-            "  {:<40} {:>3} conns: Ferry {:>9} op/s p99 {:>7} ms {:>7} µs CPU/op {:.2} cores{}{} | baseline {:>9} op/s p99 {:>7} ms {:>7} µs CPU/op{}",
+            "  {:<40} {:>3} conns: Ferry {:>9} op/s p99 {:>7} ms {:>7} µs CPU/op {:.2} cores{}, machine {} cores busy{} | baseline {:>9} op/s p99 {:>7} ms {:>7} µs CPU/op, machine {} cores busy{}",
             row.title,
             connections,
             report::format_rate(row.ferry.per_second()),
@@ -178,12 +178,12 @@ impl Servers {
             row.ferry.server_cores_busy().unwrap_or(0.0),
             match row.ferry.postgres_cpu_per_operation_us() {
                 Some(micros) => format!(
-                    ", PostgreSQL {} µs CPU/op, machine {:.2} cores",
-                    report::format_cpu(Some(micros)),
-                    row.ferry.machine_cores_busy().unwrap_or(0.0)
+                    ", PostgreSQL {} µs CPU/op",
+                    report::format_cpu(Some(micros))
                 ),
                 None => String::new(),
             },
+            report::format_cores(row.ferry.machine_cores_busy()),
             match row.waits.and_then(|waits| waits.journal) {
                 Some(journal) => format!(", {}", journal.summary()),
                 None => String::new(),
@@ -191,6 +191,7 @@ impl Servers {
             report::format_rate(row.baseline.per_second()),
             report::format_ms(row.baseline.latency_at(0.99)),
             report::format_cpu(row.baseline.cpu_per_operation_us()),
+            report::format_cores(row.baseline.machine_cores_busy()),
             if row.ferry.errors + row.baseline.errors > 0 {
                 format!(
                     "  ERRORS {} / {}: {}",
