@@ -1277,6 +1277,13 @@ mod tests {
         assert_eq!(durability.waiting.keys().copied().collect::<Vec<_>>(), [5]);
     }
 
+    /// The count a test stores as eight big-endian bytes, if there is one.
+    fn count_in(stored: Option<IVec>) -> Option<u64> {
+        stored
+            .and_then(|bytes| <[u8; 8]>::try_from(bytes.as_ref()).ok())
+            .map(u64::from_be_bytes)
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn changes_are_seen_by_the_next_change_at_once_and_by_readers_once_durable() {
         let data = tempfile::tempdir().expect("temp dir");
@@ -1293,21 +1300,14 @@ mod tests {
                         // Read, add one, write: only right if each change sees the last.
                         let written = journal
                             .commit(|changes| {
-                                let count = journal
-                                    .get(&tree, b"count")?
-                                    .and_then(|bytes| <[u8; 8]>::try_from(bytes.as_ref()).ok())
-                                    .map_or(0, u64::from_be_bytes);
+                                let count = count_in(journal.get(&tree, b"count")?).unwrap_or(0);
                                 changes.insert(&tree, "count", &(count + 1).to_be_bytes());
                                 Ok::<_, StoreError>(count + 1)
                             })
                             .expect("commit");
                         let committed = journal.appended();
                         journal.durable(committed).await.expect("durable");
-                        let in_sled = tree
-                            .get("count")
-                            .expect("get")
-                            .and_then(|bytes| <[u8; 8]>::try_from(bytes.as_ref()).ok())
-                            .map(u64::from_be_bytes);
+                        let in_sled = count_in(tree.get("count").expect("get"));
                         assert!(
                             in_sled >= Some(written),
                             "in sled once durable: {in_sled:?} after writing {written}"
