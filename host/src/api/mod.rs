@@ -13,6 +13,7 @@ pub mod health;
 pub mod ignored;
 pub mod imports;
 pub mod meter_points;
+pub mod metrics_recorder;
 pub mod notes;
 pub mod openapi;
 pub mod payment_instructions;
@@ -38,8 +39,9 @@ use axum::extract::DefaultBodyLimit;
 use axum::routing::get;
 use axum::{Json, Router, middleware};
 use error::ApiError;
-use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
-use std::sync::{Arc, OnceLock};
+use metrics_exporter_prometheus::PrometheusHandle;
+pub use metrics_recorder::metrics_handle;
+use std::sync::Arc;
 
 /// Request limits (configurable).
 #[derive(Debug, Clone, Copy)]
@@ -155,21 +157,6 @@ impl AppState {
             schedule_arrivals: Arc::new(std::sync::Mutex::new(Some(arrivals))),
         }))
     }
-}
-
-/// The process-wide Prometheus recorder, installed on first use.
-pub fn metrics_handle() -> PrometheusHandle {
-    static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
-    HANDLE
-        .get_or_init(|| {
-            let recorder = PrometheusBuilder::new().build_recorder();
-            let handle = recorder.handle();
-            if metrics::set_global_recorder(recorder).is_err() {
-                tracing::warn!("a metrics recorder was already installed");
-            }
-            handle
-        })
-        .clone()
 }
 
 /// The whole HTTP API.
