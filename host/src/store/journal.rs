@@ -1359,10 +1359,11 @@ mod tests {
         let db = open_db(&data.path().join("db"));
         let tree = db.open_tree("imports").expect("tree");
         let journal = Journal::open(&db, data.path(), ROTATE_BYTES).expect("journal");
+        const KEY: &[u8] = b"staged-account";
         let making = journal.hold_making();
         journal
             .commit(|changes| {
-                changes.insert(&tree, "staged-account", "staged");
+                changes.insert(&tree, KEY, "staged");
                 Ok::<_, StoreError>(())
             })
             .expect("commit");
@@ -1376,7 +1377,7 @@ mod tests {
                 .iter()
                 .any(|(_, path)| {
                     let bytes = std::fs::read(path).expect("read");
-                    bytes.windows(14).any(|window| window == b"staged-account")
+                    bytes.windows(KEY.len()).any(|window| window == KEY)
                 })
         };
         let started = Instant::now();
@@ -1392,12 +1393,9 @@ mod tests {
             futures_util::poll!(&mut durable).is_pending(),
             "not durable while sled lacks it"
         );
-        assert_eq!(tree.get("staged-account").expect("get"), None);
+        assert_eq!(tree.get(KEY).expect("get"), None);
         assert_eq!(
-            journal
-                .get(&tree, b"staged-account")
-                .expect("get")
-                .as_deref(),
+            journal.get(&tree, KEY).expect("get").as_deref(),
             Some(&b"staged"[..]),
             "the next change sees it meanwhile"
         );
@@ -1405,7 +1403,7 @@ mod tests {
         drop(making);
         durable.await.expect("durable");
         assert_eq!(
-            tree.get("staged-account").expect("get").as_deref(),
+            tree.get(KEY).expect("get").as_deref(),
             Some(&b"staged"[..]),
             "in sled once durable"
         );
