@@ -77,7 +77,8 @@ pub struct ServeArgs {
     /// Development: install DIR/<SUPPLIER>.wasm for its supplier whenever it changes.
     #[arg(long, env = "FERRY_PLUGIN_DIR")]
     pub plugin_dir: Option<PathBuf>,
-    /// How long one plugin hook call may run, in milliseconds (default 100).
+    /// How much CPU time one plugin hook call may use, in milliseconds (default 100): the
+    /// time its thread ran it, not the time it waited for a core.
     #[arg(long, env = "FERRY_PLUGIN_DEADLINE_MS")]
     pub plugin_deadline_ms: Option<u64>,
     /// Memory one plugin hook call may use, in MiB (default 64).

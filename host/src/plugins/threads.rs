@@ -4,8 +4,9 @@
 //! components here: such work then gives way to the host's own work and to other suppliers'
 //! plugins instead of competing with them as an equal.
 //!
-//! Only work that overran goes here: a healthy plugin must not starve behind other busy
-//! processes of the machine until its wall-clock deadline kills it.
+//! Only work that overran goes here: a healthy plugin must not wait behind every other busy
+//! process of the machine (its deadline counts only the CPU time it used,
+//! `plugins/running_time.rs`, so the wait would slow its requests, not fail them).
 //!
 //! [`run_only_when_idle`] gives a thread the lowest class there is, for work that only uses
 //! time a core would otherwise idle ([`super::prepared`]).
