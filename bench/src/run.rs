@@ -10,7 +10,7 @@ use crate::RunArgs;
 use crate::deployment::{self, Deployment, Kind};
 use crate::load::{self, Measurement, Stop, Target};
 use crate::processes;
-use crate::procfs::{RssGrowth, RssWatch};
+use crate::procfs::{self, RssGrowth, RssWatch};
 use crate::provision;
 use crate::report::{self, DeploymentResults, RelayResult, Report, Row, StagingResult};
 use crate::scenarios::{self, Scenario};
@@ -507,15 +507,26 @@ impl Bench {
                 Stop::Count(args.list_accounts as u64),
             )
             .await?;
+            let rss_after_kib = servers
+                .ferry
+                .pids
+                .iter()
+                .map(|&pid| procfs::rss_kib(pid))
+                .sum::<anyhow::Result<u64>>()?;
             eprintln!(
-                "  {} accounts/s, {} errors",
+                "  {} accounts/s, {} errors, Ferry's resident memory {}",
                 report::format_rate(measurement.per_second()),
-                measurement.errors
+                measurement.errors,
+                report::format_mib(rss_after_kib)
             );
+            let mut scenarios_before: Vec<&str> = rows.iter().map(|row| row.key).collect();
+            scenarios_before.dedup();
             staging = Some(StagingResult {
                 accounts: args.list_accounts as u64,
                 connections: args.staging_connections,
                 measurement,
+                rss_after_kib,
+                scenarios_before: scenarios_before.len(),
             });
             let listed = pending_count(&servers.ferry).await?;
             if listed < args.list_accounts {
