@@ -25,7 +25,8 @@ pub struct ServeArgs {
     /// Where sled keeps its files (default ./ferry-data).
     #[arg(long, env = "FERRY_DATA_DIR")]
     pub data_dir: Option<PathBuf>,
-    /// Memory sled's page cache may use, in MiB (default 1024, sled's own).
+    /// Memory sled's page cache may use, in MiB (default 32). The kept indexes may each take
+    /// 128 MiB, or an eighth of this when that is more.
     #[arg(long, env = "FERRY_STORE_CACHE_MB")]
     pub store_cache_mb: Option<u64>,
     /// PostgreSQL to keep everything in (`postgres://user@host/db`), shared by every instance
@@ -421,11 +422,11 @@ mod tests {
         );
         let bounded = Settings::resolve(ServeArgs {
             config: Some(path.clone()),
-            store_cache_mb: Some(32),
+            store_cache_mb: Some(48),
             ..ServeArgs::default()
         })
         .expect("settings");
-        assert_eq!(bounded.store_cache_bytes, 32 << 20);
+        assert_eq!(bounded.store_cache_bytes, 48 << 20);
         assert!(
             Settings::resolve(ServeArgs {
                 config: Some(path.clone()),

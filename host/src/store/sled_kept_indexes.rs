@@ -60,15 +60,23 @@ impl<I: AccountIndex> Default for KeptIndexes<I> {
     }
 }
 
-/// Each kind of index may hold this share of the store's memory bound (`--store-cache-mb`).
+/// Each kind of index may hold this share of the store's memory bound (`--store-cache-mb`),
+/// when that is more than [`INDEX_MEMORY_AT_LEAST`].
 const SHARE_OF_STORE_MEMORY: u64 = 8;
+
+/// The memory each kind of index may hold whatever sled's cache is bound to: an eighth of the
+/// gigabyte that was the cache's default until the thirty-fourth session, ~2.4 million notes,
+/// ~3.4 million transactions. So a smaller cache does not bring nearer the cliff a load meets
+/// past the bound, when indexes are read again and again (BENCHMARKS.md).
+const INDEX_MEMORY_AT_LEAST: u64 = 128 << 20;
 
 impl<I: AccountIndex> KeptIndexes<I> {
     /// Indexes that take about an eighth of `store_memory` bytes at most (the bound of sled's
-    /// cache, `--store-cache-mb`), and hold at least [`AccountIndex::KEPT`] entries. With the
-    /// default gigabyte: ~2.4 million notes, ~3.4 million transactions.
+    /// cache, `--store-cache-mb`), and at least [`INDEX_MEMORY_AT_LEAST`] and
+    /// [`AccountIndex::KEPT`] entries.
     pub(super) fn for_store_memory(store_memory: u64) -> Self {
-        let entries = store_memory / SHARE_OF_STORE_MEMORY / I::ENTRY_BYTES.max(1) as u64;
+        let memory = (store_memory / SHARE_OF_STORE_MEMORY).max(INDEX_MEMORY_AT_LEAST);
+        let entries = memory / I::ENTRY_BYTES.max(1) as u64;
         Self::new(usize::try_from(entries).unwrap_or(usize::MAX).max(I::KEPT))
     }
 
@@ -208,10 +216,19 @@ mod tests {
     }
 
     #[test]
-    fn the_bound_follows_the_stores_memory_and_holds_the_default_at_least() {
-        // An eighth of 80 000 bytes, at 10 bytes an entry.
-        assert_eq!(KeptIndexes::<Entries>::for_store_memory(80_000).bound, 1000);
-        assert_eq!(KeptIndexes::<Entries>::for_store_memory(800).bound, 100);
+    fn the_bound_follows_the_stores_memory_above_a_floor_of_its_own() {
+        // An eighth of 16 GiB, at 10 bytes an entry.
+        assert_eq!(
+            KeptIndexes::<Entries>::for_store_memory(16 << 30).bound,
+            (2 << 30) / 10
+        );
+        // sled's default cache, or less: the floor, not an eighth of it.
+        for small in [crate::store::DEFAULT_CACHE_BYTES, 800] {
+            assert_eq!(
+                KeptIndexes::<Entries>::for_store_memory(small).bound,
+                (128 << 20) / 10
+            );
+        }
         assert_eq!(KeptIndexes::<Entries>::default().bound, 100);
     }
 
