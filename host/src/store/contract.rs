@@ -1,6 +1,7 @@
 //! The storage port's contract, as tests every backend runs: a unit of work is all or
-//! nothing, concurrent units that insert one key keep exactly one, ids are never handed out
-//! twice, the outbox keeps the order changes committed in, an import change carries its
+//! nothing and keeps every kind of record it adds, concurrent units that insert one key keep
+//! exactly one, ids are never handed out twice and grow, on one account, in the order of its
+//! changes (whichever instance made them), the outbox keeps the order changes committed in, an import change carries its
 //! account, counts and events together, what was committed is there after the store is
 //! opened again, lists come whole and in key order however many pages they take, a record
 //! read again once its change is durable is read changed (a backend may keep what it read),
@@ -20,8 +21,11 @@ use crate::domain::error::DomainError;
 use crate::domain::events::Event;
 use crate::domain::import_process::{ImportProcess, ImportState, PlatformAccount};
 use crate::domain::ledger::{LedgerEntry, Transaction, TransactionType};
+use crate::domain::meter_points::MeterPoint;
 use crate::domain::money::Money;
 use crate::domain::notes::{Note, NoteSource};
+use crate::domain::payment_instruction::PaymentInstruction;
+use crate::domain::statements::Statement;
 use crate::domain::storage::{AccountUnit, ImportChange, Store, StoreError, Unwritable};
 use crate::domain::supplier::read_new_supplier;
 use crate::events::outbox::Outbox;
@@ -30,6 +34,7 @@ use chrono::{DateTime, Utc};
 use serde_json::json;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A place a backend keeps its data in, for the length of one test.
 pub trait Backend {
@@ -61,6 +66,8 @@ macro_rules! contract_tests {
             a_failed_change_leaves_nothing,
             concurrent_inserts_of_one_key_keep_one,
             ids_are_never_handed_out_twice,
+            an_accounts_ids_grow_in_the_order_of_its_changes,
+            a_unit_keeps_every_kind_of_record_it_adds,
             the_outbox_keeps_the_order_of_commits,
             the_relay_reads_the_outbox_in_commit_order,
             an_import_change_carries_its_account_counts_and_events,
@@ -251,6 +258,99 @@ pub async fn ids_are_never_handed_out_twice(backend: &dyn Backend) {
     }
     let distinct: HashSet<u64> = ids.iter().copied().collect();
     assert_eq!(distinct.len(), ids.len());
+}
+
+/// The units of one account, spread over two instances where the backend is shared, each take
+/// an id while they hold the account: the notes listed by id come in the order the units held
+/// it.
+pub async fn an_accounts_ids_grow_in_the_order_of_its_changes(backend: &dyn Backend) {
+    let first = backend.open();
+    let second = if backend.shared() {
+        backend.open()
+    } else {
+        first.clone()
+    };
+    let turns = Arc::new(AtomicU64::new(0));
+    let writers: Vec<_> = (0..8)
+        .map(|writer| {
+            let store = if writer % 2 == 0 {
+                first.clone()
+            } else {
+                second.clone()
+            };
+            let turns = turns.clone();
+            tokio::spawn(async move {
+                for _ in 0..10 {
+                    let mut unit = store.account_unit("A-00000001").await?;
+                    // Taken under the account's lock: the turns count the units in the order
+                    // they held it.
+                    let turn = turns.fetch_add(1, Ordering::SeqCst);
+                    let id = unit.next_id().await?;
+                    add(unit.as_mut(), &note(id, &format!("turn {turn:03}")));
+                    unit.commit().await?;
+                }
+                Ok::<_, StoreError>(())
+            })
+        })
+        .collect();
+    for writer in writers {
+        writer.await.expect("joins").expect("the units");
+    }
+    let records = first.account_records("A-00000001").await.expect("records");
+    let listed: Vec<String> = records
+        .notes
+        .iter()
+        .map(|note| note.body.clone().unwrap_or_default())
+        .collect();
+    let expected: Vec<String> = (0..80).map(|turn| format!("turn {turn:03}")).collect();
+    assert_eq!(
+        listed, expected,
+        "notes by id, against the order of the units"
+    );
+}
+
+/// One unit that adds a record of every kind, with the summary and an event: all of them are
+/// there after its commit, and the transaction's ledger entry with it.
+pub async fn a_unit_keeps_every_kind_of_record_it_adds(backend: &dyn Backend) {
+    let store = backend.open();
+    let (kept, mut entry) = transaction("T-1");
+    let statement: Statement = serde_json::from_value(json!({"statement_id": "S-1",
+        "bill_period_from_date": "2025-01-01", "bill_period_to_date": "2025-01-31"}))
+    .expect("a statement");
+    let instruction: PaymentInstruction = serde_json::from_value(json!({"vendor": "GOCARDLESS",
+        "reference": "MD-1", "type": "DIRECT_DEBIT", "details": {"mandate": "MD-1"},
+        "added_at": "2025-01-02T00:00:00Z"}))
+    .expect("an instruction");
+    let point: MeterPoint = serde_json::from_value(json!({"mpxn": "1200023305967",
+        "market": "ELECTRICITY", "status": "ON_SUPPLY", "updated_at": "2025-01-03T00:00:00Z"}))
+    .expect("a meter point");
+    let mut unit = store.account_unit("A-00000001").await.expect("a unit");
+    let mut summary = unit.summary().await.expect("summary");
+    summary.balance = Money::from_pence(100);
+    unit.set_summary(&summary).expect("summary set");
+    entry.id = unit.next_id().await.expect("an id");
+    let note = note(unit.next_id().await.expect("an id"), "kept");
+    unit.add_transaction(&kept, &entry)
+        .await
+        .expect("transaction");
+    add(unit.as_mut(), &note);
+    unit.add_statement(&statement).await.expect("statement");
+    unit.add_payment_instruction(&instruction)
+        .await
+        .expect("instruction");
+    unit.set_meter_point(&point).expect("meter point");
+    unit.enqueue(event("A-00000001")).expect("event");
+    unit.commit().await.expect("commit");
+
+    let records = store.account_records("A-00000001").await.expect("records");
+    assert_eq!(records.summary, summary);
+    assert_eq!(records.transactions, vec![kept]);
+    assert_eq!(records.ledger_entries, vec![entry]);
+    assert_eq!(records.notes, vec![note]);
+    assert_eq!(records.statements, vec![statement]);
+    assert_eq!(records.payment_instructions, vec![instruction]);
+    assert_eq!(records.meter_points, vec![point]);
+    assert_eq!(logged(store.as_ref()).await.len(), 1);
 }
 
 pub async fn the_outbox_keeps_the_order_of_commits(backend: &dyn Backend) {

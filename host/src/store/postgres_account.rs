@@ -1,14 +1,17 @@
 //! An account's records on PostgreSQL, and the units of work that change them.
 //!
 //! A unit is one SQL transaction. It opens by locking the account's summary row (created on
-//! first use), so two units of one account never interleave, on this instance or another.
-//! Like sled's units it buffers its writes (its reads see them) and writes them at commit, a
-//! few statements for the whole change (`UNNEST` of arrays for a batch's entries and
-//! transactions), with its events; the constraints (one transaction id per account, one row
-//! per note dedupe key) stand behind the checks the unit makes first.
+//! first use), so two units of one account never interleave, on this instance or another, and
+//! takes its block of ids in the same statement. Like sled's units it buffers its writes (its
+//! reads see them) and writes them at commit in one statement, whatever the change holds
+//! (`UNNEST` of arrays for each kind of record, its events with them); the constraints (one
+//! transaction id per account, one row per note dedupe key) stand behind the checks the unit
+//! makes first. A note is so `BEGIN`, the lock, its dedupe key's read, the write and `COMMIT`:
+//! each statement is a round trip, and on PostgreSQL a round trip is most of what a statement
+//! costs, on both sides.
 
 use super::postgres_store::{
-    PgStore, classify, decoded, insert_events, is_unique_violation, record,
+    PgStore, classify, decoded, events_insert, is_unique_violation, record,
 };
 use crate::domain::events::Event;
 use crate::domain::ledger::{AccountSummary, LedgerEntry, Transaction};
@@ -20,9 +23,9 @@ use crate::domain::storage::{AccountRecords, AccountUnit, StoreError};
 use chrono::{DateTime, Utc};
 use futures_util::future::BoxFuture;
 use serde::de::DeserializeOwned;
-use sqlx::postgres::PgPool;
+use sqlx::postgres::{PgArguments, PgPool, PgRow};
 use sqlx::types::Json;
-use sqlx::{Postgres, Row};
+use sqlx::{Arguments, Encode, Postgres, Row, Type};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 pub(super) struct PgAccountUnit {
@@ -51,17 +54,27 @@ const ID_BLOCK: u64 = 1000;
 impl PgAccountUnit {
     pub(super) async fn open(store: PgStore, number: &str) -> Result<Self, StoreError> {
         let mut tx = store.pool.begin().await.map_err(classify)?;
-        sqlx::query("INSERT INTO account_summaries (account) VALUES ($1) ON CONFLICT DO NOTHING")
-            .bind(number)
-            .execute(&mut *tx)
-            .await
-            .map_err(classify)?;
-        let row = sqlx::query("SELECT record FROM account_summaries WHERE account = $1 FOR UPDATE")
-            .bind(number)
-            .fetch_one(&mut *tx)
-            .await
-            .map_err(classify)?;
+        let row = match lock_summary(&mut tx, number).await? {
+            Some(row) => row,
+            None => {
+                // The account's first unit: its row, then the lock (another instance may have
+                // made the row meanwhile; the insert then waits for it and does nothing).
+                sqlx::query(
+                    "INSERT INTO account_summaries (account) VALUES ($1) ON CONFLICT DO NOTHING",
+                )
+                .bind(number)
+                .execute(&mut *tx)
+                .await
+                .map_err(classify)?;
+                lock_summary(&mut tx, number).await?.ok_or_else(|| {
+                    StoreError::Backend(
+                        format!("account {number}'s summary row is missing once inserted").into(),
+                    )
+                })?
+            }
+        };
         let summary = summary_of(row.try_get("record").map_err(classify)?, number)?;
+        let block: i64 = row.try_get("block").map_err(classify)?;
         Ok(Self {
             store,
             number: number.to_owned(),
@@ -78,7 +91,7 @@ impl PgAccountUnit {
             instructions: BTreeMap::new(),
             meter_points: BTreeMap::new(),
             events: Vec::new(),
-            ids: None,
+            ids: Some(id_block(block)),
         })
     }
 
@@ -100,139 +113,167 @@ impl PgAccountUnit {
             .transpose()
     }
 
+    /// Writes the unit's change in one statement, then commits: one round trip for the
+    /// change, whatever it holds ([`Change`]).
     async fn write(mut self) -> Result<(), StoreError> {
-        let number = self.number.clone();
-        let tx = &mut self.tx;
+        let mut change = Change::default();
+        let account = change.bind(&self.number)?;
         if self.summary_changed {
-            sqlx::query(
-                "UPDATE account_summaries SET balance = $2::numeric, record = $3 WHERE account = $1",
-            )
-            .bind(&number)
-            .bind(self.summary.balance.to_string())
-            .bind(Json(&self.summary))
-            .execute(&mut **tx)
-            .await
-            .map_err(classify)?;
+            let balance = change.bind(self.summary.balance.to_string())?;
+            let record = change.bind(Json(&self.summary))?;
+            change.part(
+                "summary_set",
+                format!(
+                    "UPDATE account_summaries SET balance = {balance}::numeric, record = {record} \
+                     WHERE account = {account}"
+                ),
+            );
         }
         if !self.entries.is_empty() {
-            let ids: Vec<i64> = self
-                .entries
-                .iter()
-                .map(|entry| id_param(entry.id))
-                .collect();
-            let amounts: Vec<String> = self.entries.iter().map(|e| e.amount.to_string()).collect();
-            let balances: Vec<String> = self
-                .entries
-                .iter()
-                .map(|e| e.balance_after.to_string())
-                .collect();
-            let records: Vec<Json<&LedgerEntry>> = self.entries.iter().map(Json).collect();
-            sqlx::query(
-                "INSERT INTO ledger_entries (account, id, amount, balance_after, record) \
-                 SELECT $1, id, amount::numeric, balance::numeric, record \
-                 FROM UNNEST($2::bigint[], $3::text[], $4::text[], $5::jsonb[]) \
-                 AS entry (id, amount, balance, record)",
-            )
-            .bind(&number)
-            .bind(&ids)
-            .bind(&amounts)
-            .bind(&balances)
-            .bind(&records)
-            .execute(&mut **tx)
-            .await
-            .map_err(classify)?;
+            let ids = change.bind_array(self.entries.iter().map(|e| id_param(e.id)))?;
+            let amounts = change.bind_array(self.entries.iter().map(|e| e.amount.to_string()))?;
+            let balances =
+                change.bind_array(self.entries.iter().map(|e| e.balance_after.to_string()))?;
+            let records = change.bind_array(self.entries.iter().map(Json))?;
+            change.part(
+                "ledger_entries_added",
+                format!(
+                    "INSERT INTO ledger_entries (account, id, amount, balance_after, record) \
+                     SELECT {account}, id, amount::numeric, balance::numeric, record \
+                     FROM UNNEST({ids}::bigint[], {amounts}::text[], {balances}::text[], \
+                     {records}::jsonb[]) AS entry (id, amount, balance, record)"
+                ),
+            );
         }
         if !self.transactions.is_empty() {
-            let ids: Vec<&str> = self
-                .transactions
-                .iter()
-                .map(|t| t.transaction_id.as_str())
-                .collect();
-            let entries: Vec<Option<i64>> = self
-                .transactions
-                .iter()
-                .map(|t| t.ledger_entry_id.map(id_param))
-                .collect();
-            let records: Vec<Json<&Transaction>> = self.transactions.iter().map(Json).collect();
-            sqlx::query(
-                "INSERT INTO transactions (account, transaction_id, ledger_entry_id, record) \
-                 SELECT $1, id, entry, record FROM UNNEST($2::text[], $3::bigint[], $4::jsonb[]) \
-                 AS kept (id, entry, record)",
-            )
-            .bind(&number)
-            .bind(&ids)
-            .bind(&entries)
-            .bind(&records)
-            .execute(&mut **tx)
-            .await
-            .map_err(|error| duplicate_or(error, "transaction", &number))?;
+            let ids =
+                change.bind_array(self.transactions.iter().map(|t| t.transaction_id.as_str()))?;
+            let entries = change.bind_array(
+                self.transactions
+                    .iter()
+                    .map(|t| t.ledger_entry_id.map(id_param)),
+            )?;
+            let records = change.bind_array(self.transactions.iter().map(Json))?;
+            change.part(
+                "transactions_added",
+                format!(
+                    "INSERT INTO transactions (account, transaction_id, ledger_entry_id, record) \
+                     SELECT {account}, id, entry, record \
+                     FROM UNNEST({ids}::text[], {entries}::bigint[], {records}::jsonb[]) \
+                     AS kept (id, entry, record)"
+                ),
+            );
         }
         if !self.notes.is_empty() {
-            let ids: Vec<i64> = self.notes.iter().map(|note| id_param(note.id)).collect();
-            let records: Vec<Json<&Note>> = self.notes.iter().map(Json).collect();
-            sqlx::query(
-                "INSERT INTO notes (account, id, record) \
-                 SELECT $1, id, record FROM UNNEST($2::bigint[], $3::jsonb[]) AS note (id, record)",
-            )
-            .bind(&number)
-            .bind(&ids)
-            .bind(&records)
-            .execute(&mut **tx)
-            .await
-            .map_err(classify)?;
+            let ids = change.bind_array(self.notes.iter().map(|n| id_param(n.id)))?;
+            let records = change.bind_array(self.notes.iter().map(Json))?;
+            change.part(
+                "notes_added",
+                format!(
+                    "INSERT INTO notes (account, id, record) SELECT {account}, id, record \
+                     FROM UNNEST({ids}::bigint[], {records}::jsonb[]) AS note (id, record)"
+                ),
+            );
         }
-        for (key, dates) in &self.note_keys {
-            sqlx::query(
-                "INSERT INTO note_keys (account, dedupe_key, created_at) VALUES ($1, $2, $3) \
-                 ON CONFLICT (account, dedupe_key) DO UPDATE SET created_at = EXCLUDED.created_at",
-            )
-            .bind(&number)
-            .bind(key.as_bytes())
-            .bind(Json(dates))
-            .execute(&mut **tx)
-            .await
-            .map_err(classify)?;
+        if !self.note_keys.is_empty() {
+            let keys = change.bind_array(self.note_keys.keys().map(|key| key.as_bytes()))?;
+            let dates = change.bind_array(self.note_keys.values().map(Json))?;
+            change.part(
+                "note_keys_set",
+                format!(
+                    "INSERT INTO note_keys (account, dedupe_key, created_at) \
+                     SELECT {account}, dedupe_key, created_at \
+                     FROM UNNEST({keys}::bytea[], {dates}::jsonb[]) AS kept (dedupe_key, created_at) \
+                     ON CONFLICT (account, dedupe_key) DO UPDATE SET created_at = EXCLUDED.created_at"
+                ),
+            );
         }
-        for statement in &self.statements {
-            sqlx::query(
-                "INSERT INTO statements (account, statement_id, record) VALUES ($1, $2, $3)",
-            )
-            .bind(&number)
-            .bind(&statement.statement_id)
-            .bind(Json(statement))
-            .execute(&mut **tx)
-            .await
-            .map_err(|error| {
-                duplicate_or(error, "historical statement", &statement.statement_id)
-            })?;
+        if !self.statements.is_empty() {
+            let ids = change.bind_array(self.statements.iter().map(|s| s.statement_id.as_str()))?;
+            let records = change.bind_array(self.statements.iter().map(Json))?;
+            change.part(
+                "statements_added",
+                format!(
+                    "INSERT INTO statements (account, statement_id, record) \
+                     SELECT {account}, id, record \
+                     FROM UNNEST({ids}::text[], {records}::jsonb[]) AS kept (id, record)"
+                ),
+            );
         }
-        for ((vendor, reference), instruction) in &self.instructions {
-            sqlx::query(
-                "INSERT INTO payment_instructions (account, vendor, reference, record) \
-                 VALUES ($1, $2, $3, $4)",
-            )
-            .bind(&number)
-            .bind(vendor)
-            .bind(reference)
-            .bind(Json(instruction))
-            .execute(&mut **tx)
-            .await
-            .map_err(|error| duplicate_or(error, "payment instruction", reference))?;
+        if !self.instructions.is_empty() {
+            let keys = self.instructions.keys();
+            let vendors = change.bind_array(keys.clone().map(|(vendor, _)| vendor.as_str()))?;
+            let references = change.bind_array(keys.map(|(_, reference)| reference.as_str()))?;
+            let records = change.bind_array(self.instructions.values().map(Json))?;
+            change.part(
+                "payment_instructions_added",
+                format!(
+                    "INSERT INTO payment_instructions (account, vendor, reference, record) \
+                     SELECT {account}, vendor, reference, record \
+                     FROM UNNEST({vendors}::text[], {references}::text[], {records}::jsonb[]) \
+                     AS kept (vendor, reference, record)"
+                ),
+            );
         }
-        for (mpxn, point) in &self.meter_points {
-            sqlx::query(
-                "INSERT INTO meter_points (account, mpxn, record) VALUES ($1, $2, $3) \
-                 ON CONFLICT (account, mpxn) DO UPDATE SET record = EXCLUDED.record",
-            )
-            .bind(&number)
-            .bind(mpxn)
-            .bind(Json(point))
-            .execute(&mut **tx)
-            .await
-            .map_err(classify)?;
+        if !self.meter_points.is_empty() {
+            let mpxns = change.bind_array(self.meter_points.keys().map(String::as_str))?;
+            let records = change.bind_array(self.meter_points.values().map(Json))?;
+            change.part(
+                "meter_points_set",
+                format!(
+                    "INSERT INTO meter_points (account, mpxn, record) SELECT {account}, mpxn, record \
+                     FROM UNNEST({mpxns}::text[], {records}::jsonb[]) AS kept (mpxn, record) \
+                     ON CONFLICT (account, mpxn) DO UPDATE SET record = EXCLUDED.record"
+                ),
+            );
         }
-        insert_events(tx, &self.events).await?;
+        if !self.events.is_empty() {
+            let ids = change.bind_array(self.events.iter().map(|event| event.id.as_str()))?;
+            let subjects =
+                change.bind_array(self.events.iter().map(|event| event.subject.as_deref()))?;
+            let records = change.bind_array(self.events.iter().map(Json))?;
+            change.part("events_logged", events_insert(&ids, &subjects, &records));
+        }
+        let Change { sql, arguments, .. } = change;
+        sqlx::query_with(&format!("WITH {sql} SELECT 1"), arguments)
+            .execute(&mut *self.tx)
+            .await
+            .map_err(|error| self.duplicate_or(error))?;
         self.tx.commit().await.map_err(classify)
+    }
+
+    /// The duplicate a unique violation of the unit's write stands for: a record the unit
+    /// checked for under the account's lock, so only a backstop (the key named is the one
+    /// record of its kind the unit added, or the account's when it added several).
+    fn duplicate_or(&self, error: sqlx::Error) -> StoreError {
+        let constraint = match &error {
+            sqlx::Error::Database(database) if is_unique_violation(&error) => {
+                database.constraint().unwrap_or_default().to_owned()
+            }
+            _ => return classify(error),
+        };
+        let sole = |keys: Vec<&str>| match keys.as_slice() {
+            [key] => (*key).to_owned(),
+            _ => self.number.clone(),
+        };
+        let (what, key) = match constraint.as_str() {
+            "transactions_pkey" => ("transaction", self.number.clone()),
+            "statements_pkey" => (
+                "historical statement",
+                sole(
+                    self.statements
+                        .iter()
+                        .map(|s| s.statement_id.as_str())
+                        .collect(),
+                ),
+            ),
+            "payment_instructions_pkey" => (
+                "payment instruction",
+                sole(self.instructions.keys().map(|(_, r)| r.as_str()).collect()),
+            ),
+            _ => return classify(error),
+        };
+        StoreError::Duplicate { what, key }
     }
 
     fn changes_nothing(&self) -> bool {
@@ -248,20 +289,76 @@ impl PgAccountUnit {
     }
 }
 
-fn id_param(id: u64) -> i64 {
-    i64::try_from(id).unwrap_or(i64::MAX)
+/// The ids `[start, end)` of block `block` of `record_id_blocks`.
+fn id_block(block: i64) -> (u64, u64) {
+    let start = u64::try_from(block).unwrap_or_default() * ID_BLOCK;
+    (start, start + ID_BLOCK)
 }
 
-/// A unique violation is the insert of a record that is there already.
-fn duplicate_or(error: sqlx::Error, what: &'static str, key: &str) -> StoreError {
-    if is_unique_violation(&error) {
-        StoreError::Duplicate {
-            what,
-            key: key.to_owned(),
-        }
-    } else {
-        classify(error)
+/// Locks account `number`'s summary row for the unit and takes the unit's block of ids in the
+/// same round trip: the row's `record` and `block`, or none if the account has no row yet.
+/// The block is taken once the lock is held: the outer `nextval` reads the row the `WITH`
+/// query locked (PostgreSQL never folds a `WITH` query that locks rows into the outer one), so
+/// an account's ids grow in the order its units held the lock, whichever instance ran them.
+async fn lock_summary(
+    tx: &mut sqlx::Transaction<'static, Postgres>,
+    number: &str,
+) -> Result<Option<PgRow>, StoreError> {
+    sqlx::query(
+        "WITH locked AS (SELECT record FROM account_summaries WHERE account = $1 FOR UPDATE) \
+         SELECT record, nextval('record_id_blocks') AS block FROM locked",
+    )
+    .bind(number)
+    .fetch_optional(&mut **tx)
+    .await
+    .map_err(classify)
+}
+
+/// A unit's change as one statement: a data-modifying `WITH` query for each kind of record it
+/// changed. PostgreSQL runs each of them once and to the end, as one atomic statement, and
+/// checks the foreign keys once all are done; no table is written by two of them (which
+/// CockroachDB would refuse).
+#[derive(Default)]
+struct Change {
+    /// The `WITH` queries so far: `name AS (query), ...`.
+    sql: String,
+    arguments: PgArguments,
+    placeholders: usize,
+}
+
+impl Change {
+    /// The placeholder (`$n`) of `value`, bound.
+    fn bind<'q, T>(&mut self, value: T) -> Result<String, StoreError>
+    where
+        T: 'q + Encode<'q, Postgres> + Type<Postgres>,
+    {
+        self.arguments.add(value).map_err(StoreError::Backend)?;
+        self.placeholders += 1;
+        Ok(format!("${}", self.placeholders))
     }
+
+    /// The placeholder (`$n`) of the array of `values`, bound.
+    fn bind_array<'q, T>(&mut self, values: impl Iterator<Item = T>) -> Result<String, StoreError>
+    where
+        Vec<T>: 'q + Encode<'q, Postgres> + Type<Postgres>,
+    {
+        self.bind(values.collect::<Vec<_>>())
+    }
+
+    /// Adds the data-modifying query `query`, named `name`.
+    fn part(&mut self, name: &str, query: String) {
+        if !self.sql.is_empty() {
+            self.sql.push_str(", ");
+        }
+        self.sql.push_str(name);
+        self.sql.push_str(" AS (");
+        self.sql.push_str(&query);
+        self.sql.push(')');
+    }
+}
+
+fn id_param(id: u64) -> i64 {
+    i64::try_from(id).unwrap_or(i64::MAX)
 }
 
 impl AccountUnit for PgAccountUnit {
@@ -448,8 +545,8 @@ impl AccountUnit for PgAccountUnit {
                 .fetch_one(&mut *self.tx)
                 .await
                 .map_err(classify)?;
-            let start = u64::try_from(block).unwrap_or_default() * ID_BLOCK;
-            self.ids = Some((start + 1, start + ID_BLOCK));
+            let (start, end) = id_block(block);
+            self.ids = Some((start + 1, end));
             Ok(start)
         })
     }

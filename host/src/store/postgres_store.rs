@@ -386,18 +386,24 @@ pub(super) async fn insert_events(
         .map(|event| event.subject.as_deref())
         .collect();
     let records: Vec<Json<&Event>> = events.iter().map(Json).collect();
-    sqlx::query(
-        "INSERT INTO events (id, subject, record) \
-         SELECT id, subject, record FROM UNNEST($1::text[], $2::text[], $3::jsonb[]) \
-         WITH ORDINALITY AS event (id, subject, record, position) ORDER BY position",
-    )
-    .bind(&ids)
-    .bind(&subjects)
-    .bind(&records)
-    .execute(&mut **tx)
-    .await
-    .map_err(classify)?;
+    sqlx::query(&events_insert("$1", "$2", "$3"))
+        .bind(&ids)
+        .bind(&subjects)
+        .bind(&records)
+        .execute(&mut **tx)
+        .await
+        .map_err(classify)?;
     Ok(())
+}
+
+/// The insert of events into the log, unpublished, in their order, from the arrays of their
+/// ids (`text[]`), subjects (`text[]`) and records (`jsonb[]`) at these placeholders.
+pub(super) fn events_insert(ids: &str, subjects: &str, records: &str) -> String {
+    format!(
+        "INSERT INTO events (id, subject, record) \
+         SELECT id, subject, record FROM UNNEST({ids}::text[], {subjects}::text[], {records}::jsonb[]) \
+         WITH ORDINALITY AS event (id, subject, record, position) ORDER BY position"
+    )
 }
 
 /// An event of the log with its position and publication.
