@@ -71,6 +71,7 @@ macro_rules! contract_tests {
             the_outbox_keeps_the_order_of_commits,
             the_relay_reads_the_outbox_in_commit_order,
             an_import_change_carries_its_account_counts_and_events,
+            a_migration_to_a_taken_account_number_is_decided_again,
             refused_writes_change_nothing_and_reads_go_on,
             a_lease_has_one_holder_at_a_time,
             flushed_changes_are_there_after_a_reopen,
@@ -547,6 +548,66 @@ pub async fn an_import_change_carries_its_account_counts_and_events(backend: &dy
     assert!(outcomes[1].is_ok());
     let counts = store.import_counts("OLD_CO").await.expect("counts");
     assert_eq!(counts.get(ImportState::Pending), 1);
+}
+
+/// A migration whose new account's number is taken (by an account made meanwhile) is decided
+/// again, and nothing of the first decision is kept: not its process, not its events.
+pub async fn a_migration_to_a_taken_account_number_is_decided_again(backend: &dyn Backend) {
+    let store = backend.open();
+    let now = Utc::now();
+    staged(store.as_ref(), "OLD_CO", "ACC-1", None).await;
+    staged(store.as_ref(), "OLD_CO", "ACC-2", None).await;
+    let taken = migrate(store.as_ref(), "ACC-1", Vec::new(), now)
+        .await
+        .account
+        .expect("an account")
+        .number;
+    let mut decisions = 0;
+    let migrated = store
+        .change_import("OLD_CO", "ACC-2", &mut |current| {
+            let current = current.ok_or(DomainError::AccountNotFound)?;
+            let mut account = PlatformAccount::open(current, None, now);
+            decisions += 1;
+            if decisions == 1 {
+                account.number = taken.clone();
+            }
+            Ok(ImportChange {
+                process: current.processed(&account),
+                account: Some(account),
+                events: vec![event(&format!("decision {decisions}"))],
+            })
+        })
+        .await
+        .expect("migrated");
+    assert_eq!(decisions, 2);
+    let number = migrated.account.expect("an account").number;
+    assert_ne!(number, taken);
+    let owner = |number: String| {
+        let store = store.clone();
+        async move {
+            store
+                .account(&number)
+                .await
+                .expect("read")
+                .map(|account| account.external_account_number)
+        }
+    };
+    assert_eq!(owner(taken).await.as_deref(), Some("ACC-1"));
+    assert_eq!(owner(number.clone()).await.as_deref(), Some("ACC-2"));
+    assert_eq!(
+        store
+            .import_process("OLD_CO", "ACC-2")
+            .await
+            .expect("read")
+            .and_then(|process| process.platform_account_number),
+        Some(number)
+    );
+    let subjects: Vec<Option<String>> = logged(store.as_ref())
+        .await
+        .into_iter()
+        .map(|event| event.subject)
+        .collect();
+    assert_eq!(subjects, [Some("decision 2".to_owned())]);
 }
 
 /// The records every request reads (its API key, its supplier, its account's listing and

@@ -10,9 +10,7 @@
 //! each statement is a round trip, and on PostgreSQL a round trip is most of what a statement
 //! costs, on both sides.
 
-use super::postgres_store::{
-    PgStore, classify, decoded, events_insert, is_unique_violation, record,
-};
+use super::postgres_store::{Change, PgStore, classify, decoded, is_unique_violation, record};
 use crate::domain::events::Event;
 use crate::domain::ledger::{AccountSummary, LedgerEntry, Transaction};
 use crate::domain::meter_points::MeterPoint;
@@ -23,9 +21,9 @@ use crate::domain::storage::{AccountRecords, AccountUnit, StoreError};
 use chrono::{DateTime, Utc};
 use futures_util::future::BoxFuture;
 use serde::de::DeserializeOwned;
-use sqlx::postgres::{PgArguments, PgPool, PgRow};
+use sqlx::postgres::{PgPool, PgRow};
 use sqlx::types::Json;
-use sqlx::{Arguments, Encode, Postgres, Row, Type};
+use sqlx::{Postgres, Row};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 pub(super) struct PgAccountUnit {
@@ -227,15 +225,9 @@ impl PgAccountUnit {
                 ),
             );
         }
-        if !self.events.is_empty() {
-            let ids = change.bind_array(self.events.iter().map(|event| event.id.as_str()))?;
-            let subjects =
-                change.bind_array(self.events.iter().map(|event| event.subject.as_deref()))?;
-            let records = change.bind_array(self.events.iter().map(Json))?;
-            change.part("events_logged", events_insert(&ids, &subjects, &records));
-        }
-        let Change { sql, arguments, .. } = change;
-        sqlx::query_with(&format!("WITH {sql} SELECT 1"), arguments)
+        change.events(&self.events, "")?;
+        let (sql, arguments) = change.statement("SELECT 1");
+        sqlx::query_with(&sql, arguments)
             .execute(&mut *self.tx)
             .await
             .map_err(|error| self.duplicate_or(error))?;
@@ -312,49 +304,6 @@ async fn lock_summary(
     .fetch_optional(&mut **tx)
     .await
     .map_err(classify)
-}
-
-/// A unit's change as one statement: a data-modifying `WITH` query for each kind of record it
-/// changed. PostgreSQL runs each of them once and to the end, as one atomic statement, and
-/// checks the foreign keys once all are done; no table is written by two of them (which
-/// CockroachDB would refuse).
-#[derive(Default)]
-struct Change {
-    /// The `WITH` queries so far: `name AS (query), ...`.
-    sql: String,
-    arguments: PgArguments,
-    placeholders: usize,
-}
-
-impl Change {
-    /// The placeholder (`$n`) of `value`, bound.
-    fn bind<'q, T>(&mut self, value: T) -> Result<String, StoreError>
-    where
-        T: 'q + Encode<'q, Postgres> + Type<Postgres>,
-    {
-        self.arguments.add(value).map_err(StoreError::Backend)?;
-        self.placeholders += 1;
-        Ok(format!("${}", self.placeholders))
-    }
-
-    /// The placeholder (`$n`) of the array of `values`, bound.
-    fn bind_array<'q, T>(&mut self, values: impl Iterator<Item = T>) -> Result<String, StoreError>
-    where
-        Vec<T>: 'q + Encode<'q, Postgres> + Type<Postgres>,
-    {
-        self.bind(values.collect::<Vec<_>>())
-    }
-
-    /// Adds the data-modifying query `query`, named `name`.
-    fn part(&mut self, name: &str, query: String) {
-        if !self.sql.is_empty() {
-            self.sql.push_str(", ");
-        }
-        self.sql.push_str(name);
-        self.sql.push_str(" AS (");
-        self.sql.push_str(&query);
-        self.sql.push(')');
-    }
 }
 
 fn id_param(id: u64) -> i64 {

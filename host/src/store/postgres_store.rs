@@ -33,9 +33,9 @@ use futures_util::future::BoxFuture;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use sqlx::postgres::{PgPool, PgPoolOptions, PgRow};
+use sqlx::postgres::{PgArguments, PgPool, PgPoolOptions, PgRow};
 use sqlx::types::Json;
-use sqlx::{Postgres, Row};
+use sqlx::{Arguments, Encode, Postgres, Row, Type};
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -153,45 +153,64 @@ impl PgStore {
         .map(|row| record(&row, external))
         .transpose()?;
         let change = decide(current.as_ref())?;
-        if let Some(account) = &change.account {
-            let inserted = sqlx::query(
-                "INSERT INTO accounts (number, record) VALUES ($1, $2) ON CONFLICT DO NOTHING",
-            )
-            .bind(&account.number)
-            .bind(Json(account))
-            .execute(&mut *tx)
-            .await
-            .map_err(classify)?;
-            if inserted.rows_affected() == 0 {
-                return Ok(None);
+        // The whole change in one statement (one round trip): the new account, if any, then
+        // the process and its events only if the account's number was still free.
+        let mut write = Change::default();
+        let guard = match &change.account {
+            Some(account) => {
+                let number = write.bind(&account.number)?;
+                let record = write.bind(Json(account))?;
+                write.part(
+                    "account_added",
+                    format!(
+                        "INSERT INTO accounts (number, record) VALUES ({number}, {record}) \
+                         ON CONFLICT DO NOTHING RETURNING number"
+                    ),
+                );
+                "WHERE EXISTS (SELECT 1 FROM account_added)"
             }
-        }
+            None => "",
+        };
         let process = &change.process;
-        let written = sqlx::query(
-            "INSERT INTO import_processes \
-             (supplier, external, state, platform_account_number, account_created_at, record) \
-             VALUES ($1, $2, $3, $4, $5, $6) \
-             ON CONFLICT (supplier, external) DO UPDATE SET state = EXCLUDED.state, \
-             platform_account_number = EXCLUDED.platform_account_number, \
-             account_created_at = EXCLUDED.account_created_at, record = EXCLUDED.record",
-        )
-        .bind(supplier)
-        .bind(external)
-        .bind(process.state.as_str())
-        .bind(&process.platform_account_number)
-        .bind(process.account_created_at)
-        .bind(Json(process))
-        .execute(&mut *tx)
-        .await;
-        match written {
-            Ok(_) => {}
+        let columns = [
+            write.bind(supplier)?,
+            write.bind(external)?,
+            write.bind(process.state.as_str())?,
+            write.bind(&process.platform_account_number)?,
+            write.bind(process.account_created_at)?,
+            write.bind(Json(process))?,
+        ]
+        .join(", ");
+        write.part(
+            "process_written",
+            format!(
+                "INSERT INTO import_processes \
+                 (supplier, external, state, platform_account_number, account_created_at, record) \
+                 SELECT {columns} {guard} \
+                 ON CONFLICT (supplier, external) DO UPDATE SET state = EXCLUDED.state, \
+                 platform_account_number = EXCLUDED.platform_account_number, \
+                 account_created_at = EXCLUDED.account_created_at, record = EXCLUDED.record"
+            ),
+        );
+        write.events(&change.events, guard)?;
+        let answer = if change.account.is_some() {
+            "SELECT EXISTS (SELECT 1 FROM account_added) AS account_added"
+        } else {
+            "SELECT true AS account_added"
+        };
+        let (sql, arguments) = write.statement(answer);
+        let written = sqlx::query_with(&sql, arguments).fetch_one(&mut *tx).await;
+        let account_added: bool = match written {
+            Ok(row) => row.try_get("account_added").map_err(classify)?,
             // Staged by another instance between our read and our write.
             Err(error) if current.is_none() && is_unique_violation(&error) => {
                 return Err(StoreError::Conflict.into());
             }
             Err(error) => return Err(classify(error).into()),
+        };
+        if !account_added {
+            return Ok(None);
         }
-        insert_events(&mut tx, &change.events).await?;
         tx.commit().await.map_err(classify)?;
         Ok(Some(change))
     }
@@ -380,30 +399,92 @@ pub(super) async fn insert_events(
     if events.is_empty() {
         return Ok(());
     }
-    let ids: Vec<&str> = events.iter().map(|event| event.id.as_str()).collect();
-    let subjects: Vec<Option<&str>> = events
-        .iter()
-        .map(|event| event.subject.as_deref())
-        .collect();
-    let records: Vec<Json<&Event>> = events.iter().map(Json).collect();
-    sqlx::query(&events_insert("$1", "$2", "$3"))
-        .bind(&ids)
-        .bind(&subjects)
-        .bind(&records)
+    let mut write = Change::default();
+    write.events(events, "")?;
+    let (sql, arguments) = write.statement("SELECT 1");
+    sqlx::query_with(&sql, arguments)
         .execute(&mut **tx)
         .await
         .map_err(classify)?;
     Ok(())
 }
 
-/// The insert of events into the log, unpublished, in their order, from the arrays of their
-/// ids (`text[]`), subjects (`text[]`) and records (`jsonb[]`) at these placeholders.
-pub(super) fn events_insert(ids: &str, subjects: &str, records: &str) -> String {
-    format!(
-        "INSERT INTO events (id, subject, record) \
-         SELECT id, subject, record FROM UNNEST({ids}::text[], {subjects}::text[], {records}::jsonb[]) \
-         WITH ORDINALITY AS event (id, subject, record, position) ORDER BY position"
-    )
+/// A change as one statement: a data-modifying `WITH` query for each kind of record it
+/// writes. PostgreSQL runs each of them once and to the end, as one atomic statement, and
+/// checks the foreign keys once all are done. No table may be written by two of them (which
+/// CockroachDB would refuse). Each statement is a round trip, and on PostgreSQL a round trip
+/// is most of what a small statement costs, on both sides.
+#[derive(Default)]
+pub(super) struct Change {
+    /// The `WITH` queries so far: `name AS (query), ...`.
+    sql: String,
+    arguments: PgArguments,
+    placeholders: usize,
+}
+
+impl Change {
+    /// The placeholder (`$n`) of `value`, bound.
+    pub(super) fn bind<'q, T>(&mut self, value: T) -> Result<String, StoreError>
+    where
+        T: 'q + Encode<'q, Postgres> + Type<Postgres>,
+    {
+        self.arguments.add(value).map_err(StoreError::Backend)?;
+        self.placeholders += 1;
+        Ok(format!("${}", self.placeholders))
+    }
+
+    /// The placeholder (`$n`) of the array of `values`, bound.
+    pub(super) fn bind_array<'q, T>(
+        &mut self,
+        values: impl Iterator<Item = T>,
+    ) -> Result<String, StoreError>
+    where
+        Vec<T>: 'q + Encode<'q, Postgres> + Type<Postgres>,
+    {
+        self.bind(values.collect::<Vec<_>>())
+    }
+
+    /// Adds the data-modifying query `query`, named `name`.
+    pub(super) fn part(&mut self, name: &str, query: String) {
+        if !self.sql.is_empty() {
+            self.sql.push_str(", ");
+        }
+        self.sql.push_str(name);
+        self.sql.push_str(" AS (");
+        self.sql.push_str(&query);
+        self.sql.push(')');
+    }
+
+    /// Adds the insert of `events` into the log, unpublished, in their order (`where_clause`:
+    /// the condition they are written on, if any).
+    pub(super) fn events(
+        &mut self,
+        events: &[Event],
+        where_clause: &str,
+    ) -> Result<(), StoreError> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        let ids = self.bind_array(events.iter().map(|event| event.id.as_str()))?;
+        let subjects = self.bind_array(events.iter().map(|event| event.subject.as_deref()))?;
+        let records = self.bind_array(events.iter().map(Json))?;
+        self.part(
+            "events_logged",
+            format!(
+                "INSERT INTO events (id, subject, record) SELECT id, subject, record \
+                 FROM UNNEST({ids}::text[], {subjects}::text[], {records}::jsonb[]) \
+                 WITH ORDINALITY AS event (id, subject, record, position) {where_clause} \
+                 ORDER BY position"
+            ),
+        );
+        Ok(())
+    }
+
+    /// The statement, answering `answer` (a query the `WITH` queries stand before), and its
+    /// arguments.
+    pub(super) fn statement(self, answer: &str) -> (String, PgArguments) {
+        (format!("WITH {} {answer}", self.sql), self.arguments)
+    }
 }
 
 /// An event of the log with its position and publication.
