@@ -483,6 +483,9 @@ impl Change {
     /// The statement, answering `answer` (a query the `WITH` queries stand before), and its
     /// arguments.
     pub(super) fn statement(self, answer: &str) -> (String, PgArguments) {
+        if self.sql.is_empty() {
+            return (answer.to_owned(), self.arguments);
+        }
         (format!("WITH {} {answer}", self.sql), self.arguments)
     }
 }
@@ -1042,6 +1045,27 @@ impl Outbox for PgStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_change_numbers_its_placeholders_across_its_parts() {
+        let mut change = Change::default();
+        let account = change.bind("A-1").expect("bound");
+        let ids = change.bind_array([1_i64, 2].into_iter()).expect("bound");
+        change.part(
+            "notes_added",
+            format!("INSERT INTO notes SELECT {account}, id FROM UNNEST({ids}::bigint[])"),
+        );
+        change.part("summary_set", format!("UPDATE t SET a = {account}"));
+        let (sql, arguments) = change.statement("SELECT 1");
+        assert_eq!(
+            sql,
+            "WITH notes_added AS (INSERT INTO notes SELECT $1, id FROM UNNEST($2::bigint[])), \
+             summary_set AS (UPDATE t SET a = $1) SELECT 1"
+        );
+        assert_eq!(arguments.len(), 2);
+        let (empty, _) = Change::default().statement("SELECT 1");
+        assert_eq!(empty, "SELECT 1", "no parts, no WITH");
+    }
 
     /// A database of its own for one test, on the PostgreSQL of `FERRY_TEST_DATABASE_URL`
     /// (default: this machine's, trust auth); dropped with the backend.
