@@ -19,6 +19,12 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// no fewer; every task was no better (BENCHMARKS.md, issue 15, twenty-fourth session).
 const GLOBAL_QUEUE_INTERVAL: u32 = 2;
 
+/// How long a thread of the runtime's blocking pool waits idle before it ends. A large commit
+/// runs in `block_in_place`, which hands the request thread's place to a thread of that pool
+/// and leaves the old one idle afterwards, holding what its allocator heap kept of the batch
+/// until it ends: Tokio's 10 s kept that memory through the next ten seconds of any load.
+const BLOCKING_THREAD_KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(1);
+
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     init_logging();
@@ -29,6 +35,7 @@ fn main() -> anyhow::Result<()> {
             tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(settings.workers)
                 .global_queue_interval(GLOBAL_QUEUE_INTERVAL)
+                .thread_keep_alive(BLOCKING_THREAD_KEEP_ALIVE)
                 .enable_all()
                 .build()?
                 .block_on(ferry_host::server::run(settings, shutdown_signal()))?;
