@@ -494,11 +494,7 @@ pub async fn an_import_change_carries_its_account_counts_and_events(backend: &dy
         (0, 1)
     );
     assert_eq!(
-        store
-            .import_process("OLD_CO", "ACC-1")
-            .await
-            .expect("read")
-            .and_then(|process| process.platform_account_number),
+        process_account(store.as_ref(), "ACC-1").await,
         Some(number.clone())
     );
     // What the lists show follows the process (to the second the lists show: PostgreSQL
@@ -594,14 +590,7 @@ pub async fn a_migration_to_a_taken_account_number_is_decided_again(backend: &dy
     };
     assert_eq!(owner(taken).await.as_deref(), Some("ACC-1"));
     assert_eq!(owner(number.clone()).await.as_deref(), Some("ACC-2"));
-    assert_eq!(
-        store
-            .import_process("OLD_CO", "ACC-2")
-            .await
-            .expect("read")
-            .and_then(|process| process.platform_account_number),
-        Some(number)
-    );
+    assert_eq!(process_account(store.as_ref(), "ACC-2").await, Some(number));
     let subjects: Vec<Option<String>> = logged(store.as_ref())
         .await
         .into_iter()
@@ -660,6 +649,15 @@ pub async fn a_record_read_is_read_changed_once_its_change_is_durable(backend: &
         .expect("read")
         .expect("a process");
     assert_eq!(process.state, ImportState::Processed);
+}
+
+/// The platform account number the process of `external` of `OLD_CO` names.
+async fn process_account(store: &dyn Store, external: &str) -> Option<String> {
+    store
+        .import_process("OLD_CO", external)
+        .await
+        .expect("read")
+        .and_then(|process| process.platform_account_number)
 }
 
 /// Migrates the staged account `external` of `OLD_CO`, with `events`.

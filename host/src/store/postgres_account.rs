@@ -42,8 +42,8 @@ pub(super) struct PgAccountUnit {
     instructions: BTreeMap<(String, String), PaymentInstruction>,
     meter_points: BTreeMap<String, MeterPoint>,
     events: Vec<Event>,
-    /// The unit's block of ids, `[next, end)`, taken once it held the lock.
-    ids: Option<(u64, u64)>,
+    /// What is left of the unit's block of ids, `[next, end)`, taken once it held the lock.
+    ids: (u64, u64),
 }
 
 /// How many ids one `nextval` of `record_id_blocks` stands for.
@@ -89,7 +89,7 @@ impl PgAccountUnit {
             instructions: BTreeMap::new(),
             meter_points: BTreeMap::new(),
             events: Vec::new(),
-            ids: Some(id_block(block)),
+            ids: id_block(block),
         })
     }
 
@@ -484,9 +484,8 @@ impl AccountUnit for PgAccountUnit {
 
     fn next_id(&mut self) -> BoxFuture<'_, Result<u64, StoreError>> {
         Box::pin(async move {
-            if let Some((next, end)) = self.ids.as_mut()
-                && *next < *end
-            {
+            let (next, end) = &mut self.ids;
+            if *next < *end {
                 *next += 1;
                 return Ok(*next - 1);
             }
@@ -495,7 +494,7 @@ impl AccountUnit for PgAccountUnit {
                 .await
                 .map_err(classify)?;
             let (start, end) = id_block(block);
-            self.ids = Some((start + 1, end));
+            self.ids = (start + 1, end);
             Ok(start)
         })
     }

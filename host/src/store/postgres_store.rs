@@ -419,7 +419,6 @@ pub(super) struct Change {
     /// The `WITH` queries so far: `name AS (query), ...`.
     sql: String,
     arguments: PgArguments,
-    placeholders: usize,
 }
 
 impl Change {
@@ -429,8 +428,7 @@ impl Change {
         T: 'q + Encode<'q, Postgres> + Type<Postgres>,
     {
         self.arguments.add(value).map_err(StoreError::Backend)?;
-        self.placeholders += 1;
-        Ok(format!("${}", self.placeholders))
+        Ok(format!("${}", self.arguments.len()))
     }
 
     /// The placeholder (`$n`) of the array of `values`, bound.
