@@ -230,15 +230,24 @@ impl SledAccountUnit {
         if let Some(&position) = self.added_ids.get(id) {
             return Ok(Some(self.added_transactions[position].0.clone()));
         }
-        match self.transaction_index()?.index().get(id) {
-            None => Ok(None),
-            Some(Location::Own) => self.read(AccountTable::Transactions, id),
-            Some(Location::Batch { batch, position }) => Ok(self
-                .batch(batch)?
-                .get(position as usize)
-                .filter(|transaction| transaction.transaction_id == id)
-                .cloned()),
+        let mut places = self.transaction_index()?.index().get(id);
+        let first = places.next();
+        // Another place only if another of the account's ids shares this one's key.
+        let more: Vec<Location> = places.collect();
+        for location in first.into_iter().chain(more) {
+            let found = match location {
+                Location::Own => self.read(AccountTable::Transactions, id)?,
+                Location::Batch { batch, position } => self
+                    .batch(batch)?
+                    .get(position as usize)
+                    .filter(|transaction| transaction.transaction_id == id)
+                    .cloned(),
+            };
+            if found.is_some() {
+                return Ok(found);
+            }
         }
+        Ok(None)
     }
 
     /// The transactions of the index's `batch`th batch record, decoded once per unit.
@@ -696,6 +705,19 @@ mod tests {
         ));
     }
 
+    /// The transaction `id`, added to `account` by a unit of its own, committed.
+    async fn add_committed(
+        store: &SledStore,
+        account: &str,
+        id: &str,
+    ) -> (Transaction, LedgerEntry) {
+        let (added, entry) = transaction(id);
+        let mut unit = store.account_unit(account).await.expect("a unit");
+        unit.add_transaction(&added, &entry).await.expect("added");
+        unit.commit().await.expect("committed");
+        (added, entry)
+    }
+
     async fn dates(store: &SledStore, account: &str, note: &Note) -> usize {
         let mut unit = store.account_unit(account).await.expect("a unit");
         unit.note_dates(&note.key()).await.expect("dates").len()
@@ -931,12 +953,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         let mut store = SledStore::open(dir.path()).expect("store");
         store.transaction_indexes = Arc::new(TransactionIndexes::new(2));
-        let (first, first_entry) = transaction("T-1");
-        let mut unit = store.account_unit("A-1").await.expect("a unit");
-        unit.add_transaction(&first, &first_entry)
-            .await
-            .expect("added");
-        unit.commit().await.expect("committed");
+        let (first, _) = add_committed(&store, "A-1", "T-1").await;
 
         // A unit dropped uncommitted (a dry run) leaves nothing of its transactions, and gives
         // the index back as it found it.
@@ -965,5 +982,32 @@ mod tests {
         assert!(store.transaction_indexes.take("A-1").is_none(), "let go");
         let mut unit = store.account_unit("A-1").await.expect("a unit");
         assert_eq!(unit.transaction("T-1").await.expect("read"), Some(first));
+    }
+
+    #[tokio::test]
+    async fn a_transaction_whose_key_another_has_is_found_and_refused_again() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = SledStore::open(dir.path()).expect("store");
+        let (first, first_entry) = add_committed(&store, "A-1", "T-1").await;
+        // T-1's place listed under T-9's key too, as if the two ids shared it.
+        let mut index = store.transaction_indexes.take("A-1").expect("kept");
+        let place = index.get("T-1").next().expect("T-1's place");
+        index.add_under_key_of("T-9", place);
+        store.transaction_indexes.give_back("A-1".into(), index);
+
+        let (shared, shared_entry) = transaction("T-9");
+        let mut unit = store.account_unit("A-1").await.expect("a unit");
+        assert_eq!(
+            unit.transaction("T-9").await.expect("read"),
+            None,
+            "the place under its key holds another transaction"
+        );
+        unit.add_transaction(&shared, &shared_entry)
+            .await
+            .expect("added");
+        unit.commit().await.expect("committed");
+        let mut unit = store.account_unit("A-1").await.expect("a unit");
+        assert_kept(unit.as_mut(), &shared, &shared_entry).await;
+        assert_kept(unit.as_mut(), &first, &first_entry).await;
     }
 }

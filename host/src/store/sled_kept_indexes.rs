@@ -66,7 +66,7 @@ const SHARE_OF_STORE_MEMORY: u64 = 8;
 
 /// The memory each kind of index may hold whatever sled's cache is bound to: an eighth of the
 /// gigabyte that was the cache's default until the thirty-fourth session, ~2.4 million notes,
-/// ~3.4 million transactions. So a smaller cache does not bring nearer the cliff a load meets
+/// ~5.2 million transactions. So a smaller cache does not bring nearer the cliff a load meets
 /// past the bound, when indexes are read again and again (BENCHMARKS.md).
 const INDEX_MEMORY_AT_LEAST: u64 = 128 << 20;
 

@@ -17,15 +17,16 @@
 //! they are ([`batch_json`]).
 
 use super::sled_kept_indexes::{AccountIndex, KeptIndexes};
-use super::sled_note_index::{KeyDigest, digest};
+use super::sled_note_index::digest;
 use super::sled_store::{
     compressed, corrupt_record, decode, decompressed, encode, pair_key, split_pair_key,
 };
 use crate::domain::storage::StoreError;
+use rustc_hash::FxHashMap;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 
 /// First byte of a compressed batch record ([`encode_batch`]). The version before wrote the
 /// JSON array alone, whose first byte is `[`.
@@ -68,11 +69,55 @@ pub(super) enum Location {
     Batch { batch: u32, position: u32 },
 }
 
-/// Where each of one account's transactions is, by a digest of its id. A digest can match
-/// another id: whoever reads the transaction found checks its id.
+/// A [`Location`] in the eight bytes an index keeps it in: the batch in the high half, the
+/// position in the low one, and every bit set for a record of its own (a batch at
+/// `u32::MAX` with a transaction at `u32::MAX` would take four billion batches first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Place(u64);
+
+impl Place {
+    const OWN: Place = Place(u64::MAX);
+
+    fn of(location: Location) -> Place {
+        match location {
+            Location::Own => Place::OWN,
+            Location::Batch { batch, position } => {
+                Place((u64::from(batch) << 32) | u64::from(position))
+            }
+        }
+    }
+
+    fn location(self) -> Location {
+        if self == Place::OWN {
+            return Location::Own;
+        }
+        // The halves of a u64: the casts take exactly 32 bits each.
+        #[allow(clippy::cast_possible_truncation)]
+        let (batch, position) = ((self.0 >> 32) as u32, self.0 as u32);
+        Location::Batch { batch, position }
+    }
+}
+
+/// What an index keys a transaction by: the first 64 bits of its id's SHA-256, half of the
+/// note index's digest. A slot then takes 16 bytes (with an 8-byte [`Place`]) where a 128-bit
+/// digest and a [`Location`] took 32: at a million transactions the index held 35–70 MiB
+/// (BENCHMARKS.md). Two ids of an account can share a key, by chance or on purpose (2³² hashes
+/// find a pair), so the index keeps every place of a shared key, and whoever reads the
+/// transactions found checks their ids.
+fn id_key(id: &str) -> u64 {
+    // The digest's high half: its first eight bytes.
+    #[allow(clippy::cast_possible_truncation)]
+    let key = (digest(id) >> 64) as u64;
+    key
+}
+
+/// Where each of one account's transactions is, by its id's key ([`id_key`]).
 #[derive(Debug, Default)]
 pub(super) struct AccountTransactions {
-    places: HashMap<KeyDigest, Location>,
+    places: FxHashMap<u64, Place>,
+    /// The places of transactions whose key an earlier one of the account had already, in
+    /// the order they were added: almost always none.
+    shared: Vec<(u64, Place)>,
     /// The keys of the account's batch records (after the account's number).
     batches: Vec<String>,
 }
@@ -96,9 +141,7 @@ impl AccountTransactions {
         for record in own.scan_prefix(&prefix).keys() {
             let key = record?;
             if let Some((_, id)) = split_pair_key(&key) {
-                index
-                    .places
-                    .insert(digest(&String::from_utf8_lossy(id)), Location::Own);
+                index.add(&String::from_utf8_lossy(id), Location::Own);
             }
         }
         for record in batches.scan_prefix(&prefix) {
@@ -112,10 +155,21 @@ impl AccountTransactions {
         Ok(index)
     }
 
-    /// Where the transaction `id` is, if the account has one by that id (or by an id of the
-    /// same digest).
-    pub(super) fn get(&self, id: &str) -> Option<Location> {
-        self.places.get(&digest(id)).copied()
+    /// Where the transaction `id` may be: the places of the account's transactions whose id
+    /// has the same key, in the order they were added (almost always one at most).
+    pub(super) fn get(&self, id: &str) -> impl Iterator<Item = Location> + use<'_> {
+        let key = id_key(id);
+        let first = self.places.get(&key).copied();
+        // Only a key with a first place can have more.
+        let more = first.map_or(&[][..], |_| &self.shared[..]);
+        first
+            .into_iter()
+            .chain(
+                more.iter()
+                    .filter(move |(shared, _)| *shared == key)
+                    .map(|&(_, place)| place),
+            )
+            .map(Place::location)
     }
 
     /// The key of the `batch`th batch record (after the account's number).
@@ -130,19 +184,40 @@ impl AccountTransactions {
         self.batches.push(key);
         for (position, id) in ids.into_iter().enumerate() {
             let position = u32::try_from(position).unwrap_or(u32::MAX);
-            self.places
-                .insert(digest(id), Location::Batch { batch, position });
+            self.add(id, Location::Batch { batch, position });
+        }
+    }
+
+    fn add(&mut self, id: &str, location: Location) {
+        self.add_keyed(id_key(id), location);
+    }
+
+    /// Records `location` under the key of `id`, as if the transaction there had the same key
+    /// as `id`.
+    #[cfg(test)]
+    pub(super) fn add_under_key_of(&mut self, id: &str, location: Location) {
+        self.add_keyed(id_key(id), location);
+    }
+
+    fn add_keyed(&mut self, key: u64, location: Location) {
+        let place = Place::of(location);
+        match self.places.entry(key) {
+            Entry::Vacant(vacant) => {
+                vacant.insert(place);
+            }
+            Entry::Occupied(_) => self.shared.push((key, place)),
         }
     }
 }
 
 impl AccountIndex for AccountTransactions {
     const KEPT: usize = 1_000_000;
-    /// An id's digest and its place, in a hash map.
-    const ENTRY_BYTES: usize = 40;
+    /// An id's key and its place, 16 bytes, in a hash map's slot with its control byte, in
+    /// a table 44–87 % full (it doubles when it is 7/8 full).
+    const ENTRY_BYTES: usize = 26;
 
     fn weight(&self) -> usize {
-        self.places.len().max(1)
+        (self.places.len() + self.shared.len()).max(1)
     }
 }
 
@@ -207,7 +282,7 @@ mod tests {
             .expect("insert");
         let index = AccountTransactions::read("A-1", &own, &batches).expect("read");
         assert_eq!(
-            index.get("T-999"),
+            index.get("T-999").next(),
             Some(Location::Batch {
                 batch: 0,
                 position: 999
@@ -232,25 +307,90 @@ mod tests {
             )
             .expect("insert");
         let mut index = AccountTransactions::read("A-1", &own, &batches).expect("read");
-        assert_eq!(index.get("T-old"), Some(Location::Own));
+        assert_eq!(index.get("T-old").next(), Some(Location::Own));
         assert_eq!(
-            index.get("T-2"),
+            index.get("T-2").next(),
             Some(Location::Batch {
                 batch: 0,
                 position: 1
             })
         );
         assert_eq!(index.batch_key(0), Some(batch_key(7, "T-1").as_str()));
-        assert_eq!(index.get("T-other"), None, "another account's");
+        assert_eq!(index.get("T-other").next(), None, "another account's");
         assert_eq!(index.weight(), 3);
         index.add_batch(batch_key(9, "T-3"), ["T-3"]);
         assert_eq!(
-            index.get("T-3"),
+            index.get("T-3").next(),
             Some(Location::Batch {
                 batch: 1,
                 position: 0
             })
         );
         assert_eq!(index.batch_key(1), Some(batch_key(9, "T-3").as_str()));
+    }
+
+    #[test]
+    fn a_place_keeps_its_location_in_eight_bytes() {
+        for location in [
+            Location::Own,
+            Location::Batch {
+                batch: 0,
+                position: 0,
+            },
+            Location::Batch {
+                batch: 7,
+                position: 999,
+            },
+            Location::Batch {
+                batch: u32::MAX,
+                position: 0,
+            },
+            Location::Batch {
+                batch: 0,
+                position: u32::MAX,
+            },
+        ] {
+            assert_eq!(Place::of(location).location(), location);
+        }
+        assert_eq!(std::mem::size_of::<(u64, Place)>(), 16);
+    }
+
+    #[test]
+    fn ids_that_share_a_key_keep_every_place() {
+        let mut index = AccountTransactions::default();
+        index.add_batch(batch_key(1, "T-1"), ["T-1", "T-2"]);
+        // Another id whose key is T-1's, in a later batch (a 64-bit key is shared by chance
+        // or by design, not in a test's lifetime).
+        index.add_keyed(
+            id_key("T-1"),
+            Location::Batch {
+                batch: 1,
+                position: 0,
+            },
+        );
+        assert_eq!(
+            index.get("T-1").collect::<Vec<_>>(),
+            [
+                Location::Batch {
+                    batch: 0,
+                    position: 0
+                },
+                Location::Batch {
+                    batch: 1,
+                    position: 0
+                }
+            ],
+            "the first place first, then the shared one"
+        );
+        assert_eq!(
+            index.get("T-2").collect::<Vec<_>>(),
+            [Location::Batch {
+                batch: 0,
+                position: 1
+            }],
+            "a key of its own"
+        );
+        assert_eq!(index.get("T-3").next(), None);
+        assert_eq!(index.weight(), 3);
     }
 }
