@@ -188,25 +188,22 @@ impl AccountTransactions {
         }
     }
 
+    /// Records `location` under the key of `id`.
     fn add(&mut self, id: &str, location: Location) {
-        self.add_keyed(id_key(id), location);
-    }
-
-    /// Records `location` under the key of `id`, as if the transaction there had the same key
-    /// as `id`.
-    #[cfg(test)]
-    pub(super) fn add_under_key_of(&mut self, id: &str, location: Location) {
-        self.add_keyed(id_key(id), location);
-    }
-
-    fn add_keyed(&mut self, key: u64, location: Location) {
-        let place = Place::of(location);
+        let (key, place) = (id_key(id), Place::of(location));
         match self.places.entry(key) {
             Entry::Vacant(vacant) => {
                 vacant.insert(place);
             }
             Entry::Occupied(_) => self.shared.push((key, place)),
         }
+    }
+
+    /// Records `location` under the key of `id`, as if the transaction there had the same key
+    /// as `id` ([`Self::add`], for another module's tests).
+    #[cfg(test)]
+    pub(super) fn add_under_key_of(&mut self, id: &str, location: Location) {
+        self.add(id, location);
     }
 }
 
@@ -361,8 +358,8 @@ mod tests {
         index.add_batch(batch_key(1, "T-1"), ["T-1", "T-2"]);
         // Another id whose key is T-1's, in a later batch (a 64-bit key is shared by chance
         // or by design, not in a test's lifetime).
-        index.add_keyed(
-            id_key("T-1"),
+        index.add(
+            "T-1",
             Location::Batch {
                 batch: 1,
                 position: 0,
