@@ -312,6 +312,22 @@ pub trait Store: Send + Sync + 'static {
         supplier: &'a str,
         external: &'a str,
     ) -> StoreFuture<'a, Option<ImportListing>>;
+    /// The supplier `code` and, when it exists, [`Store::import_listing`] of its process
+    /// `external`: what a request adding data to an account reads before its unit of work. A
+    /// backend whose reads are round trips answers both in one.
+    fn supplier_and_listing<'a>(
+        &'a self,
+        code: &'a str,
+        external: &'a str,
+    ) -> StoreFuture<'a, Option<(Supplier, Option<ImportListing>)>> {
+        Box::pin(async move {
+            let Some(supplier) = self.supplier(code).await? else {
+                return Ok(None);
+            };
+            let listing = self.import_listing(code, external).await?;
+            Ok(Some((supplier, listing)))
+        })
+    }
     /// Every process whose scheduled migration has not run yet, with when it is due. This
     /// reads every process of every supplier; a backend with an index of schedules answers
     /// from it instead.

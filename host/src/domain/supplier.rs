@@ -2,6 +2,7 @@
 
 use super::api_key::ApiKeyRecord;
 use super::error::DomainError;
+use super::import_process::ImportListing;
 use super::validation::{
     FieldErrors, ObjectReader, Optional, Presence, Required, StrRule, UnknownFields,
 };
@@ -176,9 +177,20 @@ fn check_document_root(r: &mut ObjectReader<'_>, root: &str) {
 
 /// The supplier a request's body names, read once for the whole request: its policy on
 /// unknown fields is needed before the body can be read, and the supplier itself once the
-/// request is checked.
+/// request is checked. A request that adds data to an account reads the account's import
+/// listing with it ([`NamedSupplier::read_with_listing`]).
 #[derive(Debug, Default)]
-pub struct NamedSupplier(Option<Supplier>);
+pub struct NamedSupplier {
+    supplier: Option<Supplier>,
+    /// The listing of the external account number the body names, when it was read.
+    listed: Option<Listed>,
+}
+
+#[derive(Debug)]
+struct Listed {
+    external: String,
+    listing: Option<ImportListing>,
+}
 
 impl NamedSupplier {
     /// The supplier `body`'s `field` (`import_supplier`, `import_supplier_code`) names, when
@@ -189,19 +201,49 @@ impl NamedSupplier {
         body: &Value,
         field: &str,
     ) -> Result<Self, StoreError> {
-        let Some(code) = body.get(field).and_then(Value::as_str) else {
-            return Ok(Self(None));
+        let Some(code) = visible_code(key, body, field) else {
+            return Ok(Self::default());
         };
-        if !key.can_see(code) {
-            return Ok(Self(None));
-        }
-        Ok(Self(store.supplier(code).await?))
+        Ok(Self {
+            supplier: store.supplier(code).await?,
+            listed: None,
+        })
+    }
+
+    /// [`NamedSupplier::read`], and with the supplier the listing of the account the body
+    /// names (`external_account_number`, else `account_number`), in one read of the store.
+    pub async fn read_with_listing(
+        store: &dyn Store,
+        key: &ApiKeyRecord,
+        body: &Value,
+        field: &str,
+    ) -> Result<Self, StoreError> {
+        let Some(code) = visible_code(key, body, field) else {
+            return Ok(Self::default());
+        };
+        let external = ["external_account_number", "account_number"]
+            .into_iter()
+            .find_map(|name| body.get(name))
+            .and_then(Value::as_str);
+        let Some(external) = external else {
+            return Self::read(store, key, body, field).await;
+        };
+        Ok(match store.supplier_and_listing(code, external).await? {
+            Some((supplier, listing)) => Self {
+                supplier: Some(supplier),
+                listed: Some(Listed {
+                    external: external.to_owned(),
+                    listing,
+                }),
+            },
+            None => Self::default(),
+        })
     }
 
     /// What the request does with fields Ferry does not know: the named supplier's policy;
     /// without one, ignore them (such a request is refused for its supplier anyway).
     pub fn unknown_fields(&self) -> UnknownFields {
-        self.0
+        self.supplier
             .as_ref()
             .map_or(UnknownFields::Ignore, Supplier::unknown_fields)
     }
@@ -213,11 +255,37 @@ impl NamedSupplier {
         store: &dyn Store,
         code: &str,
     ) -> Result<Option<Supplier>, StoreError> {
-        match self.0 {
+        match self.supplier {
             Some(supplier) if supplier.code == code => Ok(Some(supplier)),
             _ => store.supplier(code).await,
         }
     }
+
+    /// The supplier `code` and the listing of its process `external`: the ones read, when
+    /// they are those, else read now. The caller checks that its key may see `code`.
+    pub async fn supplier_and_listing(
+        self,
+        store: &dyn Store,
+        code: &str,
+        external: &str,
+    ) -> Result<Option<(Supplier, Option<ImportListing>)>, StoreError> {
+        match self {
+            Self {
+                supplier: Some(supplier),
+                listed: Some(listed),
+            } if supplier.code == code && listed.external == external => {
+                Ok(Some((supplier, listed.listing)))
+            }
+            _ => store.supplier_and_listing(code, external).await,
+        }
+    }
+}
+
+/// The supplier code `body`'s `field` names, when the key may see it.
+fn visible_code<'a>(key: &ApiKeyRecord, body: &'a Value, field: &str) -> Option<&'a str> {
+    body.get(field)
+        .and_then(Value::as_str)
+        .filter(|code| key.can_see(code))
 }
 
 /// Supplier codes: `[A-Z][A-Z0-9_]*`.

@@ -77,6 +77,7 @@ macro_rules! contract_tests {
             flushed_changes_are_there_after_a_reopen,
             lists_come_in_key_order_page_after_page,
             a_record_read_is_read_changed_once_its_change_is_durable,
+            a_supplier_and_its_listing_read_together_are_what_each_reads,
         );
     };
     (@scenarios $fresh:expr; $($scenario:ident),* $(,)?) => {
@@ -695,7 +696,72 @@ async fn read_as_a_request(store: &dyn Store) -> (bool, String, ImportState) {
         .await
         .expect("read")
         .expect("listed");
+    let together = store
+        .supplier_and_listing("OLD_CO", "ACC-1")
+        .await
+        .expect("read");
+    assert_eq!(together, Some((supplier.clone(), Some(listing.clone()))));
     (key.is_active(), supplier.name, listing.state)
+}
+
+/// A data-adding request reads its supplier and its account's listing in one call: the same
+/// answers as the two reads apart, whether the supplier, the process or neither exists.
+pub async fn a_supplier_and_its_listing_read_together_are_what_each_reads(backend: &dyn Backend) {
+    let store = backend.open();
+    let together = |code: &'static str, external: &'static str| {
+        let store = store.clone();
+        async move {
+            store
+                .supplier_and_listing(code, external)
+                .await
+                .expect("read")
+        }
+    };
+    assert_eq!(together("OLD_CO", "ACC-1").await, None, "no supplier yet");
+    let mut suppliers = Vec::new();
+    for code in ["OLD_CO", "OTHER_CO"] {
+        let supplier = read_new_supplier(
+            &json!({"code": code, "name": code, "document_root": ""}),
+            Utc::now(),
+        )
+        .expect("a supplier");
+        assert!(store.create_supplier(&supplier).await.expect("created"));
+        suppliers.push(supplier);
+    }
+    assert_eq!(
+        together("OLD_CO", "ACC-1").await,
+        Some((suppliers[0].clone(), None)),
+        "no process yet"
+    );
+    staged(store.as_ref(), "OLD_CO", "ACC-1", None).await;
+    let staged_listing = store
+        .import_listing("OLD_CO", "ACC-1")
+        .await
+        .expect("read")
+        .expect("listed");
+    assert_eq!(staged_listing.state, ImportState::Pending);
+    assert_eq!(
+        together("OLD_CO", "ACC-1").await,
+        Some((suppliers[0].clone(), Some(staged_listing)))
+    );
+    assert_eq!(
+        together("OTHER_CO", "ACC-1").await,
+        Some((suppliers[1].clone(), None)),
+        "another supplier's account of the same number"
+    );
+    assert_eq!(
+        together("OLD_CO", "ACC-2").await,
+        Some((suppliers[0].clone(), None))
+    );
+    migrate(store.as_ref(), "ACC-1", Vec::new(), Utc::now()).await;
+    let (_, migrated) = together("OLD_CO", "ACC-1").await.expect("the supplier");
+    let migrated = migrated.expect("listed");
+    assert_eq!(migrated.state, ImportState::Processed);
+    assert_eq!(
+        migrated.platform_account_number,
+        process_account(store.as_ref(), "ACC-1").await
+    );
+    assert!(migrated.account_created_at.is_some());
 }
 
 /// Stages `external` of `supplier`, with `schedule` if given.

@@ -728,6 +728,35 @@ impl Store for PgStore {
         })
     }
 
+    fn supplier_and_listing<'a>(
+        &'a self,
+        code: &'a str,
+        external: &'a str,
+    ) -> StoreFuture<'a, Option<(Supplier, Option<ImportListing>)>> {
+        Box::pin(async move {
+            // One round trip for both; the listing's columns are null when it has no process.
+            let Some(row) = sqlx::query(concat!(
+                "SELECT suppliers.record, ",
+                listing_columns!(),
+                " FROM suppliers LEFT JOIN import_processes",
+                " ON import_processes.supplier = suppliers.code AND external = $2",
+                " WHERE suppliers.code = $1"
+            ))
+            .bind(code)
+            .bind(external)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(classify)?
+            else {
+                return Ok(None);
+            };
+            let supplier = record(&row, code)?;
+            let listed: Option<String> = row.try_get("external").map_err(classify)?;
+            let listing = listed.map(|_| listing(&row)).transpose()?;
+            Ok(Some((supplier, listing)))
+        })
+    }
+
     fn import_listings(&self, supplier: &str) -> ListingStream {
         self.import_range(supplier, None, LISTINGS_PAGE, listing)
     }

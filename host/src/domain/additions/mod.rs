@@ -130,15 +130,11 @@ impl Additions {
         if !key.can_see(supplier) {
             return Err(DomainError::AccountNotFound);
         }
-        let supplier = named
-            .supplier(self.store.as_ref(), supplier)
+        let (supplier, process) = named
+            .supplier_and_listing(self.store.as_ref(), supplier, external)
             .await?
             .ok_or(DomainError::AccountNotFound)?;
-        let process = self
-            .store
-            .import_listing(&supplier.code, external)
-            .await?
-            .ok_or(DomainError::AccountNotFound)?;
+        let process = process.ok_or(DomainError::AccountNotFound)?;
         let number = process
             .platform_account_number
             .filter(|_| process.state == ImportState::Processed)
@@ -204,7 +200,9 @@ impl Additions {
         field: Option<&str>,
         parse: impl Fn(&Value) -> Result<(String, String, T), DomainError>,
     ) -> Result<Request<T>, DomainError> {
-        let named = NamedSupplier::read(self.store.as_ref(), key, body, "import_supplier").await?;
+        let named =
+            NamedSupplier::read_with_listing(self.store.as_ref(), key, body, "import_supplier")
+                .await?;
         let policy = named.unknown_fields();
         let (parsed, ignored) = reading(policy, || parse(body));
         let (supplier, external, mut posted) = parsed?;
