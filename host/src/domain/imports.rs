@@ -771,15 +771,15 @@ impl Imports {
         .await?)
     }
 
-    /// The rules are applied again at migration time if they may have changed since staging
-    /// (a plugin installed, replaced or given another configuration, or Ferry upgraded): an
-    /// account checked with the rules a migration would use now is not checked again. A
-    /// plugin that breaks now fails the attempt.
     /// What a process staged now for `supplier` records it was checked with.
     fn rules_now(&self, supplier: &str) -> Option<CheckedWith> {
         CheckedWith::now(self.rules.identity(supplier, Hook::ValidateAccount))
     }
 
+    /// The rules are applied again at migration time if they may have changed since staging
+    /// (a plugin installed, replaced or given another configuration, or Ferry upgraded): an
+    /// account checked with the rules a migration would use now is not checked again. A
+    /// plugin that breaks now fails the attempt.
     async fn revalidate(&self, process: &ImportProcess) -> Result<(), DomainError> {
         let now = self.rules_now(&process.supplier_code);
         if now.is_some() && process.checked_with == now {
