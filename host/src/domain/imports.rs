@@ -22,7 +22,6 @@ use chrono::{DateTime, Utc};
 use futures_util::{StreamExt, TryStreamExt};
 use serde_json::Value;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// Which import processes a list shows.
@@ -503,36 +502,9 @@ impl Imports {
             ))));
         }
         let _permit = self.process_permit()?;
-        let external = &request.external_account_number;
-        if !request.dry_run
-            && let Some(rules_now) = self.rules_now(&supplier.code)
-        {
-            // Most processes were staged under the rules there are now: they are migrated
-            // in the one change that reads the process, as they need no check first.
-            let to_check = AtomicBool::new(false);
-            let admits = |process: &ImportProcess| {
-                process.ensure_processable()?;
-                if process.checked_with.as_ref() == Some(&rules_now) {
-                    return Ok(());
-                }
-                to_check.store(true, Ordering::Relaxed);
-                // Stands for "not decided here": the change is dropped, and decided below.
-                Err(DomainError::ImportInProgress)
-            };
-            let team = request.operations_team_name.clone();
-            let migrated = self
-                .create_account(&supplier.code, external, team, &admits)
-                .await;
-            if !to_check.load(Ordering::Relaxed) {
-                return migrated.map(|account| Reported {
-                    value: account,
-                    ignored,
-                });
-            }
-        }
         let current = self
             .store
-            .import_process(&supplier.code, external)
+            .import_process(&supplier.code, &request.external_account_number)
             .await?
             .ok_or(DomainError::ImportProcessNotFound)?;
         if request.dry_run {
@@ -546,9 +518,9 @@ impl Imports {
         let account = self
             .create_account(
                 &supplier.code,
-                external,
+                &request.external_account_number,
                 request.operations_team_name,
-                &ImportProcess::ensure_processable,
+                ImportProcess::ensure_processable,
             )
             .await?;
         Ok(Reported {
@@ -611,7 +583,7 @@ impl Imports {
         supplier_code: &str,
         external: &str,
         operations_team_name: Option<String>,
-        admits: &(dyn Fn(&ImportProcess) -> Result<(), DomainError> + Sync),
+        admits: fn(&ImportProcess) -> Result<(), DomainError>,
     ) -> Result<PlatformAccount, DomainError> {
         let now = Utc::now();
         let change = self
@@ -714,15 +686,12 @@ impl Imports {
             self.record_failure(&current, &failure).await?;
             return Err(failure);
         }
-        self.create_account(
-            supplier_code,
-            external,
-            None,
-            &|process| match process.state {
+        self.create_account(supplier_code, external, None, |process| {
+            match process.state {
                 ImportState::InProgress => Ok(()),
                 _ => Err(DomainError::ImportProcessNotFound),
-            },
-        )
+            }
+        })
         .await
     }
 
@@ -771,17 +740,15 @@ impl Imports {
         .await?)
     }
 
-    /// What a process staged now for `supplier` records it was checked with.
-    fn rules_now(&self, supplier: &str) -> Option<CheckedWith> {
-        CheckedWith::now(self.rules.identity(supplier, Hook::ValidateAccount))
-    }
-
     /// The rules are applied again at migration time if they may have changed since staging
     /// (a plugin installed, replaced or given another configuration, or Ferry upgraded): an
     /// account checked with the rules a migration would use now is not checked again. A
     /// plugin that breaks now fails the attempt.
     async fn revalidate(&self, process: &ImportProcess) -> Result<(), DomainError> {
-        let now = self.rules_now(&process.supplier_code);
+        let now = CheckedWith::now(
+            self.rules
+                .identity(&process.supplier_code, Hook::ValidateAccount),
+        );
         if now.is_some() && process.checked_with == now {
             return Ok(());
         }
