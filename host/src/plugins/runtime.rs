@@ -769,6 +769,13 @@ mod tests {
         Runtime::new(limits, None).expect("runtime")
     }
 
+    /// A runtime for tests whose calls are not about deadlines, which must not depend on the
+    /// machine's speed: an ordinary call of the debug build once took more than the default
+    /// 100 ms of CPU time in a full run of the suite on a busy virtual machine. 10 s.
+    fn roomy_runtime() -> Runtime {
+        runtime_with_deadline(Duration::from_secs(10))
+    }
+
     /// Waits until `done` holds, failing with `what` if it has not `within` that time.
     async fn eventually(what: &str, within: Duration, mut done: impl FnMut() -> bool) {
         let waited = Instant::now();
@@ -865,7 +872,7 @@ mod tests {
     /// call in one made for it does: `fault_chatty` counts the calls its instance has seen.
     #[tokio::test]
     async fn every_call_runs_in_a_fresh_instance_prepared_ahead_or_not() {
-        let runtime = Runtime::new(PluginLimits::default(), None).expect("runtime");
+        let runtime = roomy_runtime();
         let chatty = component(&runtime, "fault_chatty.wasm");
         let mut prepared_ahead = 0;
         for call in 0..10 {
@@ -892,7 +899,7 @@ mod tests {
     /// gets the configuration it was made with (`product_code.OLDVAR` maps the tariff).
     #[tokio::test]
     async fn a_call_in_a_prepared_instance_gets_its_own_configuration() {
-        let runtime = Runtime::new(PluginLimits::default(), None).expect("runtime");
+        let runtime = roomy_runtime();
         let example = component(&runtime, "example_plugin.wasm");
         let first = validate_sample(&runtime, &example).await.expect("a call");
         prepared(&example).await;
@@ -937,7 +944,7 @@ mod tests {
     #[tokio::test]
     async fn instances_prepared_ahead_stay_within_their_bound() {
         use super::super::prepared::{IN_ALL, Stock};
-        let runtime = Runtime::new(PluginLimits::default(), None).expect("runtime");
+        let runtime = roomy_runtime();
         let example = component(&runtime, "example_plugin.wasm");
         let stocks: Vec<_> = (0..IN_ALL)
             .map(|_| Stock::new(example.stock.pre().clone(), &runtime.spare))
@@ -966,7 +973,7 @@ mod tests {
     /// The thread that prepares instances ends with its runtime.
     #[tokio::test]
     async fn the_thread_that_prepares_instances_ends_with_its_runtime() {
-        let runtime = Runtime::new(PluginLimits::default(), None).expect("runtime");
+        let runtime = roomy_runtime();
         let example = component(&runtime, "example_plugin.wasm");
         validate_sample(&runtime, &example).await.expect("a call");
         prepared(&example).await;
