@@ -789,11 +789,15 @@ impl Imports {
         supplier_code: &str,
         external: &str,
     ) -> Result<ImportListing, DomainError> {
-        let supplier = self.visible_supplier(key, supplier_code).await?;
-        self.store
-            .import_listing(&supplier.code, external)
+        if !key.can_see(supplier_code) {
+            return Err(DomainError::SupplierNotFound);
+        }
+        let (_, listing) = self
+            .store
+            .supplier_and_listing(supplier_code, external)
             .await?
-            .ok_or(DomainError::AccountNotFound)
+            .ok_or(DomainError::SupplierNotFound)?;
+        listing.ok_or(DomainError::AccountNotFound)
     }
 
     /// The import process of one account, for the v2 status endpoint.
