@@ -22,8 +22,6 @@ const ACCOUNTS: usize = 3;
 const CYCLES: usize = 20;
 const NOTE_WRITERS: usize = 3;
 const TRANSACTION_WRITERS: usize = 3;
-const NOTES: &str = "/v1/data-import/notes/create/";
-const TRANSACTIONS: &str = "/v1/data-import/transactions/create/";
 /// The longest any one wait of the test may take before it fails with a message.
 const PATIENCE: Duration = Duration::from_secs(30);
 

@@ -97,6 +97,62 @@ async fn malformed_json_wrong_type_unknown_route_and_wrong_method() {
     assert_error(&body, "method_not_allowed");
 }
 
+/// A compressed body is refused for what it is, not read as JSON that fails to parse; a body
+/// declared `identity` is read as any other.
+#[tokio::test]
+async fn a_compressed_body_is_refused_with_the_codings_accepted() {
+    let server = Server::start().await;
+    let token = server.supplier_with_token("OLD_CO").await;
+    let send = |encoding: &'static str, body: Vec<u8>| {
+        reqwest::Client::new()
+            .post(server.url(NOTES))
+            .header("Authorization", format!("Token {token}"))
+            .header("Content-Type", "application/json")
+            .header("Content-Encoding", encoding)
+            .body(body)
+            .send()
+    };
+    let notes = json!({
+        "import_supplier": "OLD_CO",
+        "external_account_number": "OC-1",
+        "notes": [{"body": "compressed"}],
+    });
+    // gzip's header and an empty deflate stream: what a client sends, not JSON.
+    let gzipped = vec![
+        0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0x03, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00,
+    ];
+    for (encoding, body) in [
+        ("gzip", gzipped),
+        ("br", notes.to_string().into_bytes()),
+        ("GZIP, identity", notes.to_string().into_bytes()),
+    ] {
+        let response = send(encoding, body).await.expect("request");
+        assert_eq!(
+            response.status(),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "{encoding}"
+        );
+        assert_eq!(response.headers()["accept-encoding"], "identity");
+        let body: Value = response.json().await.expect("json");
+        assert_error(&body, "unsupported_media_type");
+        assert!(
+            body["detail"]
+                .as_str()
+                .is_some_and(|detail| detail.contains(encoding)),
+            "{body}"
+        );
+    }
+
+    // Not compressed, and said so: read as usual (the account is not there: 404, not 415).
+    let response = send("identity", notes.to_string().into_bytes())
+        .await
+        .expect("request");
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+    let body: Value = response.json().await.expect("json");
+    assert_error(&body, "account_not_found");
+}
+
 #[tokio::test]
 async fn bodies_and_arrays_over_the_limits_are_refused() {
     let server = Server::start_with(Options {

@@ -17,8 +17,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-const TRANSACTIONS: &str = "/v1/data-import/transactions/create/";
-const NOTES: &str = "/v1/data-import/notes/create/";
 const STREAM: &str = "ferry:events";
 const PATIENCE: Duration = Duration::from_secs(30);
 

@@ -4,8 +4,6 @@ use crate::support::*;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-const NOTES: &str = "/v1/data-import/notes/create/";
-
 fn notes(supplier: &str, external: &str, notes: Value) -> Value {
     json!({"import_supplier": supplier, "external_account_number": external, "notes": notes})
 }

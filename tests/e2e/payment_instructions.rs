@@ -6,7 +6,6 @@ use serde_json::{Value, json};
 use wiremock::matchers::{header, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-const INSTRUCTIONS: &str = "/v1/data-import/payment-instruction/create/";
 const VENDOR_KEY: &str = "vendor-secret";
 
 async fn server_with_vendor(vendor: &MockServer) -> Server {

@@ -5,8 +5,6 @@ use crate::support::*;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-const STATEMENTS: &str = "/v1/data-import/historical-statements/create/";
-
 fn statement(id: &str, from: &str, to: &str) -> Value {
     json!({
         "bill_period_from_date": from, "bill_period_to_date": to, "statement_id": id,

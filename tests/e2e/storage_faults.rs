@@ -18,7 +18,6 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-const NOTES: &str = "/v1/data-import/notes/create/";
 const MIB: u64 = 1024 * 1024;
 /// Notes a request carries, and the length of each body: about 0.5 MiB a request.
 const NOTES_PER_REQUEST: usize = 60;

@@ -6,8 +6,6 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
-const TRANSACTIONS: &str = "/v1/data-import/transactions/create/";
-
 fn batch(transactions: Value) -> Value {
     json!({"import_supplier": "OLD_CO", "external_account_number": "ACC-1", "transactions": transactions})
 }

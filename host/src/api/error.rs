@@ -40,6 +40,10 @@ pub enum ApiError {
     Parse(String),
     #[error("Unsupported media type; send Content-Type: application/json.")]
     UnsupportedMediaType,
+    /// A body sent with a `Content-Encoding` other than `identity` (gzip, say): the API reads
+    /// bodies as they are sent, so a compressed one would fail as JSON that is not JSON.
+    #[error("Unsupported Content-Encoding {0:?}; send the body uncompressed.")]
+    UnsupportedContentEncoding(String),
     #[error("The request body is larger than {0} bytes.")]
     PayloadTooLarge(usize),
     #[error("Not found.")]
@@ -105,7 +109,9 @@ impl ApiError {
                 AuthError::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
             },
             Self::Parse(_) | Self::Query { .. } => StatusCode::BAD_REQUEST,
-            Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::UnsupportedMediaType | Self::UnsupportedContentEncoding(_) => {
+                StatusCode::UNSUPPORTED_MEDIA_TYPE
+            }
             Self::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Self::NotFound => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
@@ -143,7 +149,9 @@ impl ApiError {
             Self::Domain(error) => (error.code(), Vec::new()),
             Self::Auth(error) => (error.code(), Vec::new()),
             Self::Parse(_) => ("parse_error", Vec::new()),
-            Self::UnsupportedMediaType => ("unsupported_media_type", Vec::new()),
+            Self::UnsupportedMediaType | Self::UnsupportedContentEncoding(_) => {
+                ("unsupported_media_type", Vec::new())
+            }
             Self::PayloadTooLarge(_) => ("payload_too_large", Vec::new()),
             Self::NotFound => ("not_found", Vec::new()),
             Self::MethodNotAllowed => ("method_not_allowed", Vec::new()),
@@ -229,6 +237,13 @@ impl IntoResponse for ApiError {
             && let Ok(value) = HeaderValue::from_str(&seconds.to_string())
         {
             response.headers_mut().insert(header::RETRY_AFTER, value);
+        }
+        if let Self::UnsupportedContentEncoding(_) = self {
+            // RFC 9110, 12.5.3: the codings the server accepts in a request.
+            response.headers_mut().insert(
+                header::ACCEPT_ENCODING,
+                HeaderValue::from_static("identity"),
+            );
         }
         if status == StatusCode::UNAUTHORIZED {
             response

@@ -1,5 +1,5 @@
 //! Extractors that turn requests into what handlers need, failing in the API's error format:
-//! the JSON body (content type, size, syntax), the authenticated caller, path parameters and
+//! the JSON body (content type and coding, size, syntax), the authenticated caller, path parameters and
 //! query parameters.
 
 use super::AppState;
@@ -32,6 +32,14 @@ impl FromRequest<AppState> for JsonBody {
             .unwrap_or(false);
         if !is_json {
             return Err(ApiError::UnsupportedMediaType);
+        }
+        if let Some(encoding) = request.headers().get(header::CONTENT_ENCODING) {
+            let encoding = String::from_utf8_lossy(encoding.as_bytes())
+                .trim()
+                .to_owned();
+            if !(encoding.is_empty() || encoding.eq_ignore_ascii_case("identity")) {
+                return Err(ApiError::UnsupportedContentEncoding(encoding));
+            }
         }
         let bytes = Bytes::from_request(request, state)
             .await

@@ -157,7 +157,7 @@ const SHARED: [(&str, &str, &str); 11] = [
     (
         "415",
         "UnsupportedMediaType",
-        "The body is not sent as `Content-Type: application/json` (`unsupported_media_type`).",
+        "The body is not sent as `Content-Type: application/json`, or is sent compressed (a `Content-Encoding` other than `identity`) (`unsupported_media_type`).",
     ),
     (
         "429",

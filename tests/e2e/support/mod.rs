@@ -551,6 +551,10 @@ impl Drop for Server {
 pub const VALIDATE: &str = "/v1/data-import/validate-account/";
 pub const STAGE: &str = "/v1/data-import/account-import-process/create-or-update/";
 pub const PROCESS: &str = "/v1/data-import/account-import-process/process/";
+pub const NOTES: &str = "/v1/data-import/notes/create/";
+pub const TRANSACTIONS: &str = "/v1/data-import/transactions/create/";
+pub const STATEMENTS: &str = "/v1/data-import/historical-statements/create/";
+pub const INSTRUCTIONS: &str = "/v1/data-import/payment-instruction/create/";
 
 /// A valid account payload for `supplier`: the real platform's account document, with one
 /// customer and one electricity meter point.
