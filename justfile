@@ -46,10 +46,12 @@ schemathesis *args:
 # Formatting and lints, as CI-clean as the tests.
 lint:
     cargo fmt --all -- --check
+    cargo fmt --manifest-path plugins/Cargo.toml --all -- --check
     cargo clippy --all-targets -- -D warnings
 
 fmt:
     cargo fmt --all
+    cargo fmt --manifest-path plugins/Cargo.toml --all
 
 # What CI runs on a clean clone.
 ci:

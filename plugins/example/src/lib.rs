@@ -35,10 +35,14 @@ impl Settings {
         Self(host::config())
     }
     fn get(&self, key: &str) -> Option<&str> {
-        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+        self.0
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
     }
     fn product_code(&self, theirs: &str) -> Option<String> {
-        self.get(&format!("product_code.{theirs}")).map(str::to_owned)
+        self.get(&format!("product_code.{theirs}"))
+            .map(str::to_owned)
     }
 }
 
@@ -66,7 +70,10 @@ fn to_e164(number: &str, country_code: &str) -> Option<String> {
 impl account_rules::Guest for Plugin {
     fn validate_account(mut account: Account) -> Result<Account, Vec<FieldError>> {
         let settings = Settings::load();
-        let country = settings.get("default_country_code").unwrap_or("44").to_owned();
+        let country = settings
+            .get("default_country_code")
+            .unwrap_or("44")
+            .to_owned();
         let mut errors = Vec::new();
 
         if let Some(prefix) = settings.get("account_number_prefix") {
@@ -82,8 +89,13 @@ impl account_rules::Guest for Plugin {
 
         let mut normalised = 0;
         for (index, customer) in account.customers.iter_mut().enumerate() {
-            for (field, number) in [("mobile", &mut customer.mobile), ("landline", &mut customer.landline)] {
-                let Some(current) = number.as_deref() else { continue };
+            for (field, number) in [
+                ("mobile", &mut customer.mobile),
+                ("landline", &mut customer.landline),
+            ] {
+                let Some(current) = number.as_deref() else {
+                    continue;
+                };
                 match to_e164(current, &country) {
                     Some(e164) => {
                         normalised += 1;
@@ -111,19 +123,33 @@ impl account_rules::Guest for Plugin {
             Level::Info,
             "account checked",
             &[
-                ("external_account_number".into(), account.external_account_number.clone()),
+                (
+                    "external_account_number".into(),
+                    account.external_account_number.clone(),
+                ),
                 ("phone_numbers_normalised".into(), normalised.to_string()),
             ],
         );
-        if errors.is_empty() { Ok(account) } else { Err(errors) }
+        if errors.is_empty() {
+            Ok(account)
+        } else {
+            Err(errors)
+        }
     }
 }
 
 impl transaction_rules::Guest for Plugin {
-    fn map_transactions(_target: AccountRef, mut transactions: Vec<Transaction>) -> Result<Vec<Transaction>, Vec<FieldError>> {
+    fn map_transactions(
+        _target: AccountRef,
+        mut transactions: Vec<Transaction>,
+    ) -> Result<Vec<Transaction>, Vec<FieldError>> {
         let settings = Settings::load();
         for transaction in &mut transactions {
-            if let Some(mapped) = transaction.product_code.as_deref().and_then(|code| settings.product_code(code)) {
+            if let Some(mapped) = transaction
+                .product_code
+                .as_deref()
+                .and_then(|code| settings.product_code(code))
+            {
                 transaction.product_code = Some(mapped);
             }
         }
@@ -138,13 +164,19 @@ impl note_rules::Guest for Plugin {
 }
 
 impl statement_rules::Guest for Plugin {
-    fn map_statements(_target: AccountRef, statements: Vec<Statement>) -> Result<Vec<Statement>, Vec<FieldError>> {
+    fn map_statements(
+        _target: AccountRef,
+        statements: Vec<Statement>,
+    ) -> Result<Vec<Statement>, Vec<FieldError>> {
         Ok(statements)
     }
 }
 
 impl payment_instruction_rules::Guest for Plugin {
-    fn map_payment_instruction(_target: AccountRef, instruction: PaymentInstruction) -> Result<PaymentInstruction, Vec<FieldError>> {
+    fn map_payment_instruction(
+        _target: AccountRef,
+        instruction: PaymentInstruction,
+    ) -> Result<PaymentInstruction, Vec<FieldError>> {
         Ok(instruction)
     }
 }
