@@ -82,6 +82,7 @@ impl AuthError {
             Self::InvalidApiKey => "invalid_api_key",
             Self::InvalidRefreshToken => "invalid_refresh_token",
             Self::MissingCredentials => "missing_credentials",
+            Self::Store(error) if error.is_unavailable() => "storage_unavailable",
             Self::Store(_) => "server_error",
         }
     }

@@ -33,6 +33,11 @@ pub struct ServeArgs {
     /// given it; unset: sled in the data directory.
     #[arg(long, env = "FERRY_DATABASE_URL", hide_env_values = true)]
     pub database_url: Option<String>,
+    /// How long a request may wait for a PostgreSQL connection, in milliseconds, before it is
+    /// answered 503 `storage_unavailable`: how soon a database that cannot be reached is
+    /// reported (default 5000).
+    #[arg(long, env = "FERRY_DATABASE_WAIT_MS")]
+    pub database_wait_ms: Option<u64>,
     /// Free space the data directory keeps, in MiB: below it writes are refused with 507
     /// until space is freed (default 256, or a tenth of the filesystem when less; 0: off).
     #[arg(long, env = "FERRY_MIN_FREE_MB")]
@@ -109,6 +114,7 @@ struct FileSettings {
     store_cache_mb: Option<u64>,
     min_free_mb: Option<u64>,
     database_url: Option<String>,
+    database_wait_ms: Option<u64>,
     redis_url: Option<String>,
     redis_stream: Option<String>,
     redis_maxlen: Option<usize>,
@@ -159,6 +165,8 @@ pub struct Settings {
     pub store_cache_bytes: u64,
     /// PostgreSQL instead of sled.
     pub database_url: Option<String>,
+    /// How long a request waits for a PostgreSQL connection.
+    pub database_wait: Duration,
     /// The free-space watermark of the data directory (none: the default for its
     /// filesystem, [`crate::store::health::default_watermark`]).
     pub min_free_bytes: Option<u64>,
@@ -301,6 +309,12 @@ impl Settings {
             data_dir,
             store_cache_bytes,
             database_url: args.database_url.or(file.database_url),
+            database_wait: args
+                .database_wait_ms
+                .or(file.database_wait_ms)
+                .map_or(crate::store::DEFAULT_DATABASE_WAIT, |ms| {
+                    Duration::from_millis(ms.max(1))
+                }),
             min_free_bytes: args
                 .min_free_mb
                 .or(file.min_free_mb)

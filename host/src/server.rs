@@ -31,6 +31,9 @@ pub enum ServerError {
     },
     #[error("cannot open the store: {0}")]
     Store(#[from] StoreError),
+    /// The database could not be reached on start (within `--database-wait-ms`).
+    #[error("cannot reach the database ({0}); start again once it answers")]
+    DatabaseAway(String),
     #[error("cannot listen on {address}: {source}")]
     Listen {
         address: String,
@@ -355,7 +358,13 @@ async fn open_store(
     if let Some(url) = &settings.database_url {
         // The database's disk is the database's to watch: failed writes are still answered.
         let storage = Arc::new(StorageHealth::unwatched());
-        let store = Arc::new(PgStore::connect(url, storage.clone()).await?);
+        let store = PgStore::connect_with(url, settings.database_wait, storage.clone())
+            .await
+            .map_err(|error| match error {
+                StoreError::Unavailable(cause) => ServerError::DatabaseAway(cause),
+                other => ServerError::Store(other),
+            })?;
+        let store = Arc::new(store);
         tracing::info!("store: PostgreSQL");
         return Ok((store.clone(), store, storage));
     }

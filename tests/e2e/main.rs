@@ -6,6 +6,7 @@ mod admin;
 mod auth;
 mod cli;
 mod crash;
+mod database_outage;
 mod errors;
 mod events;
 mod instances;

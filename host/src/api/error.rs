@@ -83,15 +83,8 @@ impl ApiError {
                 DomainError::ImportInProgress | DomainError::MigrationAlreadyRunning => {
                     StatusCode::CONFLICT
                 }
-                DomainError::Store(StoreError::Unwritable(reason)) => {
-                    if reason.is_want_of_space() {
-                        StatusCode::INSUFFICIENT_STORAGE
-                    } else {
-                        StatusCode::SERVICE_UNAVAILABLE
-                    }
-                }
-                DomainError::Store(_)
-                | DomainError::VendorUnavailable(_)
+                DomainError::Store(error) => store_status(error),
+                DomainError::VendorUnavailable(_)
                 | DomainError::DocumentStore(_)
                 | DomainError::PluginFailed(_) => StatusCode::INTERNAL_SERVER_ERROR,
                 DomainError::PluginBusy(_) => StatusCode::SERVICE_UNAVAILABLE,
@@ -106,7 +99,7 @@ impl ApiError {
                 AuthError::InvalidApiKey
                 | AuthError::InvalidRefreshToken
                 | AuthError::MissingCredentials => StatusCode::BAD_REQUEST,
-                AuthError::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
+                AuthError::Store(error) => store_status(error),
             },
             Self::Parse(_) | Self::Query { .. } => StatusCode::BAD_REQUEST,
             Self::UnsupportedMediaType | Self::UnsupportedContentEncoding(_) => {
@@ -165,8 +158,14 @@ impl ApiError {
             Self::Domain(DomainError::VendorUnavailable(_)) => {
                 "The payment vendor could not be reached; retry the request as it is.".to_owned()
             }
-            // Worded for the operator who can end it: retrying as it is does not help.
-            Self::Domain(DomainError::Store(StoreError::Unwritable(reason))) => reason.to_string(),
+            // Worded for the operator who can end it (retrying as it is does not help), or, for
+            // a database away, for the client (retry in a few seconds).
+            Self::Domain(DomainError::Store(
+                error @ (StoreError::Unwritable(_) | StoreError::Unavailable(_)),
+            ))
+            | Self::Auth(AuthError::Store(
+                error @ (StoreError::Unwritable(_) | StoreError::Unavailable(_)),
+            )) => error.to_string(),
             Self::Domain(DomainError::Store(_) | DomainError::DocumentStore(_))
             | Self::Auth(AuthError::Store(_)) => {
                 "A server error occurred; retry the request as it is.".to_owned()
@@ -231,6 +230,10 @@ impl IntoResponse for ApiError {
             Self::Domain(DomainError::PluginBusy(_) | DomainError::ProcessConcurrencyLimit(_)) => {
                 Some(1)
             }
+            Self::Domain(DomainError::Store(StoreError::Unavailable(_)))
+            | Self::Auth(AuthError::Store(StoreError::Unavailable(_))) => {
+                Some(DATABASE_RETRY_AFTER_SECONDS)
+            }
             _ => None,
         };
         if let Some(seconds) = retry_after
@@ -254,6 +257,23 @@ impl IntoResponse for ApiError {
     }
 }
 
+/// What a request the database could not answer is told to wait before it is sent again: a
+/// restarting database is back in seconds, and clients retrying at once would only add to the
+/// requests waiting for it.
+const DATABASE_RETRY_AFTER_SECONDS: u64 = 5;
+
+/// The status of a store's failure: 507 for want of space, 503 while the storage is away
+/// (writes refused, or a database not reached), else 500.
+fn store_status(error: &StoreError) -> StatusCode {
+    match error {
+        StoreError::Unwritable(reason) if reason.is_want_of_space() => {
+            StatusCode::INSUFFICIENT_STORAGE
+        }
+        error if error.is_unavailable() => StatusCode::SERVICE_UNAVAILABLE,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
 /// Whole seconds to wait, at least one.
 fn retry_after_seconds(wait: std::time::Duration) -> u64 {
     wait.as_secs() + u64::from(wait.subsec_nanos() > 0)
@@ -264,8 +284,8 @@ mod tests {
     use super::*;
     use http_body_util::BodyExt;
 
-    async fn answer(error: DomainError) -> (StatusCode, Option<String>, serde_json::Value) {
-        let response = ApiError::Domain(error).into_response();
+    async fn answer(error: impl Into<ApiError>) -> (StatusCode, Option<String>, serde_json::Value) {
+        let response = error.into().into_response();
         let status = response.status();
         let retry_after = response
             .headers()
@@ -328,6 +348,33 @@ mod tests {
             assert!(detail.contains("operator"), "{detail}");
             assert!(!detail.contains("retry the request as it is"), "{detail}");
         }
+    }
+
+    #[tokio::test]
+    async fn a_database_away_is_a_503_to_retry_in_a_few_seconds_wherever_it_is_met() {
+        let away = || StoreError::Unavailable("connection refused".into());
+        for error in [
+            ApiError::Domain(DomainError::Store(away())),
+            ApiError::Auth(AuthError::Store(away())),
+        ] {
+            let (status, retry_after, body) = answer(error).await;
+            assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+            assert_eq!(retry_after.as_deref(), Some("5"));
+            assert_eq!(body["code"], "storage_unavailable");
+            let detail = body["detail"].as_str().unwrap_or_default();
+            assert!(detail.contains("(connection refused)"), "{detail}");
+            assert!(
+                detail.contains("retry the request in a few seconds"),
+                "{detail}"
+            );
+            assert!(!detail.contains("operator"), "{detail}");
+        }
+        // Another failure of the store, met reading the key, is still a 500 to retry as is.
+        let (status, retry_after, body) =
+            answer(AuthError::Store(StoreError::NumbersExhausted)).await;
+        assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(retry_after, None);
+        assert_eq!(body["code"], "server_error");
     }
 
     #[tokio::test]

@@ -9,6 +9,7 @@ use axum::routing::get;
 use axum::{Json, Router};
 use ferry_admin_api::{StorageState, StorageStatus};
 use serde::Serialize;
+use std::time::Duration;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -36,9 +37,14 @@ pub struct ReadyBody {
     /// Null while the relay has not failed.
     #[schema(required = true)]
     pub relay_last_error: Option<String>,
-    /// Events waiting in the outbox.
-    pub outbox_pending: usize,
+    /// Events waiting in the outbox; null when the store did not answer.
+    #[schema(required = true)]
+    pub outbox_pending: Option<usize>,
 }
+
+/// How long readiness waits for the store to answer: a probe that hangs (a database away
+/// makes each read wait for a connection) tells a load balancer less than a quick 503.
+const STORE_PROBE: Duration = Duration::from_secs(2);
 
 /// The service is up.
 #[utoipa::path(get, path = "/healthz", tag = "operations",
@@ -53,7 +59,10 @@ pub async fn healthz() -> Json<HealthBody> {
 #[utoipa::path(get, path = "/readyz", tag = "operations",
     responses((status = 200, body = ReadyBody), (status = 503, description = "The store does not answer, or refuses writes (`storage.reason` says why)", body = ReadyBody)))]
 pub async fn readyz(State(state): State<AppState>) -> Response {
-    let answers = state.store.supplier("").await.is_ok();
+    let answers = matches!(
+        tokio::time::timeout(STORE_PROBE, state.store.supplier("")).await,
+        Ok(Ok(_))
+    );
     let storage = state.storage.status();
     let store = match storage.state {
         _ if !answers => "error",
@@ -69,7 +78,14 @@ pub async fn readyz(State(state): State<AppState>) -> Response {
         storage,
         relay: relay.state,
         relay_last_error: relay.last_error,
-        outbox_pending: state.store.outbox_len().await.unwrap_or(0),
+        outbox_pending: if answers {
+            tokio::time::timeout(STORE_PROBE, state.store.outbox_len())
+                .await
+                .ok()
+                .and_then(Result::ok)
+        } else {
+            None
+        },
     };
     let status = if store_ok {
         StatusCode::OK

@@ -172,7 +172,7 @@ const SHARED: [(&str, &str, &str); 11] = [
     (
         "503",
         "PluginBusy",
-        "The supplier's plugin has more calls waiting than it can take (`plugin_busy`); retry after `Retry-After` seconds. Or a write failed for storage reasons (`storage_unavailable`): writes are refused until an operator repairs the storage.",
+        "The supplier's plugin has more calls waiting than it can take (`plugin_busy`); retry after `Retry-After` seconds. Or the storage is away (`storage_unavailable`): on sled a write failed and writes are refused until an operator repairs the storage; on PostgreSQL the database could not be reached, and the request may be sent again after `Retry-After` seconds.",
     ),
     (
         "507",

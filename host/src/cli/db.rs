@@ -2,8 +2,8 @@
 //! with a database URL applies them on start too; this is for a deployment step that runs
 //! before the instances).
 
-use crate::store::PgStore;
 use crate::store::health::StorageHealth;
+use crate::store::{PgStore, StoreError};
 use std::sync::Arc;
 
 #[derive(Debug, clap::Subcommand)]
@@ -19,7 +19,14 @@ pub enum DbAction {
 pub async fn run(action: DbAction) -> anyhow::Result<()> {
     match action {
         DbAction::Migrate { database_url } => {
-            PgStore::connect(&database_url, Arc::new(StorageHealth::unwatched())).await?;
+            PgStore::connect(&database_url, Arc::new(StorageHealth::unwatched()))
+                .await
+                .map_err(|error| match error {
+                    StoreError::Unavailable(cause) => {
+                        anyhow::anyhow!("cannot reach the database ({cause})")
+                    }
+                    other => other.into(),
+                })?;
             println!("migrations applied");
             Ok(())
         }

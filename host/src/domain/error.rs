@@ -173,7 +173,7 @@ impl DomainError {
             Self::Store(StoreError::Unwritable(reason)) if reason.is_want_of_space() => {
                 "insufficient_storage"
             }
-            Self::Store(StoreError::Unwritable(_)) => "storage_unavailable",
+            Self::Store(error) if error.is_unavailable() => "storage_unavailable",
             Self::Store(_) => "server_error",
         }
     }

@@ -151,8 +151,11 @@ pub async fn run(
                 Ok(Some(again)) => {
                     queue.insert(Due { at: again, ..due });
                 }
-                // Writes refused (a full disk): tried again once they may be taken.
-                Err(DomainError::Store(StoreError::Unwritable(reason))) => {
+                // Writes refused (a full disk), or the database away: tried again once they
+                // may be taken.
+                Err(DomainError::Store(
+                    reason @ (StoreError::Unwritable(_) | StoreError::Unavailable(_)),
+                )) => {
                     tracing::warn!(%reason, supplier = %due.supplier, external = %due.external, "scheduled migration waits for the store to take writes");
                     queue.insert(Due {
                         at: now + Duration::seconds(5),

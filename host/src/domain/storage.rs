@@ -62,6 +62,27 @@ pub enum StoreError {
     /// Writes are refused until an operator acts: nothing of the change was made, reads go on.
     #[error("{0}")]
     Unwritable(Unwritable),
+    /// A server database could not be reached (stopped, restarting, the network to it down):
+    /// neither reads nor writes are answered until it is back, and then they are, without an
+    /// operator or a restart. Nothing acknowledged was lost.
+    #[error(
+        "The database could not be reached ({0}): retry the request in a few seconds. Nothing \
+         acknowledged was lost."
+    )]
+    Unavailable(String),
+}
+
+impl StoreError {
+    /// Whether the storage as a whole is away for now (HTTP 503 `storage_unavailable`), not
+    /// failing this request: a database that cannot be reached, or a store that refuses
+    /// writes for a reason other than want of space.
+    pub fn is_unavailable(&self) -> bool {
+        match self {
+            Self::Unavailable(_) => true,
+            Self::Unwritable(reason) => !reason.is_want_of_space(),
+            _ => false,
+        }
+    }
 }
 
 /// Why the store refuses writes, worded for the operator who can end it.

@@ -5,8 +5,10 @@
 //! serialized by a row lock on its summary (`SELECT … FOR UPDATE`), an import process's changes
 //! by a row lock on the process, and ids come from a sequence in blocks, one per unit. A commit is durable
 //! when it returns, so [`Store::flush`] has nothing to wait for. Errors are classified once
-//! ([`classify`]): a serialization failure is [`StoreError::Conflict`], a full disk or a lost
-//! connection [`StoreError::Unwritable`].
+//! ([`classify`]): a serialization failure is [`StoreError::Conflict`], a full disk
+//! [`StoreError::Unwritable`], a database that cannot be reached [`StoreError::Unavailable`]
+//! (answered once a request has waited [`DEFAULT_DATABASE_WAIT`], or `--database-wait-ms`, for
+//! a connection; requests are taken again, without a restart, once the database answers).
 
 use super::health::StorageHealth;
 use super::postgres_account::PgAccountUnit;
@@ -38,6 +40,7 @@ use sqlx::types::Json;
 use sqlx::{Arguments, Encode, Postgres, Row, Type};
 use std::collections::HashSet;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// The migrations, embedded: applied on start and by `ferry db migrate`, without sqlx's
 /// advisory lock (which Postgres-compatible distributed databases do not all have).
@@ -69,11 +72,27 @@ impl std::fmt::Debug for PgStore {
     }
 }
 
+/// How long a request waits for one of the pool's connections unless told otherwise. While the
+/// database cannot be reached, each request waits this long (sqlx tries to connect again
+/// until then) and is answered 503 `storage_unavailable`; sqlx's own default is 30 s, longer
+/// than many clients wait for an answer.
+pub const DEFAULT_DATABASE_WAIT: Duration = Duration::from_secs(5);
+
 impl PgStore {
     /// Connects to `url` and applies the migrations not applied yet.
     pub async fn connect(url: &str, health: Arc<StorageHealth>) -> Result<Self, StoreError> {
+        Self::connect_with(url, DEFAULT_DATABASE_WAIT, health).await
+    }
+
+    /// [`Self::connect`], with requests waiting at most `wait` for a connection.
+    pub async fn connect_with(
+        url: &str,
+        wait: Duration,
+        health: Arc<StorageHealth>,
+    ) -> Result<Self, StoreError> {
         let pool = PgPoolOptions::new()
             .max_connections(16)
+            .acquire_timeout(wait)
             .connect(url)
             .await
             .map_err(classify)?;
@@ -305,14 +324,14 @@ pub(super) fn classify(error: sqlx::Error) -> StoreError {
             Some("53100" | "53000") => return StoreError::Unwritable(Unwritable::DiskFull),
             // the server is shutting down or refuses connections
             Some(code) if code.starts_with("57P") || code.starts_with("08") => {
-                return StoreError::Unwritable(Unwritable::Failed(database.message().to_owned()));
+                return StoreError::Unavailable(database.message().to_owned());
             }
             _ => {}
         }
     }
     match error {
         sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed => {
-            StoreError::Unwritable(Unwritable::Failed(error.to_string()))
+            StoreError::Unavailable(error.to_string())
         }
         other => StoreError::Backend(Box::new(other)),
     }

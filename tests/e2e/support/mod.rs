@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+mod tcp_proxy;
+
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader};
@@ -10,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
+pub use tcp_proxy::TcpProxy;
 
 pub const OPERATOR_KEY: &str = "test-operator-key";
 
