@@ -2,13 +2,15 @@
 //! be reached, every request is answered within the server's wait for a connection, 503
 //! `storage_unavailable` with `Retry-After` (reads, writes, tokens and `/readyz` alike), and
 //! once it answers again the same server takes requests with nothing acknowledged lost and
-//! nothing refused kept; a server started while it is away says so and exits. The network to
-//! the database is cut by a proxy (the database is shared with the other tests).
+//! nothing refused kept; a server started while it is away says so and exits. A bulk migration
+//! waits out a database away and goes on where it was. The network to the database is cut by a
+//! proxy (the database is shared with the other tests).
 //!
 //! PostgreSQL only (`e2e-postgres`): sled is in the server's own process.
 
 use crate::support::*;
-use reqwest::StatusCode;
+use futures_util::StreamExt;
+use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
@@ -17,6 +19,63 @@ use std::time::{Duration, Instant};
 const ANSWER_WITHIN: Duration = Duration::from_secs(20);
 const PATIENCE: Duration = Duration::from_secs(30);
 
+/// A server over a new database that it reaches through a proxy; a request waits 500 ms for
+/// a connection.
+struct Outage {
+    dir: tempfile::TempDir,
+    database: String,
+    proxy: TcpProxy,
+    server: Server,
+}
+
+impl Outage {
+    /// On PostgreSQL only (none on sled).
+    async fn set_up() -> Option<Outage> {
+        if backend() != Backend::Postgres {
+            return None;
+        }
+        let dir = tempfile::tempdir().expect("temp dir");
+        let database = shared_database(dir.path());
+        let proxy = TcpProxy::start(&address_of(&database)).await;
+        let server = Server::start_in(
+            &dir.path().join("server"),
+            Options {
+                env: vec![
+                    (
+                        "FERRY_DATABASE_URL".into(),
+                        database_through(&database, proxy.port()),
+                    ),
+                    ("FERRY_DATABASE_WAIT_MS".into(), "500".into()),
+                    ("FERRY_RATE_LIMIT_PER_SECOND".into(), "0".into()),
+                ],
+                ..Options::default()
+            },
+        );
+        Some(Outage {
+            dir,
+            database,
+            proxy,
+            server,
+        })
+    }
+}
+
+/// `host:port` of a database URL.
+fn address_of(database: &str) -> String {
+    let url = reqwest::Url::parse(database).expect("database URL");
+    format!(
+        "{}:{}",
+        url.host_str().expect("the database's host"),
+        url.port().unwrap_or(5432)
+    )
+}
+
+fn database_through(database: &str, proxy_port: u16) -> String {
+    let mut url = reqwest::Url::parse(database).expect("database URL");
+    url.set_port(Some(proxy_port)).expect("a port");
+    url.to_string()
+}
+
 fn note(body: &str) -> Value {
     json!({"import_supplier": "OLD_CO", "external_account_number": "ACC-1", "notes": [{"body": body}]})
 }
@@ -24,29 +83,15 @@ fn note(body: &str) -> Value {
 // Threads of its own for the proxy: starting a server blocks the test's thread.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_database_away_is_answered_503_at_once_and_taken_again_when_back() {
-    if backend() != Backend::Postgres {
+    let Some(Outage {
+        dir,
+        database,
+        proxy,
+        server,
+    }) = Outage::set_up().await
+    else {
         return; // sled is not reached over a network
-    }
-    let dir = tempfile::tempdir().expect("temp dir");
-    let mut url = reqwest::Url::parse(&shared_database(dir.path())).expect("database URL");
-    let target = format!(
-        "{}:{}",
-        url.host_str().expect("the database's host"),
-        url.port().unwrap_or(5432)
-    );
-    let proxy = TcpProxy::start(&target).await;
-    url.set_port(Some(proxy.port())).expect("a port");
-    let server = Server::start_in(
-        &dir.path().join("server"),
-        Options {
-            env: vec![
-                ("FERRY_DATABASE_URL".into(), url.to_string()),
-                ("FERRY_DATABASE_WAIT_MS".into(), "500".into()),
-                ("FERRY_RATE_LIMIT_PER_SECOND".into(), "0".into()),
-            ],
-            ..Options::default()
-        },
-    );
+    };
     let (token, number) = server
         .imported_account("OLD_CO", "ACC-1", "2025-01-01")
         .await;
@@ -140,7 +185,10 @@ async fn a_database_away_is_answered_503_at_once_and_taken_again_when_back() {
     let output = tokio::process::Command::new(ferry_binary())
         .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
         .arg(dir.path().join("second"))
-        .env("FERRY_DATABASE_URL", url.as_str())
+        .env(
+            "FERRY_DATABASE_URL",
+            database_through(&database, proxy.port()),
+        )
         .env("FERRY_DATABASE_WAIT_MS", "500")
         .env("FERRY_OPERATOR_KEY", OPERATOR_KEY)
         .env_remove("RUST_BACKTRACE")
@@ -155,4 +203,85 @@ async fn a_database_away_is_answered_503_at_once_and_taken_again_when_back() {
         stderr.contains("Error: cannot reach the database ("),
         "{stderr}"
     );
+}
+
+/// Accounts the bulk migration below migrates: enough for its job to run while the network to
+/// the database is cut again and again.
+const BULK_ACCOUNTS: usize = 600;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bulk_migration_waits_out_a_database_away_and_leaves_no_account_in_progress() {
+    let Some(Outage {
+        // Kept to the test's end: the server's directory and database go with it.
+        dir: _dir,
+        database: _,
+        proxy,
+        server,
+    }) = Outage::set_up().await
+    else {
+        return; // sled is not reached over a network
+    };
+    let token = server.supplier_with_token("BULK_CO").await;
+    futures_util::stream::iter(0..BULK_ACCOUNTS)
+        .for_each_concurrent(8, |index| {
+            let (server, token) = (&server, &token);
+            async move {
+                server
+                    .stage(token, &account("BULK_CO", &format!("B-{index:04}")))
+                    .await;
+            }
+        })
+        .await;
+    let (status, job) = server
+        .admin(Method::POST, "/admin/v1/suppliers/BULK_CO/migrations", None)
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{job}");
+    let path = format!(
+        "/admin/v1/suppliers/BULK_CO/migrations/{}",
+        job["id"].as_str().expect("id")
+    );
+    let done =
+        |job: &Value| job["processed"].as_u64().unwrap_or(0) + job["failed"].as_u64().unwrap_or(0);
+    let running = loop {
+        let (status, job) = server.admin(Method::GET, &path, None).await;
+        assert_eq!(status, StatusCode::OK, "{job}");
+        if done(&job) > 0 || job["state"] != "RUNNING" {
+            break job;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    assert_eq!(
+        running["state"], "RUNNING",
+        "the job ended before the outage: {running}"
+    );
+    assert!(done(&running) < BULK_ACCOUNTS as u64, "{running}");
+
+    // Every cut closes the connections in use: queries in flight fail, and for a while no
+    // connection can be made.
+    for _ in 0..8 {
+        proxy.cut();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        proxy.restore().await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let ended = loop {
+        let (status, job) = server.admin(Method::GET, &path, None).await;
+        if status == StatusCode::OK && job["state"] != "RUNNING" {
+            break job;
+        }
+        assert!(Instant::now() < deadline, "the job did not end: {job}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
+    assert_eq!(ended["state"], "COMPLETED", "{ended}");
+    assert_eq!(ended["processed"], BULK_ACCOUNTS, "{ended}");
+    assert_eq!(ended["failed"], 0, "{ended}");
+    let (_, supplier) = server
+        .admin(Method::GET, "/admin/v1/suppliers/BULK_CO", None)
+        .await;
+    assert_eq!(supplier["counts"]["PROCESSED"], BULK_ACCOUNTS, "{supplier}");
+    for state in ["IN_PROGRESS", "PENDING", "ERRORED"] {
+        assert_eq!(supplier["counts"][state], 0, "{state}: {supplier}");
+    }
 }

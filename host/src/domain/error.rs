@@ -140,6 +140,12 @@ impl DomainError {
         }
     }
 
+    /// Whether the storage is away for now ([`StoreError::is_unavailable`]): the same work
+    /// may succeed once it is back.
+    pub fn is_store_unavailable(&self) -> bool {
+        matches!(self, Self::Store(error) if error.is_unavailable())
+    }
+
     /// The stable machine-readable code of this error.
     pub fn code(&self) -> &'static str {
         match self {

@@ -17,7 +17,7 @@ use super::supplier::{NamedSupplier, Supplier};
 use super::validation::{
     FieldError, FieldErrors, ObjectReader, Optional, Reported, Required, StrRule, reading,
 };
-use crate::domain::storage::{ImportChange, ListingStream, Store};
+use crate::domain::storage::{ImportChange, ListingStream, Store, WHILE_AWAY};
 use chrono::{DateTime, Utc};
 use futures_util::{StreamExt, TryStreamExt};
 use serde_json::Value;
@@ -460,10 +460,22 @@ impl Imports {
             return Ok(retry);
         }
         match self.migrate_claimed(supplier, &external).await {
-            Ok(_) | Err(DomainError::Invalid { .. } | DomainError::PluginFailed(_)) => Ok(None),
+            Ok(()) | Err(DomainError::Invalid { .. } | DomainError::PluginFailed(_)) => Ok(None),
             Err(other) => {
-                self.release(supplier, std::slice::from_ref(&external))
-                    .await?;
+                // Put back for the retry even if the storage is away now: a claim left behind
+                // would keep the account IN_PROGRESS, and every retry would find it claimed.
+                loop {
+                    match self
+                        .release(supplier, std::slice::from_ref(&external))
+                        .await
+                    {
+                        Ok(()) => break,
+                        Err(error) if error.is_store_unavailable() => {
+                            tokio::time::sleep(WHILE_AWAY).await;
+                        }
+                        Err(error) => return Err(error),
+                    }
+                }
                 tracing::warn!(error = %other, supplier, external, "scheduled migration to be retried");
                 Ok(retry)
             }
@@ -670,20 +682,27 @@ impl Imports {
         Ok(())
     }
 
-    /// Migrates a process claimed by a bulk migration: the platform account, or the failure
-    /// recorded on the process (`ERRORED`).
+    /// Migrates a process claimed by a bulk or scheduled migration: the platform account is
+    /// made, or the failure recorded on the process (`ERRORED`).
     pub async fn migrate_claimed(
         &self,
         supplier_code: &str,
         external: &str,
-    ) -> Result<PlatformAccount, DomainError> {
+    ) -> Result<(), DomainError> {
         let current = self
             .store
             .import_process(supplier_code, external)
             .await?
             .ok_or(DomainError::ImportProcessNotFound)?;
+        // Made already: a try whose commit was answered by a lost connection (the storage
+        // away) may have been made, and is tried again.
+        if current.state == ImportState::Processed {
+            return Ok(());
+        }
         if let Err(failure) = self.revalidate(&current).await {
-            self.record_failure(&current, &failure).await?;
+            if !failure.is_store_unavailable() {
+                self.record_failure(&current, &failure).await?;
+            }
             return Err(failure);
         }
         self.create_account(supplier_code, external, None, |process| {
@@ -693,6 +712,7 @@ impl Imports {
             }
         })
         .await
+        .map(drop)
     }
 
     /// Puts back to `PENDING` the `IN_PROGRESS` processes no bulk migration will go on with

@@ -14,7 +14,7 @@ use super::error::DomainError;
 use super::import_process::ImportState;
 use super::imports::{Imports, ListFilter, filtered};
 use super::supplier::SupplierStatus;
-use crate::domain::storage::Store;
+use crate::domain::storage::{Store, StoreError, WHILE_AWAY};
 use chrono::{DateTime, Utc};
 use futures_util::TryStreamExt;
 use serde::{Deserialize, Serialize};
@@ -111,6 +111,12 @@ const YIELD_EVERY: u64 = 64;
 /// How long a job's lease lasts unless renewed, and how often the job renews it.
 pub const BULK_LEASE_TTL: std::time::Duration = std::time::Duration::from_secs(10);
 const BULK_LEASE_RENEW: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Waits before a bulk migration tries again while the storage is away.
+async fn wait_while_away(supplier: &str, error: &StoreError) {
+    tracing::warn!(supplier, %error, "bulk migration waits for the storage");
+    tokio::time::sleep(WHILE_AWAY).await;
+}
 
 /// The supplier's bulk migration recorded as running (here, on another instance, or on one
 /// that is gone), if any.
@@ -233,7 +239,10 @@ impl Migrations {
     }
 
     async fn run(self, job: Arc<Job>, claimed: Vec<String>) {
-        let mut remaining = claimed.into_iter();
+        // An account is taken off once its migration has an outcome: while the storage is
+        // away the job waits and tries the same account again, so an outage neither stops it
+        // nor leaves an account claimed (IN_PROGRESS) with no job to go on with it.
+        let mut remaining = claimed.into_iter().peekable();
         let mut since_yield = 0u64;
         let lease = bulk_lease(&job.supplier);
         let mut renewed = std::time::Instant::now();
@@ -252,23 +261,37 @@ impl Migrations {
                     Err(error) => tracing::warn!(%error, "cannot renew the bulk migration's lease"),
                 }
             }
-            let ongoing = matches!(
-                self.store.supplier(&job.supplier).await,
-                Ok(Some(supplier)) if supplier.status == SupplierStatus::Ongoing
-            );
+            let ongoing = match self.store.supplier(&job.supplier).await {
+                Ok(supplier) => {
+                    matches!(supplier, Some(supplier) if supplier.status == SupplierStatus::Ongoing)
+                }
+                Err(error) if error.is_unavailable() => {
+                    wait_while_away(&job.supplier, &error).await;
+                    continue;
+                }
+                Err(error) => {
+                    tracing::error!(supplier = %job.supplier, %error, "cannot read the supplier of a bulk migration: stopping");
+                    false
+                }
+            };
             if !ongoing {
                 break MigrationState::Stopped;
             }
-            let Some(external) = remaining.next() else {
+            let Some(external) = remaining.peek().cloned() else {
                 break MigrationState::Completed;
             };
             match self.imports.migrate_claimed(&job.supplier, &external).await {
-                Ok(_) => job.processed.fetch_add(1, Ordering::Relaxed),
+                Ok(()) => job.processed.fetch_add(1, Ordering::Relaxed),
+                Err(DomainError::Store(error)) if error.is_unavailable() => {
+                    wait_while_away(&job.supplier, &error).await;
+                    continue;
+                }
                 Err(error) => {
                     tracing::warn!(supplier = %job.supplier, %external, %error, "bulk migration of an account failed");
                     job.failed.fetch_add(1, Ordering::Relaxed)
                 }
             };
+            remaining.next();
             // Progress after every account, for every instance to see and one to go on from.
             if let Err(error) = self.store.put_migration(&job.view()).await {
                 tracing::warn!(%error, "cannot record the bulk migration's progress");

@@ -72,6 +72,11 @@ pub enum StoreError {
     Unavailable(String),
 }
 
+/// How long work that runs by itself (a bulk or scheduled migration) waits before it tries
+/// again while the storage is away ([`StoreError::is_unavailable`]): it goes on where it was
+/// once the storage is back, rather than failing or stopping for an outage.
+pub const WHILE_AWAY: std::time::Duration = std::time::Duration::from_secs(1);
+
 impl StoreError {
     /// Whether the storage as a whole is away for now (HTTP 503 `storage_unavailable`), not
     /// failing this request: a database that cannot be reached, or a store that refuses
