@@ -1,6 +1,6 @@
 //! Extractors that turn requests into what handlers need, failing in the API's error format:
-//! the JSON body (content type and coding, size, syntax), the authenticated caller, path parameters and
-//! query parameters.
+//! the JSON body (content type and coding, size, syntax), the authenticated caller, path
+//! parameters and query parameters.
 
 use super::AppState;
 use super::error::ApiError;

@@ -246,6 +246,7 @@ impl Migrations {
         let mut since_yield = 0u64;
         let lease = bulk_lease(&job.supplier);
         let mut renewed = std::time::Instant::now();
+        let mut lease_lost = false;
         let state = loop {
             if renewed.elapsed() >= BULK_LEASE_RENEW {
                 match self
@@ -256,6 +257,7 @@ impl Migrations {
                     Ok(true) => renewed = std::time::Instant::now(),
                     Ok(false) => {
                         tracing::error!(supplier = %job.supplier, "the bulk migration's lease passed to another instance: stopping");
+                        lease_lost = true;
                         break MigrationState::Stopped;
                     }
                     Err(error) => tracing::warn!(%error, "cannot renew the bulk migration's lease"),
@@ -302,6 +304,13 @@ impl Migrations {
                 tokio::task::yield_now().await;
             }
         };
+        if lease_lost {
+            // The instance that took the lease took the job over with its claimed accounts
+            // (after a database away longer than the lease, say): they and the job's record
+            // are its own now.
+            job.finish(state);
+            return;
+        }
         let remaining: Vec<String> = remaining.collect();
         if !remaining.is_empty()
             && let Err(error) = self.imports.release(&job.supplier, &remaining).await
