@@ -3,8 +3,9 @@
 //! `storage_unavailable` with `Retry-After` (reads, writes, tokens and `/readyz` alike), and
 //! once it answers again the same server takes requests with nothing acknowledged lost and
 //! nothing refused kept; a server started while it is away says so and exits. A bulk migration
-//! waits out a database away and goes on where it was. The network to the database is cut by a
-//! proxy (the database is shared with the other tests).
+//! waits out a database away and goes on where it was, also when another instance took the job
+//! over and ended it meanwhile. The network to the database is cut by a proxy (the
+//! database is shared with the other tests).
 //!
 //! PostgreSQL only (`e2e-postgres`): sled is in the server's own process.
 
@@ -209,6 +210,42 @@ async fn a_database_away_is_answered_503_at_once_and_taken_again_when_back() {
 /// the database is cut again and again.
 const BULK_ACCOUNTS: usize = 600;
 
+/// Stages [`BULK_ACCOUNTS`] accounts of `BULK_CO` through `staging`, starts their bulk
+/// migration through `starting` and waits until it has migrated one: its path.
+async fn bulk_migration_under_way(staging: &Server, starting: &Server) -> String {
+    let token = staging.supplier_with_token("BULK_CO").await;
+    futures_util::stream::iter(0..BULK_ACCOUNTS)
+        .for_each_concurrent(8, |index| {
+            let token = &token;
+            async move {
+                staging
+                    .stage(token, &account("BULK_CO", &format!("B-{index:04}")))
+                    .await;
+            }
+        })
+        .await;
+    let (status, job) = starting
+        .admin(Method::POST, "/admin/v1/suppliers/BULK_CO/migrations", None)
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{job}");
+    let path = format!(
+        "/admin/v1/suppliers/BULK_CO/migrations/{}",
+        job["id"].as_str().expect("id")
+    );
+    loop {
+        let (status, job) = starting.admin(Method::GET, &path, None).await;
+        assert_eq!(status, StatusCode::OK, "{job}");
+        assert_eq!(
+            job["state"], "RUNNING",
+            "the job ended before the outage: {job}"
+        );
+        if job["processed"].as_u64() > Some(0) {
+            return path;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bulk_migration_waits_out_a_database_away_and_leaves_no_account_in_progress() {
     let Some(Outage {
@@ -221,40 +258,7 @@ async fn a_bulk_migration_waits_out_a_database_away_and_leaves_no_account_in_pro
     else {
         return; // sled is not reached over a network
     };
-    let token = server.supplier_with_token("BULK_CO").await;
-    futures_util::stream::iter(0..BULK_ACCOUNTS)
-        .for_each_concurrent(8, |index| {
-            let (server, token) = (&server, &token);
-            async move {
-                server
-                    .stage(token, &account("BULK_CO", &format!("B-{index:04}")))
-                    .await;
-            }
-        })
-        .await;
-    let (status, job) = server
-        .admin(Method::POST, "/admin/v1/suppliers/BULK_CO/migrations", None)
-        .await;
-    assert_eq!(status, StatusCode::ACCEPTED, "{job}");
-    let path = format!(
-        "/admin/v1/suppliers/BULK_CO/migrations/{}",
-        job["id"].as_str().expect("id")
-    );
-    let done =
-        |job: &Value| job["processed"].as_u64().unwrap_or(0) + job["failed"].as_u64().unwrap_or(0);
-    let running = loop {
-        let (status, job) = server.admin(Method::GET, &path, None).await;
-        assert_eq!(status, StatusCode::OK, "{job}");
-        if done(&job) > 0 || job["state"] != "RUNNING" {
-            break job;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    };
-    assert_eq!(
-        running["state"], "RUNNING",
-        "the job ended before the outage: {running}"
-    );
-    assert!(done(&running) < BULK_ACCOUNTS as u64, "{running}");
+    let path = bulk_migration_under_way(&server, &server).await;
 
     // Every cut closes the connections in use: queries in flight fail, and for a while no
     // connection can be made.
@@ -265,19 +269,73 @@ async fn a_bulk_migration_waits_out_a_database_away_and_leaves_no_account_in_pro
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let ended = loop {
-        let (status, job) = server.admin(Method::GET, &path, None).await;
-        if status == StatusCode::OK && job["state"] != "RUNNING" {
-            break job;
-        }
-        assert!(Instant::now() < deadline, "the job did not end: {job}");
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    };
+    let ended = server
+        .bulk_migration_ended(&path, Duration::from_secs(120))
+        .await;
     assert_eq!(ended["state"], "COMPLETED", "{ended}");
     assert_eq!(ended["processed"], BULK_ACCOUNTS, "{ended}");
     assert_eq!(ended["failed"], 0, "{ended}");
     let (_, supplier) = server
+        .admin(Method::GET, "/admin/v1/suppliers/BULK_CO", None)
+        .await;
+    assert_eq!(supplier["counts"]["PROCESSED"], BULK_ACCOUNTS, "{supplier}");
+    for state in ["IN_PROGRESS", "PENDING", "ERRORED"] {
+        assert_eq!(supplier["counts"][state], 0, "{state}: {supplier}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bulk_migration_taken_over_while_its_instance_was_cut_off_ends_completed_once_back() {
+    let Some(Outage {
+        dir,
+        database,
+        proxy,
+        server: cut_off,
+    }) = Outage::set_up().await
+    else {
+        return; // sled is not reached over a network
+    };
+    // A second instance that reaches the database directly.
+    let direct = Server::start_in(
+        &dir.path().join("direct"),
+        Options {
+            env: vec![
+                ("FERRY_DATABASE_URL".into(), database.clone()),
+                ("FERRY_RATE_LIMIT_PER_SECOND".into(), "0".into()),
+            ],
+            ..Options::default()
+        },
+    );
+    let path = bulk_migration_under_way(&direct, &cut_off).await;
+
+    // Its instance is cut off: once the job's lease has passed, the other instance takes the
+    // job over and finishes it.
+    proxy.cut();
+    let finished = direct
+        .bulk_migration_ended(&path, Duration::from_secs(90))
+        .await;
+    assert_eq!(finished["state"], "COMPLETED", "{finished}");
+
+    // Back, the cut-off instance's job wakes (each second): the other instance has ended the
+    // job and let its lease go, so it goes on over what it had left, finds those accounts
+    // made and counts them so. (Were the other still running it, it would leave the job to
+    // it.) Each instance shows the jobs it ran as it knows them, so the record is read by an
+    // instance that ran none.
+    proxy.restore().await;
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let third = Server::start_in(
+        &dir.path().join("third"),
+        Options {
+            env: vec![("FERRY_DATABASE_URL".into(), database.clone())],
+            ..Options::default()
+        },
+    );
+    let (status, recorded) = third.admin(Method::GET, &path, None).await;
+    assert_eq!(status, StatusCode::OK, "{recorded}");
+    assert_eq!(recorded["state"], "COMPLETED", "{recorded}");
+    assert_eq!(recorded["processed"], BULK_ACCOUNTS, "{recorded}");
+    assert_eq!(recorded["failed"], 0, "{recorded}");
+    let (_, supplier) = direct
         .admin(Method::GET, "/admin/v1/suppliers/BULK_CO", None)
         .await;
     assert_eq!(supplier["counts"]["PROCESSED"], BULK_ACCOUNTS, "{supplier}");

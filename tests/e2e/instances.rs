@@ -352,19 +352,9 @@ async fn a_bulk_migration_is_taken_over_when_its_instance_dies() {
 
     // Its instance dies; the other takes the job over and finishes it.
     first.kill_hard();
-    let deadline = Instant::now() + Duration::from_secs(90);
-    let ended = loop {
-        let (status, job) = second.admin(Method::GET, &path, None).await;
-        assert_eq!(status, StatusCode::OK, "{job}");
-        if job["state"] != "RUNNING" {
-            break job;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the job was not taken over: {job}"
-        );
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    };
+    let ended = second
+        .bulk_migration_ended(&path, Duration::from_secs(90))
+        .await;
     assert_eq!(ended["state"], "COMPLETED", "{ended}");
     // An account the dead instance finished in its last moment, before it recorded it, is
     // not counted: progress is recorded after each account.

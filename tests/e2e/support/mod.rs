@@ -527,6 +527,23 @@ impl Server {
         body
     }
 
+    /// The bulk migration at `path` (`/admin/v1/suppliers/{code}/migrations/{id}`) once it has
+    /// ended, as this server shows it; a moment this server cannot answer is waited out.
+    pub async fn bulk_migration_ended(&self, path: &str, within: Duration) -> Value {
+        let deadline = std::time::Instant::now() + within;
+        loop {
+            let (status, job) = self.admin(Method::GET, path, None).await;
+            if status == StatusCode::OK && job["state"] != "RUNNING" {
+                return job;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the bulk migration did not end: {status} {job}"
+            );
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
+
     /// What operators see of an account.
     pub async fn account_view(&self, number: &str) -> Value {
         let (status, body) = self
