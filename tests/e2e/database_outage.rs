@@ -3,8 +3,9 @@
 //! `storage_unavailable` with `Retry-After` (reads, writes, tokens and `/readyz` alike), and
 //! once it answers again the same server takes requests with nothing acknowledged lost and
 //! nothing refused kept; a server started while it is away says so and exits. A bulk migration
-//! waits out a database away and goes on where it was, also when another instance took the job
-//! over and ended it meanwhile. The network to the database is cut by a proxy (the
+//! waits out a database away and goes on where it was; when another instance took the job over
+//! meanwhile, it leaves the job to it while that one runs it, and finishes what it had left
+//! once that one has ended it. The network to the database is cut by a proxy (the
 //! database is shared with the other tests).
 //!
 //! PostgreSQL only (`e2e-postgres`): sled is in the server's own process.
@@ -30,6 +31,20 @@ struct Outage {
 }
 
 impl Outage {
+    /// Another instance over the same database that reaches it directly, in `name`.
+    fn direct(&self, name: &str) -> Server {
+        Server::start_in(
+            &self.dir.path().join(name),
+            Options {
+                env: vec![
+                    ("FERRY_DATABASE_URL".into(), self.database.clone()),
+                    ("FERRY_RATE_LIMIT_PER_SECOND".into(), "0".into()),
+                ],
+                ..Options::default()
+            },
+        )
+    }
+
     /// On PostgreSQL only (none on sled).
     async fn set_up() -> Option<Outage> {
         if backend() != Backend::Postgres {
@@ -84,15 +99,15 @@ fn note(body: &str) -> Value {
 // Threads of its own for the proxy: starting a server blocks the test's thread.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_database_away_is_answered_503_at_once_and_taken_again_when_back() {
-    let Some(Outage {
+    let Some(outage) = Outage::set_up().await else {
+        return; // sled is not reached over a network
+    };
+    let Outage {
         dir,
         database,
         proxy,
         server,
-    }) = Outage::set_up().await
-    else {
-        return; // sled is not reached over a network
-    };
+    } = outage;
     let (token, number) = server
         .imported_account("OLD_CO", "ACC-1", "2025-01-01")
         .await;
@@ -210,11 +225,17 @@ async fn a_database_away_is_answered_503_at_once_and_taken_again_when_back() {
 /// the database is cut again and again.
 const BULK_ACCOUNTS: usize = 600;
 
-/// Stages [`BULK_ACCOUNTS`] accounts of `BULK_CO` through `staging`, starts their bulk
-/// migration through `starting` and waits until it has migrated one: its path.
-async fn bulk_migration_under_way(staging: &Server, starting: &Server) -> String {
+/// Stages `accounts` accounts of `BULK_CO` through `staging`, installs `plugin` for it if
+/// given, starts their bulk migration through `starting` and waits until it has migrated one:
+/// its path.
+async fn bulk_migration_under_way(
+    staging: &Server,
+    starting: &Server,
+    accounts: usize,
+    plugin: Option<&str>,
+) -> String {
     let token = staging.supplier_with_token("BULK_CO").await;
-    futures_util::stream::iter(0..BULK_ACCOUNTS)
+    futures_util::stream::iter(0..accounts)
         .for_each_concurrent(8, |index| {
             let token = &token;
             async move {
@@ -224,6 +245,10 @@ async fn bulk_migration_under_way(staging: &Server, starting: &Server) -> String
             }
         })
         .await;
+    if let Some(plugin) = plugin {
+        // Installed after staging, so that each migration calls it.
+        starting.install_plugin("BULK_CO", plugin, json!({})).await;
+    }
     let (status, job) = starting
         .admin(Method::POST, "/admin/v1/suppliers/BULK_CO/migrations", None)
         .await;
@@ -248,17 +273,17 @@ async fn bulk_migration_under_way(staging: &Server, starting: &Server) -> String
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bulk_migration_waits_out_a_database_away_and_leaves_no_account_in_progress() {
-    let Some(Outage {
-        // Kept to the test's end: the server's directory and database go with it.
+    let Some(outage) = Outage::set_up().await else {
+        return; // sled is not reached over a network
+    };
+    // Kept to the test's end: the server's directory and database go with it.
+    let Outage {
         dir: _dir,
         database: _,
         proxy,
         server,
-    }) = Outage::set_up().await
-    else {
-        return; // sled is not reached over a network
-    };
-    let path = bulk_migration_under_way(&server, &server).await;
+    } = outage;
+    let path = bulk_migration_under_way(&server, &server, BULK_ACCOUNTS, None).await;
 
     // Every cut closes the connections in use: queries in flight fail, and for a while no
     // connection can be made.
@@ -275,38 +300,17 @@ async fn a_bulk_migration_waits_out_a_database_away_and_leaves_no_account_in_pro
     assert_eq!(ended["state"], "COMPLETED", "{ended}");
     assert_eq!(ended["processed"], BULK_ACCOUNTS, "{ended}");
     assert_eq!(ended["failed"], 0, "{ended}");
-    let (_, supplier) = server
-        .admin(Method::GET, "/admin/v1/suppliers/BULK_CO", None)
-        .await;
-    assert_eq!(supplier["counts"]["PROCESSED"], BULK_ACCOUNTS, "{supplier}");
-    for state in ["IN_PROGRESS", "PENDING", "ERRORED"] {
-        assert_eq!(supplier["counts"][state], 0, "{state}: {supplier}");
-    }
+    all_processed(&server, BULK_ACCOUNTS).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bulk_migration_taken_over_while_its_instance_was_cut_off_ends_completed_once_back() {
-    let Some(Outage {
-        dir,
-        database,
-        proxy,
-        server: cut_off,
-    }) = Outage::set_up().await
-    else {
+    let Some(outage) = Outage::set_up().await else {
         return; // sled is not reached over a network
     };
-    // A second instance that reaches the database directly.
-    let direct = Server::start_in(
-        &dir.path().join("direct"),
-        Options {
-            env: vec![
-                ("FERRY_DATABASE_URL".into(), database.clone()),
-                ("FERRY_RATE_LIMIT_PER_SECOND".into(), "0".into()),
-            ],
-            ..Options::default()
-        },
-    );
-    let path = bulk_migration_under_way(&direct, &cut_off).await;
+    let (proxy, cut_off) = (&outage.proxy, &outage.server);
+    let direct = outage.direct("direct");
+    let path = bulk_migration_under_way(&direct, cut_off, BULK_ACCOUNTS, None).await;
 
     // Its instance is cut off: once the job's lease has passed, the other instance takes the
     // job over and finishes it.
@@ -323,23 +327,82 @@ async fn a_bulk_migration_taken_over_while_its_instance_was_cut_off_ends_complet
     // instance that ran none.
     proxy.restore().await;
     tokio::time::sleep(Duration::from_secs(4)).await;
-    let third = Server::start_in(
-        &dir.path().join("third"),
-        Options {
-            env: vec![("FERRY_DATABASE_URL".into(), database.clone())],
-            ..Options::default()
-        },
-    );
+    let third = outage.direct("third");
     let (status, recorded) = third.admin(Method::GET, &path, None).await;
     assert_eq!(status, StatusCode::OK, "{recorded}");
     assert_eq!(recorded["state"], "COMPLETED", "{recorded}");
     assert_eq!(recorded["processed"], BULK_ACCOUNTS, "{recorded}");
     assert_eq!(recorded["failed"], 0, "{recorded}");
-    let (_, supplier) = direct
+    all_processed(&direct, BULK_ACCOUNTS).await;
+}
+
+/// Every one of the supplier's `accounts` is `PROCESSED`, as `server` counts them.
+async fn all_processed(server: &Server, accounts: usize) {
+    let (_, supplier) = server
         .admin(Method::GET, "/admin/v1/suppliers/BULK_CO", None)
         .await;
-    assert_eq!(supplier["counts"]["PROCESSED"], BULK_ACCOUNTS, "{supplier}");
+    assert_eq!(supplier["counts"]["PROCESSED"], accounts, "{supplier}");
     for state in ["IN_PROGRESS", "PENDING", "ERRORED"] {
         assert_eq!(supplier["counts"][state], 0, "{state}: {supplier}");
     }
+}
+
+/// Accounts of the slow bulk migration below: each migration takes the slow plugin's ~20 ms.
+const SLOW_BULK_ACCOUNTS: usize = 200;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cut_off_instance_back_while_another_runs_its_job_leaves_the_job_to_it() {
+    let Some(outage) = Outage::set_up().await else {
+        return; // sled is not reached over a network
+    };
+    let (proxy, cut_off) = (&outage.proxy, &outage.server);
+    let direct = outage.direct("direct");
+    let path =
+        bulk_migration_under_way(&direct, cut_off, SLOW_BULK_ACCOUNTS, Some("fault_slow")).await;
+
+    // Its instance is cut off; once the job's lease has passed, the other instance takes it
+    // over: the count it shows moves on from what the first recorded.
+    proxy.cut();
+    let (status, recorded) = direct.admin(Method::GET, &path, None).await;
+    assert_eq!(status, StatusCode::OK, "{recorded}");
+    let frozen = recorded["processed"].as_u64().unwrap_or(0);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (status, job) = direct.admin(Method::GET, &path, None).await;
+        assert_eq!(status, StatusCode::OK, "{job}");
+        assert_eq!(
+            job["state"], "RUNNING",
+            "the job ended before its first instance came back: {job}"
+        );
+        if job["processed"].as_u64().unwrap_or(0) >= frozen + 2 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the job was not taken over: {job}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    // Back while the other runs the job: the first finds its lease taken and ends its own run
+    // of the job, leaving the accounts the other claimed to it.
+    proxy.restore().await;
+    let left = cut_off
+        .bulk_migration_ended(&path, Duration::from_secs(30))
+        .await;
+    assert_eq!(left["state"], "STOPPED", "{left}");
+    let (status, job) = direct.admin(Method::GET, &path, None).await;
+    assert_eq!(status, StatusCode::OK, "{job}");
+    assert_eq!(
+        job["state"], "RUNNING",
+        "the other ended the job before the first came back: {job}"
+    );
+
+    let ended = direct
+        .bulk_migration_ended(&path, Duration::from_secs(90))
+        .await;
+    assert_eq!(ended["state"], "COMPLETED", "{ended}");
+    assert_eq!(ended["processed"], SLOW_BULK_ACCOUNTS, "{ended}");
+    assert_eq!(ended["failed"], 0, "{ended}");
+    all_processed(&direct, SLOW_BULK_ACCOUNTS).await;
 }
