@@ -52,6 +52,16 @@ pub enum ServerError {
     StorageFailed(Unwritable),
 }
 
+impl ServerError {
+    /// The error of connecting to the database: one it cannot reach is said so.
+    pub fn connecting(error: StoreError) -> Self {
+        match error {
+            StoreError::Unavailable(cause) => Self::DatabaseAway(cause),
+            other => Self::Store(other),
+        }
+    }
+}
+
 /// How often an instance looks for bulk migrations whose instance died (their lease lasts
 /// [`crate::domain::migrations::BULK_LEASE_TTL`]).
 const ORPHANS_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
@@ -360,10 +370,7 @@ async fn open_store(
         let storage = Arc::new(StorageHealth::unwatched());
         let store = PgStore::connect_with(url, settings.database_wait, storage.clone())
             .await
-            .map_err(|error| match error {
-                StoreError::Unavailable(cause) => ServerError::DatabaseAway(cause),
-                other => ServerError::Store(other),
-            })?;
+            .map_err(ServerError::connecting)?;
         let store = Arc::new(store);
         tracing::info!("store: PostgreSQL");
         return Ok((store.clone(), store, storage));

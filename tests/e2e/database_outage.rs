@@ -297,10 +297,7 @@ async fn a_bulk_migration_waits_out_a_database_away_and_leaves_no_account_in_pro
     let ended = server
         .bulk_migration_ended(&path, Duration::from_secs(120))
         .await;
-    assert_eq!(ended["state"], "COMPLETED", "{ended}");
-    assert_eq!(ended["processed"], BULK_ACCOUNTS, "{ended}");
-    assert_eq!(ended["failed"], 0, "{ended}");
-    all_processed(&server, BULK_ACCOUNTS).await;
+    completed_with_every_account(&server, &ended, BULK_ACCOUNTS).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -330,14 +327,15 @@ async fn a_bulk_migration_taken_over_while_its_instance_was_cut_off_ends_complet
     let third = outage.direct("third");
     let (status, recorded) = third.admin(Method::GET, &path, None).await;
     assert_eq!(status, StatusCode::OK, "{recorded}");
-    assert_eq!(recorded["state"], "COMPLETED", "{recorded}");
-    assert_eq!(recorded["processed"], BULK_ACCOUNTS, "{recorded}");
-    assert_eq!(recorded["failed"], 0, "{recorded}");
-    all_processed(&direct, BULK_ACCOUNTS).await;
+    completed_with_every_account(&direct, &recorded, BULK_ACCOUNTS).await;
 }
 
-/// Every one of the supplier's `accounts` is `PROCESSED`, as `server` counts them.
-async fn all_processed(server: &Server, accounts: usize) {
+/// `job` ended `COMPLETED` with every one of the supplier's `accounts` processed and none
+/// failed, and each is `PROCESSED`, as `server` counts them.
+async fn completed_with_every_account(server: &Server, job: &Value, accounts: usize) {
+    assert_eq!(job["state"], "COMPLETED", "{job}");
+    assert_eq!(job["processed"], accounts, "{job}");
+    assert_eq!(job["failed"], 0, "{job}");
     let (_, supplier) = server
         .admin(Method::GET, "/admin/v1/suppliers/BULK_CO", None)
         .await;
@@ -401,8 +399,5 @@ async fn a_cut_off_instance_back_while_another_runs_its_job_leaves_the_job_to_it
     let ended = direct
         .bulk_migration_ended(&path, Duration::from_secs(90))
         .await;
-    assert_eq!(ended["state"], "COMPLETED", "{ended}");
-    assert_eq!(ended["processed"], SLOW_BULK_ACCOUNTS, "{ended}");
-    assert_eq!(ended["failed"], 0, "{ended}");
-    all_processed(&direct, SLOW_BULK_ACCOUNTS).await;
+    completed_with_every_account(&direct, &ended, SLOW_BULK_ACCOUNTS).await;
 }

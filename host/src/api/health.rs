@@ -2,6 +2,7 @@
 
 use super::AppState;
 use crate::events::relay::RelayMode;
+use crate::store::StoreError;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -59,10 +60,7 @@ pub async fn healthz() -> Json<HealthBody> {
 #[utoipa::path(get, path = "/readyz", tag = "operations",
     responses((status = 200, body = ReadyBody), (status = 503, description = "The store does not answer, or refuses writes (`storage.reason` says why)", body = ReadyBody)))]
 pub async fn readyz(State(state): State<AppState>) -> Response {
-    let answers = matches!(
-        tokio::time::timeout(STORE_PROBE, state.store.supplier("")).await,
-        Ok(Ok(_))
-    );
+    let answers = probed(state.store.supplier("")).await.is_some();
     let storage = state.storage.status();
     let store = match storage.state {
         _ if !answers => "error",
@@ -79,10 +77,7 @@ pub async fn readyz(State(state): State<AppState>) -> Response {
         relay: relay.state,
         relay_last_error: relay.last_error,
         outbox_pending: if answers {
-            tokio::time::timeout(STORE_PROBE, state.store.outbox_len())
-                .await
-                .ok()
-                .and_then(Result::ok)
+            probed(state.store.outbox_len()).await
         } else {
             None
         },
@@ -93,6 +88,11 @@ pub async fn readyz(State(state): State<AppState>) -> Response {
         StatusCode::SERVICE_UNAVAILABLE
     };
     (status, Json(body)).into_response()
+}
+
+/// What the store answers to `read` within [`STORE_PROBE`], if it does.
+async fn probed<T>(read: impl Future<Output = Result<T, StoreError>>) -> Option<T> {
+    tokio::time::timeout(STORE_PROBE, read).await.ok()?.ok()
 }
 
 /// Prometheus metrics (text format).

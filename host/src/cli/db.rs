@@ -2,8 +2,9 @@
 //! with a database URL applies them on start too; this is for a deployment step that runs
 //! before the instances).
 
+use crate::server::ServerError;
+use crate::store::PgStore;
 use crate::store::health::StorageHealth;
-use crate::store::{PgStore, StoreError};
 use std::sync::Arc;
 
 #[derive(Debug, clap::Subcommand)]
@@ -21,12 +22,7 @@ pub async fn run(action: DbAction) -> anyhow::Result<()> {
         DbAction::Migrate { database_url } => {
             PgStore::connect(&database_url, Arc::new(StorageHealth::unwatched()))
                 .await
-                .map_err(|error| match error {
-                    StoreError::Unavailable(cause) => {
-                        anyhow::anyhow!("cannot reach the database ({cause})")
-                    }
-                    other => other.into(),
-                })?;
+                .map_err(ServerError::connecting)?;
             println!("migrations applied");
             Ok(())
         }

@@ -17,7 +17,7 @@ use super::supplier::{NamedSupplier, Supplier};
 use super::validation::{
     FieldError, FieldErrors, ObjectReader, Optional, Reported, Required, StrRule, reading,
 };
-use crate::domain::storage::{ImportChange, ListingStream, Store, WHILE_AWAY};
+use crate::domain::storage::{ImportChange, ListingStream, Store, retrying_while_away};
 use chrono::{DateTime, Utc};
 use futures_util::{StreamExt, TryStreamExt};
 use serde_json::Value;
@@ -464,18 +464,8 @@ impl Imports {
             Err(other) => {
                 // Put back for the retry even if the storage is away now: a claim left behind
                 // would keep the account IN_PROGRESS, and every retry would find it claimed.
-                loop {
-                    match self
-                        .release(supplier, std::slice::from_ref(&external))
-                        .await
-                    {
-                        Ok(()) => break,
-                        Err(error) if error.is_store_unavailable() => {
-                            tokio::time::sleep(WHILE_AWAY).await;
-                        }
-                        Err(error) => return Err(error),
-                    }
-                }
+                retrying_while_away(|| self.release(supplier, std::slice::from_ref(&external)))
+                    .await?;
                 tracing::warn!(error = %other, supplier, external, "scheduled migration to be retried");
                 Ok(retry)
             }

@@ -232,6 +232,22 @@ where
     }
 }
 
+/// Runs `attempt` until the storage answers it ([`StoreError::is_unavailable`]), waiting
+/// [`WHILE_AWAY`] between tries: for work that runs by itself and must not be given up for an
+/// outage. Any other answer is returned.
+pub async fn retrying_while_away<T, F, Fut>(mut attempt: F) -> Result<T, DomainError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, DomainError>>,
+{
+    loop {
+        match attempt().await {
+            Err(error) if error.is_store_unavailable() => tokio::time::sleep(WHILE_AWAY).await,
+            other => return other,
+        }
+    }
+}
+
 /// The result of an atomic change to one import process.
 #[derive(Debug, Clone)]
 pub struct ImportChange {
@@ -489,6 +505,36 @@ mod tests {
         })
         .await;
         assert!(matches!(refused, Err(DomainError::AccountNotFound)));
+        assert_eq!(runs, 1);
+    }
+
+    #[tokio::test]
+    async fn work_is_tried_again_while_the_storage_is_away_and_not_for_anything_else() {
+        let mut runs = 0;
+        let kept = retrying_while_away(|| {
+            runs += 1;
+            let run = runs;
+            async move {
+                if run < 2 {
+                    Err(DomainError::Store(StoreError::Unavailable("away".into())))
+                } else {
+                    Ok(run)
+                }
+            }
+        })
+        .await;
+        assert_eq!(kept.ok(), Some(2));
+
+        let mut runs = 0;
+        let refused = retrying_while_away(|| {
+            runs += 1;
+            async { Err::<(), _>(DomainError::Store(StoreError::Conflict)) }
+        })
+        .await;
+        assert!(matches!(
+            refused,
+            Err(DomainError::Store(StoreError::Conflict))
+        ));
         assert_eq!(runs, 1);
     }
 }
