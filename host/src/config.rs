@@ -2,6 +2,7 @@
 //! in that order of precedence, over embedded defaults that need nothing installed.
 
 use crate::api::Limits;
+use crate::store::{DEFAULT_DATABASE_TIMEOUT, DEFAULT_DATABASE_WAIT, DatabaseLimits};
 use crate::vendors::VendorSettings;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -38,6 +39,12 @@ pub struct ServeArgs {
     /// reported (default 5000).
     #[arg(long, env = "FERRY_DATABASE_WAIT_MS")]
     pub database_wait_ms: Option<u64>,
+    /// How long one storage operation may wait for PostgreSQL's answers, in milliseconds,
+    /// before it is answered 503 `storage_unavailable`: how soon a database that stops
+    /// answering (a network that drops packets silently) is reported. PostgreSQL ends a
+    /// session of Ferry's left this long in a transaction (default 10000).
+    #[arg(long, env = "FERRY_DATABASE_TIMEOUT_MS")]
+    pub database_timeout_ms: Option<u64>,
     /// Free space the data directory keeps, in MiB: below it writes are refused with 507
     /// until space is freed (default 256, or a tenth of the filesystem when less; 0: off).
     #[arg(long, env = "FERRY_MIN_FREE_MB")]
@@ -115,6 +122,7 @@ struct FileSettings {
     min_free_mb: Option<u64>,
     database_url: Option<String>,
     database_wait_ms: Option<u64>,
+    database_timeout_ms: Option<u64>,
     redis_url: Option<String>,
     redis_stream: Option<String>,
     redis_maxlen: Option<usize>,
@@ -165,8 +173,8 @@ pub struct Settings {
     pub store_cache_bytes: u64,
     /// PostgreSQL instead of sled.
     pub database_url: Option<String>,
-    /// How long a request waits for a PostgreSQL connection.
-    pub database_wait: Duration,
+    /// How long Ferry waits on PostgreSQL: for a connection, and for an operation's answers.
+    pub database_limits: DatabaseLimits,
     /// The free-space watermark of the data directory (none: the default for its
     /// filesystem, [`crate::store::health::default_watermark`]).
     pub min_free_bytes: Option<u64>,
@@ -309,12 +317,18 @@ impl Settings {
             data_dir,
             store_cache_bytes,
             database_url: args.database_url.or(file.database_url),
-            database_wait: args
-                .database_wait_ms
-                .or(file.database_wait_ms)
-                .map_or(crate::store::DEFAULT_DATABASE_WAIT, |ms| {
-                    Duration::from_millis(ms.max(1))
-                }),
+            database_limits: DatabaseLimits {
+                connection_wait: args
+                    .database_wait_ms
+                    .or(file.database_wait_ms)
+                    .map_or(DEFAULT_DATABASE_WAIT, |ms| Duration::from_millis(ms.max(1))),
+                operation: args
+                    .database_timeout_ms
+                    .or(file.database_timeout_ms)
+                    .map_or(DEFAULT_DATABASE_TIMEOUT, |ms| {
+                        Duration::from_millis(ms.max(1))
+                    }),
+            },
             min_free_bytes: args
                 .min_free_mb
                 .or(file.min_free_mb)
@@ -488,6 +502,26 @@ mod tests {
         })
         .expect_err("no slots");
         assert!(error.to_string().contains("plugin_concurrency"), "{error}");
+
+        assert_eq!(settings.database_limits, DatabaseLimits::default());
+        std::fs::write(
+            &path,
+            "database_wait_ms = 700\ndatabase_timeout_ms = 1500\n",
+        )
+        .expect("write");
+        let settings = Settings::resolve(ServeArgs {
+            config: Some(path.clone()),
+            database_timeout_ms: Some(2500),
+            ..ServeArgs::default()
+        })
+        .expect("settings");
+        assert_eq!(
+            settings.database_limits,
+            DatabaseLimits {
+                connection_wait: Duration::from_millis(700),
+                operation: Duration::from_millis(2500),
+            }
+        );
 
         std::fs::write(&path, "lisen = 1\n").expect("write");
         let error = Settings::resolve(ServeArgs {

@@ -368,7 +368,7 @@ async fn open_store(
     if let Some(url) = &settings.database_url {
         // The database's disk is the database's to watch: failed writes are still answered.
         let storage = Arc::new(StorageHealth::unwatched());
-        let store = PgStore::connect_with(url, settings.database_wait, storage.clone())
+        let store = PgStore::connect_with(url, settings.database_limits, storage.clone())
             .await
             .map_err(ServerError::connecting)?;
         let store = Arc::new(store);

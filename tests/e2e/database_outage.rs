@@ -5,8 +5,12 @@
 //! nothing refused kept; a server started while it is away says so and exits. A bulk migration
 //! waits out a database away and goes on where it was; when another instance took the job over
 //! meanwhile, it leaves the job to it while that one runs it, and finishes what it had left
-//! once that one has ended it. The network to the database is cut by a proxy (the
-//! database is shared with the other tests).
+//! once that one has ended it. A network that stops passing anything on, without a word, is
+//! met the same way: each operation caught in it is answered 503 within the server's time
+//! limit for the database's answers, and the database ends the cut-off instance's transaction
+//! once it has been idle that long, so the account it had locked is taken again by the
+//! other instances. The network to the database is cut or frozen by a proxy (the database is
+//! shared with the other tests).
 //!
 //! PostgreSQL only (`e2e-postgres`): sled is in the server's own process.
 
@@ -14,15 +18,20 @@ use crate::support::*;
 use futures_util::StreamExt;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// Far longer than the server's wait for a connection in this test (500 ms), and shorter
 /// than sqlx's own default (30 s), which the server must not fall back to.
 const ANSWER_WITHIN: Duration = Duration::from_secs(20);
 const PATIENCE: Duration = Duration::from_secs(30);
+/// The proxied server's time limit for the database's answers to one operation, and for a
+/// transaction of its left idle: far shorter than [`ANSWER_WITHIN`].
+const OPERATION_LIMIT_MS: u64 = 2000;
 
 /// A server over a new database that it reaches through a proxy; a request waits 500 ms for
-/// a connection.
+/// a connection, and an operation [`OPERATION_LIMIT_MS`] for the database's answers.
 struct Outage {
     dir: tempfile::TempDir,
     database: String,
@@ -62,6 +71,10 @@ impl Outage {
                         database_through(&database, proxy.port()),
                     ),
                     ("FERRY_DATABASE_WAIT_MS".into(), "500".into()),
+                    (
+                        "FERRY_DATABASE_TIMEOUT_MS".into(),
+                        OPERATION_LIMIT_MS.to_string(),
+                    ),
                     ("FERRY_RATE_LIMIT_PER_SECOND".into(), "0".into()),
                 ],
                 ..Options::default()
@@ -94,6 +107,25 @@ fn database_through(database: &str, proxy_port: u16) -> String {
 
 fn note(body: &str) -> Value {
     json!({"import_supplier": "OLD_CO", "external_account_number": "ACC-1", "notes": [{"body": body}]})
+}
+
+/// Posts a note with `body` until `server` takes it, each refusal a 503 while the database is
+/// not back yet; within [`PATIENCE`].
+async fn takes_the_note_once_back(server: &Server, token: &str, body: &str) {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let (status, answer) = server.post(NOTES, token, &note(body)).await;
+        if status == StatusCode::CREATED {
+            assert_eq!(answer[0]["status"], "NOTE_CREATION_SUCCESS", "{answer}");
+            return;
+        }
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{answer}");
+        assert!(
+            Instant::now() < deadline,
+            "the server did not take requests again"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 // Threads of its own for the proxy: starting a server blocks the test's thread.
@@ -170,20 +202,7 @@ async fn a_database_away_is_answered_503_at_once_and_taken_again_when_back() {
 
     // Back: the same server takes requests again, by itself.
     proxy.restore().await;
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        let (status, body) = server.post(NOTES, &token, &note("after")).await;
-        if status == StatusCode::CREATED {
-            assert_eq!(body[0]["status"], "NOTE_CREATION_SUCCESS", "{body}");
-            break;
-        }
-        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
-        assert!(
-            Instant::now() < deadline,
-            "the server did not take requests again"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    takes_the_note_once_back(&server, &token, "after").await;
     let (status, body) = server.get("/readyz", "").await;
     assert_eq!(status, StatusCode::OK, "{body}");
     let view = server.account_view(&number).await;
@@ -400,4 +419,211 @@ async fn a_cut_off_instance_back_while_another_runs_its_job_leaves_the_job_to_it
         .bulk_migration_ended(&path, Duration::from_secs(90))
         .await;
     completed_with_every_account(&direct, &ended, SLOW_BULK_ACCOUNTS).await;
+}
+
+/// A note's body and what it was answered (none: no answer within [`ANSWER_WITHIN`]).
+type Answered = (String, Option<(StatusCode, Value)>);
+
+/// Writers posting notes to `OLD_CO/ACC-1` at once, each its next as soon as its last is
+/// answered, until told to stop.
+struct NoteWriters {
+    stop: Arc<AtomicBool>,
+    writers: Vec<tokio::task::JoinHandle<Vec<Answered>>>,
+}
+
+impl NoteWriters {
+    fn start(server: &Server, token: &str, writers: usize) -> NoteWriters {
+        let stop = Arc::new(AtomicBool::new(false));
+        let client = reqwest::Client::builder()
+            .timeout(ANSWER_WITHIN)
+            .build()
+            .expect("client");
+        let writers = (0..writers)
+            .map(|writer| {
+                let (stop, client) = (stop.clone(), client.clone());
+                let (url, token) = (server.url(NOTES), token.to_owned());
+                tokio::spawn(async move {
+                    let mut answers = Vec::new();
+                    for n in 0.. {
+                        if stop.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        let body = format!("writer {writer} note {n}");
+                        let response = client
+                            .post(&url)
+                            .header("Authorization", format!("Token {token}"))
+                            .json(&note(&body))
+                            .send()
+                            .await;
+                        let answer = match response {
+                            Ok(response) => {
+                                let status = response.status();
+                                Some((status, response.json().await.unwrap_or(Value::Null)))
+                            }
+                            Err(_) => None,
+                        };
+                        answers.push((body, answer));
+                    }
+                    answers
+                })
+            })
+            .collect();
+        NoteWriters { stop, writers }
+    }
+
+    /// Every note's answer, once each writer's last is answered.
+    async fn stop(self) -> Vec<Answered> {
+        self.stop.store(true, Ordering::Relaxed);
+        let mut answers = Vec::new();
+        for writer in self.writers {
+            answers.extend(writer.await.expect("a writer"));
+        }
+        answers
+    }
+}
+
+/// The name of the database `url` names.
+fn database_name(url: &str) -> String {
+    let url = reqwest::Url::parse(url).expect("database URL");
+    url.path().trim_start_matches('/').to_owned()
+}
+
+/// Whether a session of `database` has sat idle in a transaction for longer than a round trip
+/// takes: one whose next statement the frozen network holds, and which holds what it locked.
+fn idle_in_a_transaction(database: &str) -> bool {
+    psql(&format!(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = '{}' \
+         AND state = 'idle in transaction' AND state_change < now() - interval '200 milliseconds'",
+        database_name(database)
+    ))
+    .trim()
+        != "0"
+}
+
+/// Freezes the network while writers post notes to one account through `outage`'s server, at
+/// a moment one of its units of work holds the account's lock: the answer to its
+/// lock is held, so its session sits idle in the transaction. (With several writers on one
+/// account the lock is always about to be held: whichever unit takes it next is caught.)
+async fn frozen_holding_the_account(outage: &Outage) {
+    for _ in 0..20 {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        outage.proxy.freeze();
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        if idle_in_a_transaction(&outage.database) {
+            return;
+        }
+        outage.proxy.thaw();
+    }
+    panic!("no freeze caught a unit of work holding its account");
+}
+
+/// Every note answered 201 is on the account, as `server` shows it.
+async fn every_acknowledged_note_kept(server: &Server, number: &str, answers: &[Answered]) {
+    let view = server.account_view(number).await;
+    let kept: std::collections::HashSet<&str> = view["notes"]
+        .as_array()
+        .expect("notes")
+        .iter()
+        .filter_map(|note| note["body"].as_str())
+        .collect();
+    for (body, answer) in answers {
+        if matches!(answer, Some((StatusCode::CREATED, _))) {
+            assert!(
+                kept.contains(body.as_str()),
+                "{body} was acknowledged and lost"
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_that_stops_answering_is_answered_503_within_the_limit_and_taken_again() {
+    let Some(outage) = Outage::set_up().await else {
+        return; // sled is not reached over a network
+    };
+    let server = &outage.server;
+    let (token, number) = server
+        .imported_account("OLD_CO", "ACC-1", "2025-01-01")
+        .await;
+    let writers = NoteWriters::start(server, &token, 3);
+    frozen_holding_the_account(&outage).await;
+
+    // The writers' notes in flight, and those they post after, are each answered 503 within
+    // the limit (well before their client gives up): none waits on the silent network.
+    tokio::time::sleep(Duration::from_millis(3 * OPERATION_LIMIT_MS)).await;
+    let answers = writers.stop().await;
+    let unanswered: Vec<&String> = answers
+        .iter()
+        .filter(|(_, answer)| answer.is_none())
+        .map(|(body, _)| body)
+        .collect();
+    assert!(unanswered.is_empty(), "not answered: {unanswered:?}");
+    let refused: Vec<&Value> = answers
+        .iter()
+        .filter_map(|(_, answer)| answer.as_ref())
+        .filter(|(status, _)| *status != StatusCode::CREATED)
+        .map(|(status, body)| {
+            assert_eq!(*status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+            body
+        })
+        .collect();
+    assert!(!refused.is_empty(), "no note met the frozen network");
+    for body in &refused {
+        assert_eq!(body["code"], "storage_unavailable", "{body}");
+    }
+    let silent = refused
+        .iter()
+        .filter(|body| {
+            body["detail"]
+                .as_str()
+                .is_some_and(|detail| detail.contains("did not answer within 2000 ms"))
+        })
+        .count();
+    assert!(silent > 0, "no answer named the limit: {refused:?}");
+
+    // Thawed, the same server takes notes again, and every note it acknowledged is kept.
+    outage.proxy.thaw();
+    takes_the_note_once_back(server, &token, "after").await;
+    every_acknowledged_note_kept(server, &number, &answers).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_instance_cut_off_in_a_unit_of_work_does_not_keep_its_account_from_the_others() {
+    let Some(outage) = Outage::set_up().await else {
+        return; // sled is not reached over a network
+    };
+    let (token, number) = outage
+        .server
+        .imported_account("OLD_CO", "ACC-1", "2025-01-01")
+        .await;
+    let writers = NoteWriters::start(&outage.server, &token, 3);
+    frozen_holding_the_account(&outage).await;
+    // Started once the freeze has caught the account's lock, so that the session caught is
+    // the cut-off instance's (every one of its sessions is held by the frozen network).
+    let direct = outage.direct("direct");
+
+    // The cut-off instance holds the account's lock; the database ends its transaction once
+    // it has sat idle for the limit, and the other instance's note on the account goes in.
+    // (Its other writers' units queued for the lock before it, and each is caught the same way
+    // in turn: with three writers the note waits up to three limits, within its own.)
+    let client = reqwest::Client::builder()
+        .timeout(ANSWER_WITHIN)
+        .build()
+        .expect("client");
+    let response = client
+        .post(direct.url(NOTES))
+        .header("Authorization", format!("Token {token}"))
+        .json(&note("from the other instance"))
+        .send()
+        .await
+        .expect("the other instance's note answered while the first is cut off");
+    assert_eq!(response.status(), StatusCode::CREATED);
+
+    outage.proxy.thaw();
+    let mut answers = writers.stop().await;
+    answers.push((
+        "from the other instance".to_owned(),
+        Some((StatusCode::CREATED, Value::Null)),
+    ));
+    every_acknowledged_note_kept(&direct, &number, &answers).await;
 }

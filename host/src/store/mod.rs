@@ -27,5 +27,7 @@ mod sled_transaction_index;
 
 pub use crate::domain::storage::*;
 pub use health::StorageHealth;
-pub use postgres_store::{DEFAULT_DATABASE_WAIT, PgStore, migrate};
+pub use postgres_store::{
+    DEFAULT_DATABASE_TIMEOUT, DEFAULT_DATABASE_WAIT, DatabaseLimits, PgStore, migrate,
+};
 pub use sled_store::{DEFAULT_CACHE_BYTES, SledStore};

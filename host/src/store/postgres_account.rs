@@ -10,7 +10,9 @@
 //! each statement is a round trip, and on PostgreSQL a round trip is most of what a statement
 //! costs, on both sides.
 
-use super::postgres_store::{Change, PgStore, classify, decoded, is_unique_violation, record};
+use super::postgres_store::{
+    Change, PgStore, bounded, classify, decoded, is_unique_violation, record,
+};
 use crate::domain::events::Event;
 use crate::domain::ledger::{AccountSummary, LedgerEntry, Transaction};
 use crate::domain::meter_points::MeterPoint;
@@ -325,7 +327,7 @@ impl AccountUnit for PgAccountUnit {
         &'a mut self,
         id: &'a str,
     ) -> BoxFuture<'a, Result<Option<Transaction>, StoreError>> {
-        Box::pin(async move {
+        bounded(self.store.operation_limit(), async move {
             if let Some(&index) = self.transaction_ids.get(id) {
                 return Ok(self.transactions.get(index).cloned());
             }
@@ -342,7 +344,7 @@ impl AccountUnit for PgAccountUnit {
         transaction: &'a Transaction,
         entry: &'a LedgerEntry,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
-        Box::pin(async move {
+        bounded(self.store.operation_limit(), async move {
             let id = transaction.transaction_id.as_str();
             if self.transaction(id).await?.is_some() {
                 return Err(StoreError::Duplicate {
@@ -362,7 +364,7 @@ impl AccountUnit for PgAccountUnit {
         &'a mut self,
         key: &'a str,
     ) -> BoxFuture<'a, Result<Vec<DateTime<Utc>>, StoreError>> {
-        Box::pin(async move {
+        bounded(self.store.operation_limit(), async move {
             if let Some(dates) = self.note_keys.get(key) {
                 return Ok(dates.clone());
             }
@@ -393,7 +395,7 @@ impl AccountUnit for PgAccountUnit {
     }
 
     fn has_statement<'a>(&'a mut self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>> {
-        Box::pin(async move {
+        bounded(self.store.operation_limit(), async move {
             if self.statement_ids.contains(id) {
                 return Ok(true);
             }
@@ -411,7 +413,7 @@ impl AccountUnit for PgAccountUnit {
         &'a mut self,
         statement: &'a Statement,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
-        Box::pin(async move {
+        bounded(self.store.operation_limit(), async move {
             if self.has_statement(&statement.statement_id).await? {
                 return Err(StoreError::Duplicate {
                     what: "historical statement",
@@ -429,7 +431,7 @@ impl AccountUnit for PgAccountUnit {
         vendor: &'a str,
         reference: &'a str,
     ) -> BoxFuture<'a, Result<Option<PaymentInstruction>, StoreError>> {
-        Box::pin(async move {
+        bounded(self.store.operation_limit(), async move {
             let key = (vendor.to_owned(), reference.to_owned());
             if let Some(instruction) = self.instructions.get(&key) {
                 return Ok(Some(instruction.clone()));
@@ -447,7 +449,7 @@ impl AccountUnit for PgAccountUnit {
         &'a mut self,
         instruction: &'a PaymentInstruction,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
-        Box::pin(async move {
+        bounded(self.store.operation_limit(), async move {
             let (vendor, reference) = (&instruction.vendor, &instruction.reference);
             if self.payment_instruction(vendor, reference).await?.is_some() {
                 return Err(StoreError::Duplicate {
@@ -465,7 +467,7 @@ impl AccountUnit for PgAccountUnit {
         &'a mut self,
         mpxn: &'a str,
     ) -> BoxFuture<'a, Result<Option<MeterPoint>, StoreError>> {
-        Box::pin(async move {
+        bounded(self.store.operation_limit(), async move {
             if let Some(point) = self.meter_points.get(mpxn) {
                 return Ok(Some(point.clone()));
             }
@@ -483,7 +485,7 @@ impl AccountUnit for PgAccountUnit {
     }
 
     fn next_id(&mut self) -> BoxFuture<'_, Result<u64, StoreError>> {
-        Box::pin(async move {
+        bounded(self.store.operation_limit(), async move {
             let (next, end) = &mut self.ids;
             if *next < *end {
                 *next += 1;
@@ -505,7 +507,7 @@ impl AccountUnit for PgAccountUnit {
     }
 
     fn commit(self: Box<Self>) -> BoxFuture<'static, Result<(), StoreError>> {
-        Box::pin(async move {
+        bounded(self.store.operation_limit(), async move {
             let unit = *self;
             if unit.changes_nothing() {
                 return Ok(());

@@ -8,7 +8,9 @@
 //! ([`classify`]): a serialization failure is [`StoreError::Conflict`], a full disk
 //! [`StoreError::Unwritable`], a database that cannot be reached [`StoreError::Unavailable`]
 //! (answered once a request has waited [`DEFAULT_DATABASE_WAIT`], or `--database-wait-ms`, for
-//! a connection; requests are taken again, without a restart, once the database answers).
+//! a connection, or an operation [`DEFAULT_DATABASE_TIMEOUT`], or `--database-timeout-ms`, for
+//! the database's answers: [`bounded`]; requests are taken again, without a restart, once the
+//! database answers).
 
 use super::health::StorageHealth;
 use super::postgres_account::PgAccountUnit;
@@ -64,6 +66,7 @@ const NUMBER_ATTEMPTS: usize = 16;
 pub struct PgStore {
     pub(super) pool: PgPool,
     health: Arc<StorageHealth>,
+    limits: DatabaseLimits,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -78,26 +81,88 @@ impl std::fmt::Debug for PgStore {
 /// than many clients wait for an answer.
 pub const DEFAULT_DATABASE_WAIT: Duration = Duration::from_secs(5);
 
+/// How long one operation waits for the database's answers unless told otherwise: far longer
+/// than any of them takes on a database that answers, and short enough that a client is
+/// answered before it gives up.
+pub const DEFAULT_DATABASE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long Ferry waits on its database before it reports the database away
+/// ([`StoreError::Unavailable`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DatabaseLimits {
+    /// For one of the pool's connections (`--database-wait-ms`): how soon a database that
+    /// refuses connections, or cannot be reached at all, is reported.
+    pub connection_wait: Duration,
+    /// For the answers of one operation once it has its connection (`--database-timeout-ms`):
+    /// how soon a database that stops answering is reported, when the network to it drops its
+    /// packets silently or its host is gone without a reset (TCP itself would wait for up to
+    /// fifteen minutes, or for ever on a connection with nothing unacknowledged). The database
+    /// is told the same bound as `idle_in_transaction_session_timeout`, so a unit of work cut
+    /// off that way does not keep its account's lock from the other instances.
+    pub operation: Duration,
+}
+
+impl Default for DatabaseLimits {
+    fn default() -> Self {
+        Self {
+            connection_wait: DEFAULT_DATABASE_WAIT,
+            operation: DEFAULT_DATABASE_TIMEOUT,
+        }
+    }
+}
+
 impl PgStore {
     /// Connects to `url` and applies the migrations not applied yet.
     pub async fn connect(url: &str, health: Arc<StorageHealth>) -> Result<Self, StoreError> {
-        Self::connect_with(url, DEFAULT_DATABASE_WAIT, health).await
+        Self::connect_with(url, DatabaseLimits::default(), health).await
     }
 
-    /// [`Self::connect`], with requests waiting at most `wait` for a connection.
+    /// [`Self::connect`], waiting on the database as long as `limits` say.
     pub async fn connect_with(
         url: &str,
-        wait: Duration,
+        limits: DatabaseLimits,
         health: Arc<StorageHealth>,
     ) -> Result<Self, StoreError> {
+        let idle_in_transaction = limits.operation.as_millis().max(1).to_string();
         let pool = PgPoolOptions::new()
             .max_connections(16)
-            .acquire_timeout(wait)
+            .acquire_timeout(limits.connection_wait)
+            .after_connect(move |connection, _| {
+                let idle_in_transaction = idle_in_transaction.clone();
+                Box::pin(async move {
+                    sqlx::query(
+                        "SELECT set_config('idle_in_transaction_session_timeout', $1, false)",
+                    )
+                    .bind(idle_in_transaction)
+                    .execute(connection)
+                    .await
+                    .map(drop)
+                })
+            })
             .connect(url)
             .await
             .map_err(classify)?;
         migrate(&pool).await?;
-        Ok(Self { pool, health })
+        Ok(Self {
+            pool,
+            health,
+            limits,
+        })
+    }
+
+    /// `work`, bounded by [`DatabaseLimits::operation`] ([`bounded`]).
+    pub(super) fn bounded<'a, T, E>(
+        &self,
+        work: impl Future<Output = Result<T, E>> + Send + 'a,
+    ) -> BoxFuture<'a, Result<T, E>>
+    where
+        E: From<StoreError> + 'a,
+    {
+        bounded(self.limits.operation, work)
+    }
+
+    pub(super) fn operation_limit(&self) -> Duration {
+        self.limits.operation
     }
 
     /// The supplier's processes after `after`, a page of `page_query` at a time, each row
@@ -111,12 +176,14 @@ impl PgStore {
     ) -> BoxStream<T> {
         struct Page {
             pool: PgPool,
+            limit: Duration,
             supplier: String,
             after: Option<String>,
             done: bool,
         }
         let start = Page {
             pool: self.pool.clone(),
+            limit: self.limits.operation,
             supplier: supplier.to_owned(),
             after: after.map(str::to_owned),
             done: false,
@@ -134,7 +201,10 @@ impl PgStore {
                     .bind(LIST_PAGE)
                     .bind(after),
             };
-            let rows = query.fetch_all(&page.pool).await;
+            let rows = match tokio::time::timeout(page.limit, query.fetch_all(&page.pool)).await {
+                Ok(rows) => rows.map_err(classify),
+                Err(_) => Err(gone_silent(page.limit)),
+            };
             let items: Vec<Result<T, StoreError>> = match rows {
                 Ok(rows) => {
                     page.done = (rows.len() as i64) < LIST_PAGE;
@@ -143,7 +213,7 @@ impl PgStore {
                 }
                 Err(error) => {
                     page.done = true;
-                    vec![Err(classify(error))]
+                    vec![Err(error)]
                 }
             };
             Some((futures_util::stream::iter(items), page))
@@ -242,7 +312,10 @@ impl PgStore {
     ) -> Result<ImportChange, DomainError> {
         self.health.check()?;
         for _ in 0..NUMBER_ATTEMPTS {
-            match self.try_import_change(supplier, external, decide).await {
+            match self
+                .bounded(self.try_import_change(supplier, external, decide))
+                .await
+            {
                 Ok(Some(change)) => return Ok(change),
                 Ok(None) => continue,
                 Err(DomainError::Store(StoreError::Conflict)) => continue,
@@ -312,6 +385,29 @@ pub async fn migrate(pool: &PgPool) -> Result<(), StoreError> {
             Err(error) => return Err(StoreError::Backend(Box::new(error))),
         }
     }
+}
+
+/// `work`, given at most `limit` for the database's answers; then the database is reported
+/// away. The work is dropped where it was: its transaction, if any, is rolled back (by the
+/// database itself when the connection does not answer again) and its connection is not used
+/// again until it answers.
+pub(super) fn bounded<'a, T, E>(
+    limit: Duration,
+    work: impl Future<Output = Result<T, E>> + Send + 'a,
+) -> BoxFuture<'a, Result<T, E>>
+where
+    E: From<StoreError> + 'a,
+{
+    Box::pin(async move {
+        tokio::time::timeout(limit, work)
+            .await
+            .unwrap_or_else(|_| Err(gone_silent(limit).into()))
+    })
+}
+
+/// The database did not answer one operation within `limit`.
+fn gone_silent(limit: Duration) -> StoreError {
+    StoreError::Unavailable(format!("it did not answer within {} ms", limit.as_millis()))
 }
 
 /// The backend-neutral error of a PostgreSQL one.
@@ -522,7 +618,7 @@ fn seq_param(seq: u64) -> i64 {
 
 impl Store for PgStore {
     fn create_supplier<'a>(&'a self, supplier: &'a Supplier) -> StoreFuture<'a, bool> {
-        Box::pin(self.insert_new(
+        self.bounded(self.insert_new(
             "INSERT INTO suppliers (code, record) VALUES ($1, $2) ON CONFLICT DO NOTHING",
             &supplier.code,
             supplier,
@@ -530,11 +626,11 @@ impl Store for PgStore {
     }
 
     fn supplier<'a>(&'a self, code: &'a str) -> StoreFuture<'a, Option<Supplier>> {
-        Box::pin(self.one("SELECT record FROM suppliers WHERE code = $1", code))
+        self.bounded(self.one("SELECT record FROM suppliers WHERE code = $1", code))
     }
 
     fn suppliers(&self) -> StoreFuture<'_, Vec<Supplier>> {
-        Box::pin(self.all("SELECT record FROM suppliers ORDER BY code"))
+        self.bounded(self.all("SELECT record FROM suppliers ORDER BY code"))
     }
 
     fn update_supplier<'a>(
@@ -542,7 +638,7 @@ impl Store for PgStore {
         code: &'a str,
         change: &'a mut (dyn FnMut(&mut Supplier) + Send),
     ) -> StoreFuture<'a, Option<Supplier>> {
-        Box::pin(async move {
+        self.bounded(async move {
             self.health.check()?;
             let mut tx = self.pool.begin().await.map_err(classify)?;
             let Some(row) = sqlx::query("SELECT record FROM suppliers WHERE code = $1 FOR UPDATE")
@@ -567,7 +663,7 @@ impl Store for PgStore {
     }
 
     fn import_counts<'a>(&'a self, code: &'a str) -> StoreFuture<'a, ImportCounts> {
-        Box::pin(async move {
+        self.bounded(async move {
             let rows = sqlx::query(
                 "SELECT state, count(*) AS count FROM import_processes WHERE supplier = $1 \
                  GROUP BY state",
@@ -594,7 +690,7 @@ impl Store for PgStore {
     }
 
     fn create_team<'a>(&'a self, team: &'a OperationsTeam) -> StoreFuture<'a, bool> {
-        Box::pin(self.insert_new(
+        self.bounded(self.insert_new(
             "INSERT INTO operations_teams (name, record) VALUES ($1, $2) ON CONFLICT DO NOTHING",
             &team.name,
             team,
@@ -602,15 +698,15 @@ impl Store for PgStore {
     }
 
     fn team<'a>(&'a self, name: &'a str) -> StoreFuture<'a, Option<OperationsTeam>> {
-        Box::pin(self.one("SELECT record FROM operations_teams WHERE name = $1", name))
+        self.bounded(self.one("SELECT record FROM operations_teams WHERE name = $1", name))
     }
 
     fn teams(&self) -> StoreFuture<'_, Vec<OperationsTeam>> {
-        Box::pin(self.all("SELECT record FROM operations_teams ORDER BY name"))
+        self.bounded(self.all("SELECT record FROM operations_teams ORDER BY name"))
     }
 
     fn delete_team<'a>(&'a self, name: &'a str) -> StoreFuture<'a, Option<OperationsTeam>> {
-        Box::pin(async move {
+        self.bounded(async move {
             self.health.check()?;
             sqlx::query("DELETE FROM operations_teams WHERE name = $1 RETURNING record")
                 .bind(name)
@@ -623,7 +719,7 @@ impl Store for PgStore {
     }
 
     fn insert_api_key<'a>(&'a self, key: &'a ApiKeyRecord) -> StoreFuture<'a, ()> {
-        Box::pin(async move {
+        self.bounded(async move {
             self.health.check()?;
             sqlx::query(
                 "INSERT INTO api_keys (id, key_digest, revoked_at, record) VALUES ($1, $2, $3, $4)",
@@ -640,11 +736,11 @@ impl Store for PgStore {
     }
 
     fn api_key<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<ApiKeyRecord>> {
-        Box::pin(self.one("SELECT record FROM api_keys WHERE id = $1", id))
+        self.bounded(self.one("SELECT record FROM api_keys WHERE id = $1", id))
     }
 
     fn api_key_by_digest<'a>(&'a self, digest: &'a str) -> StoreFuture<'a, Option<ApiKeyRecord>> {
-        Box::pin(self.one(
+        self.bounded(self.one(
             "SELECT record FROM api_keys WHERE key_digest = $1 AND revoked_at IS NULL",
             digest,
         ))
@@ -655,7 +751,7 @@ impl Store for PgStore {
         id: &'a str,
         at: DateTime<Utc>,
     ) -> StoreFuture<'a, Option<ApiKeyRecord>> {
-        Box::pin(async move {
+        self.bounded(async move {
             self.health.check()?;
             let mut tx = self.pool.begin().await.map_err(classify)?;
             let Some(row) = sqlx::query("SELECT record FROM api_keys WHERE id = $1 FOR UPDATE")
@@ -685,7 +781,7 @@ impl Store for PgStore {
         supplier: &'a str,
         external: &'a str,
     ) -> StoreFuture<'a, Option<ImportProcess>> {
-        Box::pin(async move {
+        self.bounded(async move {
             sqlx::query("SELECT record FROM import_processes WHERE supplier = $1 AND external = $2")
                 .bind(supplier)
                 .bind(external)
@@ -703,6 +799,7 @@ impl Store for PgStore {
         external: &'a str,
         decide: &'a mut DecideImport<'a>,
     ) -> BoxFuture<'a, Result<ImportChange, DomainError>> {
+        // Each try is bounded on its own ([`Self::import_change`]).
         Box::pin(self.import_change(supplier, external, decide))
     }
 
@@ -712,6 +809,7 @@ impl Store for PgStore {
         externals: &'a [String],
         decide: &'a mut DecideImport<'a>,
     ) -> BoxFuture<'a, Result<Vec<Result<ImportChange, DomainError>>, StoreError>> {
+        // Each import's try is bounded on its own: a batch may take longer than one.
         Box::pin(async move {
             self.health.check()?;
             let mut outcomes = Vec::with_capacity(externals.len());
@@ -731,7 +829,7 @@ impl Store for PgStore {
         supplier: &'a str,
         external: &'a str,
     ) -> StoreFuture<'a, Option<ImportListing>> {
-        Box::pin(async move {
+        self.bounded(async move {
             sqlx::query(concat!(
                 "SELECT ",
                 listing_columns!(),
@@ -752,7 +850,7 @@ impl Store for PgStore {
         code: &'a str,
         external: &'a str,
     ) -> StoreFuture<'a, Option<(Supplier, Option<ImportListing>)>> {
-        Box::pin(async move {
+        self.bounded(async move {
             // One round trip for both; the listing's columns are null when it has no process.
             let Some(row) = sqlx::query(concat!(
                 "SELECT suppliers.record, ",
@@ -781,7 +879,7 @@ impl Store for PgStore {
     }
 
     fn scheduled_migrations(&self) -> StoreFuture<'_, Vec<Due>> {
-        Box::pin(async move {
+        self.bounded(async move {
             // The predicate is the partial index's (0004_scheduled.sql).
             let rows = sqlx::query(
                 "SELECT supplier, external, record -> 'schedule' -> 'window_start' AS at \
@@ -808,14 +906,14 @@ impl Store for PgStore {
     }
 
     fn account<'a>(&'a self, number: &'a str) -> StoreFuture<'a, Option<PlatformAccount>> {
-        Box::pin(self.one("SELECT record FROM accounts WHERE number = $1", number))
+        self.bounded(self.one("SELECT record FROM accounts WHERE number = $1", number))
     }
 
     fn account_unit<'a>(
         &'a self,
         number: &'a str,
     ) -> BoxFuture<'a, Result<Box<dyn AccountUnit>, StoreError>> {
-        Box::pin(async move {
+        self.bounded(async move {
             let unit: Box<dyn AccountUnit> =
                 Box::new(PgAccountUnit::open(self.clone(), number).await?);
             Ok(unit)
@@ -823,11 +921,11 @@ impl Store for PgStore {
     }
 
     fn account_records<'a>(&'a self, number: &'a str) -> StoreFuture<'a, AccountRecords> {
-        Box::pin(super::postgres_account::account_records(&self.pool, number))
+        self.bounded(super::postgres_account::account_records(&self.pool, number))
     }
 
     fn meter_points<'a>(&'a self, number: &'a str) -> StoreFuture<'a, Vec<MeterPoint>> {
-        Box::pin(super::postgres_account::meter_points(&self.pool, number))
+        self.bounded(super::postgres_account::meter_points(&self.pool, number))
     }
 
     fn put_plugin<'a>(
@@ -835,7 +933,7 @@ impl Store for PgStore {
         record: &'a PluginRecord,
         component: &'a [u8],
     ) -> StoreFuture<'a, ()> {
-        Box::pin(async move {
+        self.bounded(async move {
             self.health.check()?;
             let mut tx = self.pool.begin().await.map_err(classify)?;
             sqlx::query(
@@ -864,15 +962,15 @@ impl Store for PgStore {
     }
 
     fn plugin<'a>(&'a self, supplier: &'a str) -> StoreFuture<'a, Option<PluginRecord>> {
-        Box::pin(self.one("SELECT record FROM plugins WHERE supplier = $1", supplier))
+        self.bounded(self.one("SELECT record FROM plugins WHERE supplier = $1", supplier))
     }
 
     fn plugins(&self) -> StoreFuture<'_, Vec<PluginRecord>> {
-        Box::pin(self.all("SELECT record FROM plugins ORDER BY supplier"))
+        self.bounded(self.all("SELECT record FROM plugins ORDER BY supplier"))
     }
 
     fn plugin_component<'a>(&'a self, sha256: &'a str) -> StoreFuture<'a, Option<Vec<u8>>> {
-        Box::pin(async move {
+        self.bounded(async move {
             sqlx::query_scalar("SELECT component FROM plugin_components WHERE sha256 = $1")
                 .bind(sha256)
                 .fetch_optional(&self.pool)
@@ -882,7 +980,7 @@ impl Store for PgStore {
     }
 
     fn remove_plugin<'a>(&'a self, supplier: &'a str) -> StoreFuture<'a, Option<PluginRecord>> {
-        Box::pin(async move {
+        self.bounded(async move {
             self.health.check()?;
             sqlx::query("DELETE FROM plugins WHERE supplier = $1 RETURNING record")
                 .bind(supplier)
@@ -895,7 +993,7 @@ impl Store for PgStore {
     }
 
     fn publish_events<'a>(&'a self, events: &'a [Event]) -> StoreFuture<'a, ()> {
-        Box::pin(async move {
+        self.bounded(async move {
             self.health.check()?;
             let mut tx = self.pool.begin().await.map_err(classify)?;
             insert_events(&mut tx, events).await?;
@@ -904,7 +1002,7 @@ impl Store for PgStore {
     }
 
     fn events_after(&self, after: Option<u64>, limit: usize) -> StoreFuture<'_, Vec<Event>> {
-        Box::pin(async move {
+        self.bounded(async move {
             sqlx::query(
                 "SELECT seq, record, published_at FROM events WHERE seq > $1 ORDER BY seq LIMIT $2",
             )
@@ -920,7 +1018,7 @@ impl Store for PgStore {
     }
 
     fn event_seq<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<u64>> {
-        Box::pin(async move {
+        self.bounded(async move {
             let seq: Option<i64> = sqlx::query_scalar("SELECT seq FROM events WHERE id = $1")
                 .bind(id)
                 .fetch_optional(&self.pool)
@@ -931,7 +1029,7 @@ impl Store for PgStore {
     }
 
     fn outbox_len(&self) -> StoreFuture<'_, usize> {
-        Box::pin(async move {
+        self.bounded(async move {
             let count: i64 =
                 sqlx::query_scalar("SELECT count(*) FROM events WHERE published_at IS NULL")
                     .fetch_one(&self.pool)
@@ -946,7 +1044,7 @@ impl Store for PgStore {
         name: &'a str,
         make: &'a mut (dyn FnMut() -> Vec<u8> + Send),
     ) -> StoreFuture<'a, Vec<u8>> {
-        Box::pin(async move {
+        self.bounded(async move {
             let existing: Option<Vec<u8>> =
                 sqlx::query_scalar("SELECT value FROM secrets WHERE name = $1")
                     .bind(name)
@@ -983,7 +1081,7 @@ impl Store for PgStore {
     }
 
     fn put_migration<'a>(&'a self, migration: &'a MigrationView) -> StoreFuture<'a, ()> {
-        Box::pin(async move {
+        self.bounded(async move {
             sqlx::query(
                 "INSERT INTO migrations (supplier, id, record) VALUES ($1, $2, $3) \
                  ON CONFLICT (supplier, id) DO UPDATE SET record = EXCLUDED.record",
@@ -999,7 +1097,7 @@ impl Store for PgStore {
     }
 
     fn migrations<'a>(&'a self, supplier: &'a str) -> StoreFuture<'a, Vec<MigrationView>> {
-        Box::pin(async move {
+        self.bounded(async move {
             sqlx::query("SELECT record FROM migrations WHERE supplier = $1 ORDER BY id")
                 .bind(supplier)
                 .fetch_all(&self.pool)
@@ -1017,7 +1115,7 @@ impl Store for PgStore {
         holder: &'a str,
         ttl: std::time::Duration,
     ) -> StoreFuture<'a, bool> {
-        Box::pin(async move {
+        self.bounded(async move {
             // The database's clock decides: instances' clocks may differ.
             let held: Option<String> = sqlx::query_scalar(
                 "INSERT INTO leases (name, holder, expires_at)                  VALUES ($1, $2, now() + $3 * interval '1 millisecond')                  ON CONFLICT (name) DO UPDATE SET holder = EXCLUDED.holder,                  expires_at = EXCLUDED.expires_at                  WHERE leases.holder = EXCLUDED.holder OR leases.expires_at < now()                  RETURNING holder",
@@ -1033,7 +1131,7 @@ impl Store for PgStore {
     }
 
     fn release_lease<'a>(&'a self, name: &'a str, holder: &'a str) -> StoreFuture<'a, ()> {
-        Box::pin(async move {
+        self.bounded(async move {
             sqlx::query("DELETE FROM leases WHERE name = $1 AND holder = $2")
                 .bind(name)
                 .bind(holder)
@@ -1051,7 +1149,7 @@ impl Outbox for PgStore {
         limit: usize,
         skip: &'a HashSet<u64>,
     ) -> StoreFuture<'a, Vec<PendingEvent>> {
-        Box::pin(async move {
+        self.bounded(async move {
             let skipped: Vec<i64> = skip.iter().copied().map(seq_param).collect();
             let rows = sqlx::query(
                 "SELECT seq, record, published_at FROM events \
@@ -1075,7 +1173,7 @@ impl Outbox for PgStore {
     }
 
     fn mark_published<'a>(&'a self, seqs: &'a [u64], at: DateTime<Utc>) -> StoreFuture<'a, ()> {
-        Box::pin(async move {
+        self.bounded(async move {
             let seqs: Vec<i64> = seqs.iter().copied().map(seq_param).collect();
             sqlx::query("UPDATE events SET published_at = $2 WHERE seq = ANY($1)")
                 .bind(&seqs)
@@ -1111,6 +1209,32 @@ mod tests {
         assert_eq!(arguments.len(), 2);
         let (empty, _) = Change::default().statement("SELECT 1");
         assert_eq!(empty, "SELECT 1", "no parts, no WITH");
+    }
+
+    #[tokio::test]
+    async fn an_operation_not_answered_within_its_limit_is_the_database_away() {
+        let limit = Duration::from_millis(20);
+        let silent: Result<(), StoreError> = bounded(limit, std::future::pending()).await;
+        match silent {
+            Err(error @ StoreError::Unavailable(_)) => {
+                assert!(error.is_unavailable());
+                assert!(
+                    error
+                        .to_string()
+                        .contains("(it did not answer within 20 ms)"),
+                    "{error}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let answered: Result<u8, StoreError> = bounded(limit, async { Ok(7) }).await;
+        assert_eq!(answered.ok(), Some(7));
+        let failed: Result<(), DomainError> =
+            bounded(limit, async { Err(StoreError::Conflict.into()) }).await;
+        assert!(matches!(
+            failed,
+            Err(DomainError::Store(StoreError::Conflict))
+        ));
     }
 
     /// A database of its own for one test, on the PostgreSQL of `FERRY_TEST_DATABASE_URL`

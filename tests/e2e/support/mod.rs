@@ -58,7 +58,8 @@ fn postgres_admin_url() -> String {
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".to_owned())
 }
 
-fn psql(sql: &str) -> String {
+/// `sql`'s rows, unaligned, run by `psql` as the machine's PostgreSQL's administrator.
+pub fn psql(sql: &str) -> String {
     let output = Command::new("psql")
         .arg(postgres_admin_url())
         .args(["-XqAt", "-v", "ON_ERROR_STOP=1", "-c", sql])

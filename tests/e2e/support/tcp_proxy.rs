@@ -1,18 +1,23 @@
-//! A TCP proxy in front of a real server that a test can cut and restore: the network between
-//! Ferry and its database going down and coming back, with the database itself untouched
-//! (other tests share it). Cut, its port refuses connections and every connection through it
-//! is closed; restored, it listens on the same port again.
+//! A TCP proxy in front of a real server that a test can cut and restore, or freeze and thaw:
+//! the network between Ferry and its database going down and coming back, with the database
+//! itself untouched (other tests share it). Cut, its port refuses connections and every
+//! connection through it is closed; restored, it listens on the same port again. Frozen, it
+//! keeps every connection open and takes new ones but passes nothing on, either way, as a
+//! network that drops packets without a word does; thawed, it passes on what it held.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpSocket, TcpStream};
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 pub struct TcpProxy {
     address: SocketAddr,
     target: String,
     tasks: Arc<Mutex<Vec<JoinHandle<()>>>>,
+    frozen: watch::Sender<bool>,
 }
 
 impl TcpProxy {
@@ -24,6 +29,7 @@ impl TcpProxy {
             address: listener.local_addr().expect("the proxy's address"),
             target: target.to_owned(),
             tasks: Arc::default(),
+            frozen: watch::Sender::new(false),
         };
         proxy.serve(listener);
         proxy
@@ -43,6 +49,16 @@ impl TcpProxy {
         {
             task.abort();
         }
+    }
+
+    /// Passes nothing on, either way, until [`Self::thaw`]: every connection stays open.
+    pub fn freeze(&self) {
+        self.frozen.send_replace(true);
+    }
+
+    /// Passes on again what it held and what comes.
+    pub fn thaw(&self) {
+        self.frozen.send_replace(false);
     }
 
     /// Listens on the same port again.
@@ -65,12 +81,21 @@ impl TcpProxy {
     fn serve(&self, listener: TcpListener) {
         let target = self.target.clone();
         let tasks = self.tasks.clone();
+        let frozen = self.frozen.clone();
         let accepting = tokio::spawn(async move {
-            while let Ok((mut client, _)) = listener.accept().await {
+            while let Ok((client, _)) = listener.accept().await {
                 let target = target.clone();
+                let frozen = frozen.clone();
                 let forwarding = tokio::spawn(async move {
-                    if let Ok(mut server) = TcpStream::connect(&target).await {
-                        let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                    if thawed(&mut frozen.subscribe()).await
+                        && let Ok(server) = TcpStream::connect(&target).await
+                    {
+                        let (client_read, client_write) = client.into_split();
+                        let (server_read, server_write) = server.into_split();
+                        tokio::join!(
+                            pass_on(client_read, server_write, frozen.subscribe()),
+                            pass_on(server_read, client_write, frozen.subscribe()),
+                        );
                     }
                 });
                 tasks
@@ -89,6 +114,33 @@ impl TcpProxy {
 impl Drop for TcpProxy {
     fn drop(&mut self) {
         self.cut();
+    }
+}
+
+/// Whether the proxy is not frozen, once it is not (false: the proxy is gone).
+async fn thawed(frozen: &mut watch::Receiver<bool>) -> bool {
+    frozen.wait_for(|frozen| !frozen).await.is_ok()
+}
+
+/// Copies `from` to `to` until either ends, holding what it read, and its end, while the proxy
+/// is frozen.
+async fn pass_on(
+    mut from: impl AsyncRead + Unpin,
+    mut to: impl AsyncWrite + Unpin,
+    mut frozen: watch::Receiver<bool>,
+) {
+    let mut buffer = vec![0; 64 * 1024];
+    loop {
+        let read = match from.read(&mut buffer).await {
+            Ok(0) | Err(_) => break,
+            Ok(read) => read,
+        };
+        if !thawed(&mut frozen).await || to.write_all(&buffer[..read]).await.is_err() {
+            return;
+        }
+    }
+    if thawed(&mut frozen).await {
+        let _ = to.shutdown().await;
     }
 }
 
