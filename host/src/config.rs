@@ -87,6 +87,11 @@ pub struct ServeArgs {
     /// How long a payment vendor may take, retries included, in milliseconds (default 5000).
     #[arg(long, env = "FERRY_VENDOR_DEADLINE_MS")]
     pub vendor_deadline_ms: Option<u64>,
+    /// How long checking that a document is in the bucket may take, retries included, in
+    /// milliseconds, before the request is answered 500 `document_store_unavailable`
+    /// (default 5000).
+    #[arg(long, env = "FERRY_BUCKET_DEADLINE_MS")]
+    pub bucket_deadline_ms: Option<u64>,
     /// Development: install DIR/<SUPPLIER>.wasm for its supplier whenever it changes.
     #[arg(long, env = "FERRY_PLUGIN_DIR")]
     pub plugin_dir: Option<PathBuf>,
@@ -135,6 +140,7 @@ struct FileSettings {
     max_concurrent_processes: Option<usize>,
     expiry_sweep_seconds: Option<u64>,
     vendor_deadline_ms: Option<u64>,
+    bucket_deadline_ms: Option<u64>,
     plugin_dir: Option<PathBuf>,
     plugin_deadline_ms: Option<u64>,
     plugin_memory_mb: Option<usize>,
@@ -189,6 +195,8 @@ pub struct Settings {
     /// `FERRY_VENDOR_<CODE>_KEY`.
     pub vendors: BTreeMap<String, VendorSettings>,
     pub vendor_deadline: Duration,
+    /// How long a document's check in the bucket may take, retries included.
+    pub bucket_deadline: Duration,
     pub plugin_dir: Option<PathBuf>,
     pub plugin_limits: crate::plugins::PluginLimits,
     pub plugin_bulkhead: crate::plugins::Bulkhead,
@@ -347,6 +355,12 @@ impl Settings {
             expiry_sweep: Duration::from_secs(sweep.max(1)),
             vendors,
             vendor_deadline,
+            bucket_deadline: args
+                .bucket_deadline_ms
+                .or(file.bucket_deadline_ms)
+                .map_or(crate::documents::DEFAULT_BUCKET_DEADLINE, |ms| {
+                    Duration::from_millis(ms.max(1))
+                }),
             plugin_dir: args.plugin_dir.or(file.plugin_dir),
             plugin_limits: crate::plugins::PluginLimits {
                 deadline: Duration::from_millis(

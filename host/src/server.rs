@@ -127,8 +127,8 @@ pub async fn run(
     crate::domain::request_document::prepare();
     let operator_key = resolve_operator_key(&settings)?;
     let auth = Authenticator::new(store.clone(), &operator_key).await?;
-    let bucket =
-        Bucket::open(&settings.bucket).map_err(|error| ServerError::Config(error.to_string()))?;
+    let bucket = Bucket::open(&settings.bucket, settings.bucket_deadline)
+        .map_err(|error| ServerError::Config(error.to_string()))?;
 
     let listener = TcpListener::bind(&settings.listen)
         .await

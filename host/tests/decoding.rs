@@ -108,7 +108,11 @@ impl Service {
             let bucket_dir = dir.path().join("bucket");
             std::fs::create_dir_all(bucket_dir.join("old-co")).expect("bucket");
             std::fs::write(bucket_dir.join("old-co/statement.pdf"), b"%PDF-1.4").expect("doc");
-            let bucket = Bucket::open(&format!("file://{}", bucket_dir.display())).expect("bucket");
+            let bucket = Bucket::open(
+                &format!("file://{}", bucket_dir.display()),
+                ferry_host::documents::DEFAULT_BUCKET_DEADLINE,
+            )
+            .expect("bucket");
             let vendors = HttpVendors::new(
                 &BTreeMap::from([(
                     sandbox::VENDOR_CODE.to_owned(),

@@ -7,6 +7,7 @@ mod auth;
 mod cli;
 mod crash;
 mod database_outage;
+mod document_bucket;
 mod errors;
 mod events;
 mod instances;

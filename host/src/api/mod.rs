@@ -214,10 +214,10 @@ mod tests {
         let auth = Authenticator::new(store.clone(), "operator")
             .await
             .expect("auth");
-        let bucket = crate::documents::Bucket::open(&format!(
-            "file://{}",
-            dir.path().join("bucket").display()
-        ))
+        let bucket = crate::documents::Bucket::open(
+            &format!("file://{}", dir.path().join("bucket").display()),
+            crate::documents::DEFAULT_BUCKET_DEADLINE,
+        )
         .expect("bucket");
         let vendors = crate::vendors::HttpVendors::new(
             &Default::default(),
