@@ -918,7 +918,7 @@ fn read_process_request(body: &Value) -> Result<ProcessRequest, DomainError> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::domain::account::AccountLimits;
     use crate::domain::admin::Admin;
@@ -928,7 +928,7 @@ mod tests {
     use futures_util::future::BoxFuture;
     use serde_json::json;
 
-    fn account(external: &str) -> Value {
+    pub(crate) fn account(external: &str) -> Value {
         json!({
             "import_supplier": "OLD_CO",
             "external_account_number": external,
@@ -939,7 +939,7 @@ mod tests {
     }
 
     /// A store with supplier OLD_CO (30-day expiry window) and a key that sees it.
-    pub(super) async fn fixture() -> (tempfile::TempDir, Arc<dyn Store>, ApiKeyRecord, Imports) {
+    pub(crate) async fn fixture() -> (tempfile::TempDir, Arc<dyn Store>, ApiKeyRecord, Imports) {
         let dir = tempfile::tempdir().expect("temp");
         let store: Arc<dyn Store> = Arc::new(SledStore::open(dir.path()).expect("store"));
         Admin::new(store.clone())

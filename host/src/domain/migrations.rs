@@ -38,6 +38,12 @@ pub struct MigrationView {
     pub failed: u64,
     pub started_at: DateTime<Utc>,
     pub finished_at: Option<DateTime<Utc>>,
+    /// The account the job goes on with, as recorded with the counts of those before it (none
+    /// once it has ended; stored, not answered): an instance that takes the job over counts
+    /// it if it finds it migrated, its outcome made but not counted when the job's instance
+    /// went away.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<String>,
 }
 
 #[derive(Debug)]
@@ -48,6 +54,7 @@ struct Job {
     processed: AtomicU64,
     failed: AtomicU64,
     started_at: DateTime<Utc>,
+    at: Mutex<Option<String>>,
     end: Mutex<Option<(MigrationState, DateTime<Utc>)>>,
 }
 
@@ -63,6 +70,7 @@ impl Job {
             failed: 0,
             started_at: Utc::now(),
             finished_at: None,
+            at: None,
         })
     }
 
@@ -75,8 +83,14 @@ impl Job {
             processed: AtomicU64::new(view.processed),
             failed: AtomicU64::new(view.failed),
             started_at: view.started_at,
+            at: Mutex::new(view.at.clone()),
             end: Mutex::new(None),
         }
+    }
+
+    /// Records that the job goes on with `external` (none: it has no account left).
+    fn go_on_with(&self, external: Option<&String>) {
+        *self.at.lock().unwrap_or_else(PoisonError::into_inner) = external.cloned();
     }
 
     fn view(&self) -> MigrationView {
@@ -90,6 +104,14 @@ impl Job {
             failed: self.failed.load(Ordering::Relaxed),
             started_at: self.started_at,
             finished_at: end.map(|(_, at)| at),
+            at: match end {
+                Some(_) => None,
+                None => self
+                    .at
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .clone(),
+            },
         }
     }
 
@@ -204,6 +226,7 @@ impl Migrations {
             }
         };
         let job = Arc::new(Job::starting(&job_id, &supplier.code, claimed.len() as u64));
+        job.go_on_with(claimed.first());
         if let Err(error) = self.store.put_migration(&job.view()).await {
             self.replace(&supplier.code, &job_id, None);
             let _ = self.imports.release(&supplier.code, &claimed).await;
@@ -294,6 +317,7 @@ impl Migrations {
                 }
             };
             remaining.next();
+            job.go_on_with(remaining.peek());
             // Progress after every account, for every instance to see and one to go on from.
             if let Err(error) = self.store.put_migration(&job.view()).await {
                 tracing::warn!(%error, "cannot record the bulk migration's progress");
@@ -323,6 +347,32 @@ impl Migrations {
         }
         let _ = self.store.release_lease(&lease, &self.holder).await;
         tracing::info!(supplier = %job.supplier, job = %job.id, ?state, "bulk migration ended");
+    }
+
+    /// Counts the account a job taken over was at when its instance went away, if that
+    /// account's migration was made (it is no longer claimed) but the job's instance went away
+    /// before it recorded the count: a job records its counts after each account's change,
+    /// not with it.
+    async fn count_what_was_made_uncounted(
+        &self,
+        job: &Job,
+        orphan: &MigrationView,
+        claimed: &[String],
+    ) -> Result<(), DomainError> {
+        let Some(at) = &orphan.at else {
+            return Ok(());
+        };
+        if claimed.contains(at) {
+            return Ok(()); // still to be made
+        }
+        let made = self.store.import_process(&job.supplier, at).await?;
+        match made.map(|process| process.state) {
+            Some(ImportState::Processed) => job.processed.fetch_add(1, Ordering::Relaxed),
+            Some(ImportState::Errored) => job.failed.fetch_add(1, Ordering::Relaxed),
+            _ => return Ok(()),
+        };
+        tracing::info!(supplier = %job.supplier, job = %job.id, account = %at, "a bulk migration taken over counts the account its instance made last");
+        Ok(())
     }
 
     /// The supplier's jobs, newest first: as stored, those running here as they are now.
@@ -388,11 +438,66 @@ impl Migrations {
             }
             let claimed = self.imports.in_progress(&supplier.code).await?;
             let job = Arc::new(Job::from_view(&orphan));
+            self.count_what_was_made_uncounted(&job, &orphan, &claimed)
+                .await?;
             self.replace(&supplier.code, &job.id, Some(job.clone()));
             tracing::warn!(supplier = %supplier.code, job = %job.id, accounts = claimed.len(), "bulk migration taken over from an instance that is gone");
             tokio::spawn(self.clone().run(job, claimed));
             resumed += 1;
         }
         Ok(resumed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::imports::tests::{account, fixture};
+
+    #[tokio::test]
+    async fn a_job_taken_over_counts_the_account_its_instance_made_but_did_not_count() {
+        let (_dir, store, key, imports) = fixture().await;
+        let externals: Vec<String> = ["A-1", "A-2", "A-3"].map(str::to_owned).into();
+        for external in &externals {
+            imports
+                .stage(&key, account(external))
+                .await
+                .expect("staged");
+        }
+        let claimed = imports.claim("OLD_CO", &externals).await.expect("claimed");
+        assert_eq!(claimed, externals);
+        // The job's instance made A-1's migration and went away before it recorded the
+        // count: its record still has nothing done and says it was at A-1.
+        imports
+            .migrate_claimed("OLD_CO", "A-1")
+            .await
+            .expect("migrated");
+        let recorded = MigrationView {
+            id: "job-1".into(),
+            supplier: "OLD_CO".into(),
+            state: MigrationState::Running,
+            total: 3,
+            processed: 0,
+            failed: 0,
+            started_at: Utc::now(),
+            finished_at: None,
+            at: Some("A-1".into()),
+        };
+        store.put_migration(&recorded).await.expect("recorded");
+
+        let migrations = Migrations::new(store.clone(), imports);
+        assert_eq!(migrations.resume_orphans().await.expect("taken over"), 1);
+        let ended = loop {
+            let view = migrations.get("OLD_CO", "job-1").await.expect("the job");
+            if view.state != MigrationState::Running {
+                break view;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        };
+        assert_eq!(ended.state, MigrationState::Completed, "{ended:?}");
+        assert_eq!((ended.processed, ended.failed), (3, 0), "{ended:?}");
+        assert_eq!(ended.at, None, "{ended:?}");
+        let stored = store.migrations("OLD_CO").await.expect("stored");
+        assert_eq!(stored, [ended]);
     }
 }
