@@ -326,16 +326,14 @@ impl Settings {
             store_cache_bytes,
             database_url: args.database_url.or(file.database_url),
             database_limits: DatabaseLimits {
-                connection_wait: args
-                    .database_wait_ms
-                    .or(file.database_wait_ms)
-                    .map_or(DEFAULT_DATABASE_WAIT, |ms| Duration::from_millis(ms.max(1))),
-                operation: args
-                    .database_timeout_ms
-                    .or(file.database_timeout_ms)
-                    .map_or(DEFAULT_DATABASE_TIMEOUT, |ms| {
-                        Duration::from_millis(ms.max(1))
-                    }),
+                connection_wait: wait_or(
+                    args.database_wait_ms.or(file.database_wait_ms),
+                    DEFAULT_DATABASE_WAIT,
+                ),
+                operation: wait_or(
+                    args.database_timeout_ms.or(file.database_timeout_ms),
+                    DEFAULT_DATABASE_TIMEOUT,
+                ),
             },
             min_free_bytes: args
                 .min_free_mb
@@ -355,12 +353,10 @@ impl Settings {
             expiry_sweep: Duration::from_secs(sweep.max(1)),
             vendors,
             vendor_deadline,
-            bucket_deadline: args
-                .bucket_deadline_ms
-                .or(file.bucket_deadline_ms)
-                .map_or(crate::documents::DEFAULT_BUCKET_DEADLINE, |ms| {
-                    Duration::from_millis(ms.max(1))
-                }),
+            bucket_deadline: wait_or(
+                args.bucket_deadline_ms.or(file.bucket_deadline_ms),
+                crate::documents::DEFAULT_BUCKET_DEADLINE,
+            ),
             plugin_dir: args.plugin_dir.or(file.plugin_dir),
             plugin_limits: crate::plugins::PluginLimits {
                 deadline: Duration::from_millis(
@@ -385,6 +381,12 @@ impl Settings {
 }
 
 /// `FERRY_VENDOR_<CODE>_URL` (and `_KEY`) pairs among `variables`.
+/// A wait given in milliseconds, at least one (a zero would refuse every request), or
+/// `default` when none is given.
+fn wait_or(ms: Option<u64>, default: Duration) -> Duration {
+    ms.map_or(default, |ms| Duration::from_millis(ms.max(1)))
+}
+
 fn vendors_from_env(
     variables: impl Iterator<Item = (String, String)>,
 ) -> BTreeMap<String, VendorSettings> {

@@ -606,15 +606,13 @@ async fn an_instance_cut_off_in_a_unit_of_work_does_not_keep_its_account_from_th
     // it has sat idle for the limit, and the other instance's note on the account goes in.
     // (Its other writers' units queued for the lock before it, and each is caught the same way
     // in turn: with three writers the note waits up to three limits, within its own.)
-    let client = reqwest::Client::builder()
-        .timeout(ANSWER_WITHIN)
-        .build()
-        .expect("client");
-    let response = client
-        .post(direct.url(NOTES))
-        .header("Authorization", format!("Token {token}"))
-        .json(&note("from the other instance"))
-        .send()
+    let response = direct
+        .post_within(
+            NOTES,
+            &token,
+            &note("from the other instance"),
+            ANSWER_WITHIN,
+        )
         .await
         .expect("the other instance's note answered while the first is cut off");
     assert_eq!(response.status(), StatusCode::CREATED);

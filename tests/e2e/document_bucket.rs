@@ -127,15 +127,9 @@ async fn refused_within_the_deadline(s3: &MockServer) {
     let (token, number) = server
         .imported_account("OLD_CO", "ACC-1", "2025-01-01")
         .await;
-    let client = reqwest::Client::builder()
-        .timeout(ANSWER_WITHIN)
-        .build()
-        .expect("client");
-    let response = client
-        .post(server.url(NOTES))
-        .header("Authorization", format!("Token {token}"))
-        .json(&note_with_document("letters/welcome.pdf"))
-        .send()
+    let document = note_with_document("letters/welcome.pdf");
+    let response = server
+        .post_within(NOTES, &token, &document, ANSWER_WITHIN)
         .await
         .expect("an answer within the bucket's deadline");
     assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);

@@ -201,10 +201,8 @@ impl PgStore {
                     .bind(LIST_PAGE)
                     .bind(after),
             };
-            let rows = match tokio::time::timeout(page.limit, query.fetch_all(&page.pool)).await {
-                Ok(rows) => rows.map_err(classify),
-                Err(_) => Err(gone_silent(page.limit)),
-            };
+            let fetched = async { query.fetch_all(&page.pool).await.map_err(classify) };
+            let rows = bounded(page.limit, fetched).await;
             let items: Vec<Result<T, StoreError>> = match rows {
                 Ok(rows) => {
                     page.done = (rows.len() as i64) < LIST_PAGE;

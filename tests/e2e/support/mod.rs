@@ -326,13 +326,27 @@ impl Server {
 
     /// A POST with a token, answered as it came (for its headers).
     pub async fn post_response(&self, path: &str, token: &str, body: &Value) -> reqwest::Response {
+        self.post_within(path, token, body, REQUEST_TIMEOUT)
+            .await
+            .expect("request")
+    }
+
+    /// A POST with a token, answered as it came, or the client's error when no answer came
+    /// within `within`.
+    pub async fn post_within(
+        &self,
+        path: &str,
+        token: &str,
+        body: &Value,
+        within: Duration,
+    ) -> reqwest::Result<reqwest::Response> {
         self.http
             .post(self.url(path))
+            .timeout(within)
             .header("Authorization", format!("Token {token}"))
             .json(body)
             .send()
             .await
-            .expect("request")
     }
 
     pub async fn post(&self, path: &str, token: &str, body: &Value) -> (StatusCode, Value) {
