@@ -614,8 +614,10 @@ impl App {
         events.problem = None;
         events.relay = Some(page.relay);
         let arrived = !page.events.is_empty();
+        // By `seq`, not id: the host's retention may take the last event seen out of the log,
+        // and then its id finds nothing (400), where its `seq` still reads on from there.
         if let Some(last) = page.events.last() {
-            events.after = Some(last.id.clone());
+            events.after = Some(last.seq.to_string());
         }
         events.events.extend(page.events);
         let excess = events.events.len().saturating_sub(EVENTS_KEPT);

@@ -47,7 +47,7 @@ pub struct FakeApi {
     host: Host,
     suppliers: Mutex<Vec<Supplier>>,
     imports: Vec<ImportItem>,
-    events: Vec<Event>,
+    events: Mutex<Vec<Event>>,
     storage: Mutex<StorageStatus>,
     requests: Mutex<Vec<Request>>,
 }
@@ -80,7 +80,7 @@ impl FakeApi {
             host,
             suppliers: Mutex::new(suppliers),
             imports: fixtures::imports(),
-            events,
+            events: Mutex::new(events),
             storage: Mutex::new(StorageStatus {
                 state: StorageState::Writable,
                 free_bytes: Some(44_263_538_688),
@@ -127,6 +127,19 @@ impl FakeApi {
     }
 
     /// Records the request; fails the way the host is set up to.
+    /// The host's retention takes its oldest events out of the log, through `seq`.
+    pub fn take_out_events_through(&self, seq: u64) {
+        self.events
+            .lock()
+            .expect("lock")
+            .retain(|event| event.seq > seq);
+    }
+
+    /// The host logs another event.
+    pub fn log_event(&self, event: Event) {
+        self.events.lock().expect("lock").push(event);
+    }
+
     fn receive(&self, request: Request, deployed_today: bool) -> Result<(), ClientError> {
         self.requests.lock().expect("lock").push(request);
         match self.host {
@@ -271,11 +284,11 @@ impl AdminApi for FakeApi {
             path.push_str(&format!("&after={after}"));
         }
         self.receive(Request::new("GET", path, None), false)?;
-        Ok(fixtures::events_after(
-            &self.events,
+        fixtures::events_after(
+            &self.events.lock().expect("lock"),
             after,
             usize::try_from(limit).expect("limit"),
-        ))
+        )
     }
 
     async fn storage(&self) -> Result<StorageStatus, ClientError> {

@@ -4,8 +4,9 @@
 //! codes and events with long types that differ only at the end. All times are fixed.
 
 use crate::api::{
-    AccountDetail, Event, EventPage, ImportFailure, ImportItem, ImportState, Migration,
-    MigrationState, Plugin, PluginRecord, RelayStatus, Supplier, SupplierPlugin, SupplierStatus,
+    AccountDetail, ClientError, Event, EventPage, ImportFailure, ImportItem, ImportState,
+    Migration, MigrationState, Plugin, PluginRecord, RelayStatus, Supplier, SupplierPlugin,
+    SupplierStatus,
 };
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -258,24 +259,45 @@ pub fn relay() -> RelayStatus {
     }
 }
 
-/// The page of `all` after `after`, `limit` at most.
-pub fn events_after(all: &[Event], after: Option<&str>, limit: usize) -> EventPage {
-    let start = after
-        .and_then(|after| {
-            all.iter()
-                .position(|event| event.id == after)
-                .map(|i| i + 1)
-        })
-        .unwrap_or(0);
-    let page: Vec<Event> = all.iter().skip(start).take(limit).cloned().collect();
-    let more = start + page.len() < all.len();
-    EventPage {
-        next_after: if more {
-            page.last().map(|event| event.id.clone())
+/// The page of `all` after `after`, `limit` at most, as the host answers it: `after` is a
+/// `seq`, or the id of an event in the log (400 for any other).
+pub fn events_after(
+    all: &[Event],
+    after: Option<&str>,
+    limit: usize,
+) -> Result<EventPage, ClientError> {
+    let after = match after {
+        None => None,
+        Some(text) => Some(match text.parse::<u64>() {
+            Ok(seq) => seq,
+            Err(_) => all
+                .iter()
+                .find(|event| event.id == text)
+                .map(|event| event.seq)
+                .ok_or_else(|| ClientError::Refused {
+                    status: 400,
+                    code: "invalid_query_parameter".to_owned(),
+                    detail: format!("after: no event {text} in the log"),
+                    errors: Vec::new(),
+                })?,
+        }),
+    };
+    let rest: Vec<&Event> = all
+        .iter()
+        .filter(|event| after.is_none_or(|after| event.seq > after))
+        .collect();
+    let page: Vec<Event> = rest
+        .iter()
+        .take(limit)
+        .map(|&event| event.clone())
+        .collect();
+    Ok(EventPage {
+        next_after: if page.len() < rest.len() {
+            page.last().map(|event| event.seq.to_string())
         } else {
             None
         },
         events: page,
         relay: relay(),
-    }
+    })
 }

@@ -258,13 +258,41 @@ async fn the_event_tail_asks_only_for_events_after_the_last_one_seen() {
         events,
         [
             "/admin/v1/events?limit=200",
-            "/admin/v1/events?limit=200&after=evt-0004"
+            "/admin/v1/events?limit=200&after=4"
         ]
     );
     press(&mut app, &api, &[KeyCode::Char('k')]).await;
     assert!(!app.events.follow);
     press(&mut app, &api, &[KeyCode::Char('G')]).await;
     assert!(app.events.follow);
+}
+
+#[tokio::test]
+async fn the_event_tail_goes_on_once_the_events_it_saw_left_the_log() {
+    let api = FakeApi::new(Host::Complete);
+    let mut app = started(&api).await;
+    press(&mut app, &api, &[KeyCode::Char('3')]).await;
+    assert_eq!(app.events.events.len(), 4);
+    // The host's retention takes every event seen out of the log; then one more is made.
+    api.take_out_events_through(4);
+    api.log_event(
+        serde_json::from_value(serde_json::json!({"seq": 5, "id": "evt-0005",
+            "type": "account.created", "version": "v1", "time": "2025-03-07T12:00:00Z",
+            "subject": "A-0000BEEF", "data": {}, "published_at": null}))
+        .expect("an event"),
+    );
+    press(&mut app, &api, &[KeyCode::Char('r')]).await;
+    assert_eq!(app.events.problem, None);
+    let ids: Vec<&str> = app
+        .events
+        .events
+        .iter()
+        .map(|event| event.id.as_str())
+        .collect();
+    assert_eq!(
+        ids,
+        ["evt-0001", "evt-0002", "evt-0003", "evt-0004", "evt-0005"]
+    );
 }
 
 #[tokio::test]
