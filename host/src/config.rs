@@ -13,6 +13,8 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 pub const DEFAULT_DATA_DIR: &str = "ferry-data";
 pub const DEFAULT_REDIS_STREAM: &str = "ferry:events";
 const DEFAULT_CONFIG_FILE: &str = "ferry.toml";
+/// How long a published event stays in the event log unless told: thirty days.
+pub const DEFAULT_EVENT_RETENTION_SECONDS: u64 = 30 * 24 * 3600;
 
 /// Flags of `ferry serve`; each also reads its `FERRY_*` variable.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -84,6 +86,11 @@ pub struct ServeArgs {
     /// Seconds between sweeps that cancel expired staged accounts (default 3600).
     #[arg(long, env = "FERRY_EXPIRY_SWEEP_SECONDS")]
     pub expiry_sweep_seconds: Option<u64>,
+    /// How long the event log keeps an event once it was made, in seconds, if the relay
+    /// published it (default 2592000, thirty days; 0 keeps every event). An event not yet
+    /// published is kept, however old.
+    #[arg(long, env = "FERRY_EVENT_RETENTION_SECONDS")]
+    pub event_retention_seconds: Option<u64>,
     /// How long a payment vendor may take, retries included, in milliseconds (default 5000).
     #[arg(long, env = "FERRY_VENDOR_DEADLINE_MS")]
     pub vendor_deadline_ms: Option<u64>,
@@ -139,6 +146,7 @@ struct FileSettings {
     rate_limit_burst: Option<u32>,
     max_concurrent_processes: Option<usize>,
     expiry_sweep_seconds: Option<u64>,
+    event_retention_seconds: Option<u64>,
     vendor_deadline_ms: Option<u64>,
     bucket_deadline_ms: Option<u64>,
     plugin_dir: Option<PathBuf>,
@@ -191,6 +199,8 @@ pub struct Settings {
     pub operator_key: Option<String>,
     pub limits: Limits,
     pub expiry_sweep: Duration,
+    /// How long a published event stays in the event log (none: for ever).
+    pub event_retention: Option<Duration>,
     /// Payment vendors by upper-case code: `ferry.toml`, then `FERRY_VENDOR_<CODE>_URL` and
     /// `FERRY_VENDOR_<CODE>_KEY`.
     pub vendors: BTreeMap<String, VendorSettings>,
@@ -351,6 +361,13 @@ impl Settings {
                 .filter(|key| !key.is_empty()),
             limits,
             expiry_sweep: Duration::from_secs(sweep.max(1)),
+            event_retention: Some(
+                args.event_retention_seconds
+                    .or(file.event_retention_seconds)
+                    .unwrap_or(DEFAULT_EVENT_RETENTION_SECONDS),
+            )
+            .filter(|&seconds| seconds > 0)
+            .map(Duration::from_secs),
             vendors,
             vendor_deadline,
             bucket_deadline: wait_or(
@@ -538,6 +555,24 @@ mod tests {
                 operation: Duration::from_millis(2500),
             }
         );
+
+        assert_eq!(
+            settings.event_retention,
+            Some(Duration::from_secs(30 * 24 * 3600)),
+            "thirty days unless told"
+        );
+        std::fs::write(&path, "event_retention_seconds = 0\n").expect("write");
+        let kept = |flag| {
+            Settings::resolve(ServeArgs {
+                config: Some(path.clone()),
+                event_retention_seconds: flag,
+                ..ServeArgs::default()
+            })
+            .expect("settings")
+            .event_retention
+        };
+        assert_eq!(kept(None), None, "0: every event kept");
+        assert_eq!(kept(Some(90)), Some(Duration::from_secs(90)));
 
         std::fs::write(&path, "lisen = 1\n").expect("write");
         let error = Settings::resolve(ServeArgs {

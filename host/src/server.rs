@@ -271,6 +271,19 @@ pub async fn run(
             move |stop| sweep_expired(state.clone(), every, stop),
         ))
     };
+    let retention = settings.event_retention.map(|retention| {
+        tokio::spawn(lease::run_while_held(
+            store.clone(),
+            crate::events::retention::LEASE,
+            instance.clone(),
+            stopped.clone(),
+            || {},
+            {
+                let store = store.clone();
+                move |stop| crate::events::retention::run(store.clone(), retention, stop)
+            },
+        ))
+    });
     let arrivals = state
         .schedule_arrivals
         .lock()
@@ -325,6 +338,9 @@ pub async fn run(
     let _ = plugin_sync.await;
     let _ = orphans.await;
     let _ = sweeper.await;
+    if let Some(retention) = retention {
+        let _ = retention.await;
+    }
     if let Some(scheduled) = scheduled {
         let _ = scheduled.await;
     }

@@ -318,6 +318,101 @@ async fn a_redis_outage_delays_events_but_loses_or_repeats_none() {
     }
 }
 
+/// The ids in the event log as the admin API shows it, oldest first, and what it says waits.
+async fn logged_ids(server: &Server) -> (Vec<String>, Value) {
+    let (status, page) = server
+        .admin(Method::GET, "/admin/v1/events?limit=1000", None)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    let ids = page["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .map(|event| event["id"].as_str().expect("an id").to_owned())
+        .collect();
+    (ids, page["relay"]["lag"].clone())
+}
+
+#[tokio::test]
+async fn published_events_leave_the_log_after_the_retention_and_waiting_ones_stay() {
+    let temp = tempfile::tempdir().expect("temp");
+    let data_dir = temp.path().join("data");
+    let retention = ("FERRY_EVENT_RETENTION_SECONDS".to_owned(), "1".to_owned());
+    // No Redis yet: the events wait in the outbox, however old they grow.
+    let server = Server::start_in(
+        &data_dir,
+        Options {
+            env: vec![
+                retention.clone(),
+                ("FERRY_RATE_LIMIT_PER_SECOND".into(), "0".into()),
+            ],
+            ..Options::default()
+        },
+    );
+    let token = server.supplier_with_token("OLD_CO").await;
+    server.stage(&token, &account("OLD_CO", "ACC-1")).await;
+    server.migrate(&token, "OLD_CO", "ACC-1").await;
+    let (made, lag) = logged_ids(&server).await;
+    assert!(made.len() >= 2, "{made:?}");
+    assert_eq!(lag, made.len(), "none published");
+    // Three times the retention, a dozen rounds of it: every one is still there.
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    assert_eq!(logged_ids(&server).await, (made.clone(), json!(made.len())));
+    assert!(server.terminate(), "stopped");
+
+    // With Redis, each is published, then taken out of the log within a few rounds.
+    let redis = Redis::start();
+    let mut options = with_redis(&redis);
+    options.env.push(retention);
+    let server = Server::start_in(&data_dir, options);
+    let mut left = made.clone();
+    for _ in 0..400 {
+        left = logged_ids(&server).await.0;
+        if left.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        left,
+        Vec::<String>::new(),
+        "published and past the retention"
+    );
+    let streamed = check_entries(&redis.entries(STREAM).await);
+    assert_eq!(
+        streamed.keys().cloned().collect::<Vec<_>>(),
+        {
+            let mut made = made.clone();
+            made.sort();
+            made
+        },
+        "each in the stream, once"
+    );
+    assert!(server.counter_total("ferry_events_pruned_total", &[]).await >= made.len() as u64);
+    let (status, body) = server
+        .admin(
+            Method::GET,
+            &format!("/admin/v1/events?after={}", made[0]),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(body.to_string().contains("event retention"), "{body}");
+
+    // What is made next is published and logged as ever.
+    server.stage(&token, &account("OLD_CO", "ACC-2")).await;
+    server.migrate(&token, "OLD_CO", "ACC-2").await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while redis.entries(STREAM).await.len() == made.len() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the next event was not published"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    check_entries(&redis.entries(STREAM).await);
+}
+
 /// Commits 10 events with Redis down, SIGKILLs the server, writes the first `already` of them
 /// to the stream as a previous run would have just before dying, and restarts: each must be
 /// in the stream exactly once, and events after that must flow as usual.

@@ -432,6 +432,12 @@ pub trait Store: Send + Sync + 'static {
     fn event_seq<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<u64>>;
     /// How many events wait in the outbox.
     fn outbox_len(&self) -> StoreFuture<'_, usize>;
+    /// Takes the oldest events out of the log, in log order, about `limit` at a time, while
+    /// each was published and made before `made_before`: an event the relay has not published
+    /// is never taken, nor any after it. How many were taken (a backend that keeps events in
+    /// groups takes whole groups, so it may take a few more than `limit`, or none where a
+    /// group is not wholly due). What is left is the log after them, as it was.
+    fn prune_events(&self, made_before: DateTime<Utc>, limit: usize) -> StoreFuture<'_, usize>;
 
     /// A named secret, created by `make` on first use.
     fn secret<'a>(

@@ -115,12 +115,7 @@ impl StreamRecord {
                 b"id" => id = text(),
                 b"type" => event_type = text(),
                 b"dataversion" => version = text(),
-                b"time" => {
-                    time = std::str::from_utf8(value)
-                        .ok()
-                        .and_then(|at| chrono::DateTime::parse_from_rfc3339(at).ok())
-                        .map(|at| at.with_timezone(&chrono::Utc));
-                }
+                b"time" => time = time_of(value),
                 b"subject" => subject = Some(text().ok_or(RecordError::Field("subject"))?),
                 b"data" => {
                     let text = text().ok_or(RecordError::Field("data"))?;
@@ -143,6 +138,33 @@ impl StreamRecord {
 
     pub fn as_bytes(&self) -> &[u8] {
         &self.0
+    }
+
+    /// When the event stored as `bytes` (this layout, or an older record's event JSON) was
+    /// made, read without decoding the rest of it.
+    pub fn stored_time(bytes: &[u8]) -> Result<chrono::DateTime<chrono::Utc>, RecordError> {
+        match bytes.first() {
+            Some(&RECORD_V1) => {
+                let fields = FieldIter {
+                    rest: bytes.get(1..).unwrap_or_default(),
+                };
+                for field in fields {
+                    if let (b"time", value) = field? {
+                        return time_of(value).ok_or(RecordError::Field("time"));
+                    }
+                }
+                Err(RecordError::Field("time"))
+            }
+            Some(b'{') => {
+                #[derive(serde::Deserialize)]
+                struct Made {
+                    time: chrono::DateTime<chrono::Utc>,
+                }
+                Ok(serde_json::from_slice::<Made>(bytes)?.time)
+            }
+            Some(&other) => Err(RecordError::UnknownLayout(other)),
+            None => Err(RecordError::Truncated),
+        }
     }
 
     pub fn into_bytes(self) -> Vec<u8> {
@@ -168,6 +190,12 @@ impl StreamRecord {
             rest: self.0.get(1..).unwrap_or_default(),
         }
     }
+}
+
+/// The value of a record's `time` field, read.
+fn time_of(value: &[u8]) -> Option<chrono::DateTime<chrono::Utc>> {
+    let at = chrono::DateTime::parse_from_rfc3339(std::str::from_utf8(value).ok()?).ok()?;
+    Some(at.with_timezone(&chrono::Utc))
 }
 
 struct FieldIter<'a> {
@@ -220,6 +248,22 @@ mod tests {
             json!({"account_number": "A-0000BEEF"}),
         )
         .expect("a catalogued event")
+    }
+
+    #[test]
+    fn a_stored_events_time_is_read_in_either_layout() {
+        let event = event();
+        let record = StreamRecord::encode(&event);
+        let made = StreamRecord::stored_time(record.as_bytes()).expect("a time");
+        assert_eq!(made, record.to_event().expect("an event").time);
+        let json = serde_json::to_vec(&event).expect("json");
+        assert_eq!(
+            StreamRecord::stored_time(&json).expect("a time"),
+            event.time
+        );
+        assert!(StreamRecord::stored_time(&record.as_bytes()[..20]).is_err());
+        assert!(StreamRecord::stored_time(b"{}").is_err());
+        assert!(StreamRecord::stored_time(b"").is_err());
     }
 
     fn as_strings(record: &StreamRecord) -> Vec<(String, String)> {

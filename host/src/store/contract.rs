@@ -1,7 +1,8 @@
 //! The storage port's contract, as tests every backend runs: a unit of work is all or
 //! nothing and keeps every kind of record it adds, concurrent units that insert one key keep
 //! exactly one, ids are never handed out twice and grow, on one account, in the order of its
-//! changes (whichever instance made them), the outbox keeps the order changes committed in, an import change carries its
+//! changes (whichever instance made them), the outbox keeps the order changes committed in,
+//! old events leave the log only once published and only from its start, an import change carries its
 //! account, counts and events together, what was committed is there after the store is
 //! opened again, lists come whole and in key order however many pages they take, a record
 //! read again once its change is durable is read changed (a backend may keep what it read),
@@ -70,6 +71,7 @@ macro_rules! contract_tests {
             a_unit_keeps_every_kind_of_record_it_adds,
             the_outbox_keeps_the_order_of_commits,
             the_relay_reads_the_outbox_in_commit_order,
+            old_published_events_leave_the_log_and_nothing_after_one_waiting,
             an_import_change_carries_its_account_counts_and_events,
             a_migration_to_a_taken_account_number_is_decided_again,
             refused_writes_change_nothing_and_reads_go_on,
@@ -455,6 +457,132 @@ pub async fn the_relay_reads_the_outbox_in_commit_order(backend: &dyn Backend) {
         .map(|event| event.published_at.is_some())
         .collect();
     assert_eq!(published, [true, true, true, false, false, false]);
+}
+
+/// Commits one change to `account` with `count` events made at `made`; their ids.
+async fn events_made_at(
+    store: &dyn Store,
+    account: &str,
+    count: usize,
+    made: DateTime<Utc>,
+) -> Vec<String> {
+    let mut unit = store.account_unit(account).await.expect("a unit");
+    let mut ids = Vec::new();
+    for _ in 0..count {
+        let mut event = event(account);
+        event.time = made;
+        ids.push(event.id.clone());
+        unit.enqueue(event).expect("event");
+    }
+    unit.commit().await.expect("commit");
+    ids
+}
+
+pub async fn old_published_events_leave_the_log_and_nothing_after_one_waiting(
+    backend: &dyn Backend,
+) {
+    let (store, outbox) = backend.open_with_outbox();
+    let old = Utc::now() - chrono::Duration::hours(2);
+    let made_before = Utc::now() - chrono::Duration::hours(1);
+    // A change of 100 events is more than one group of a backend that keeps them in groups.
+    let a = events_made_at(store.as_ref(), "A-00000001", 2, old).await;
+    let b = events_made_at(store.as_ref(), "A-00000002", 100, old).await;
+    let c = events_made_at(store.as_ref(), "A-00000001", 2, old).await;
+    let d = events_made_at(store.as_ref(), "A-00000002", 2, Utc::now()).await;
+    let seq_of = |id: String| {
+        let store = store.clone();
+        async move { store.event_seq(&id).await.expect("a lookup") }
+    };
+    let pending = outbox
+        .pending_events(1000, &HashSet::new())
+        .await
+        .expect("pending");
+    let seqs: Vec<u64> = pending.iter().map(|event| event.seq).collect();
+    assert_eq!(seqs.len(), 106);
+    // Published: a, c and d; b waits.
+    let published: Vec<u64> = [&seqs[..2], &seqs[102..]].concat();
+    outbox
+        .mark_published(&published, Utc::now())
+        .await
+        .expect("marked");
+
+    let taken = store.prune_events(made_before, 1000).await.expect("pruned");
+    assert_eq!(taken, 2, "a alone: b waits, and c comes after it");
+    let log: Vec<String> = logged(store.as_ref())
+        .await
+        .into_iter()
+        .map(|e| e.id)
+        .collect();
+    assert_eq!(log, [&b[..], &c[..], &d[..]].concat());
+    assert_eq!(seq_of(a[0].clone()).await, None, "its id is gone too");
+    assert_eq!(seq_of(b[0].clone()).await, Some(seqs[2]));
+    assert_eq!(
+        store.prune_events(made_before, 1000).await.expect("pruned"),
+        0
+    );
+
+    // Published, b goes, and c with it, a little at a time; d is too new.
+    outbox
+        .mark_published(&seqs[2..102], Utc::now())
+        .await
+        .expect("marked");
+    let first = store.prune_events(made_before, 50).await.expect("pruned");
+    assert!(
+        (1..102).contains(&first),
+        "about 50 at a time, took {first}"
+    );
+    let mut taken = first;
+    loop {
+        let more = store.prune_events(made_before, 50).await.expect("pruned");
+        if more == 0 {
+            break;
+        }
+        taken += more;
+    }
+    assert_eq!(taken, 102);
+    let log = logged(store.as_ref()).await;
+    assert_eq!(
+        log.iter()
+            .map(|event| event.id.as_str())
+            .collect::<Vec<_>>(),
+        d,
+        "the log after them, as it was"
+    );
+    assert!(
+        log.iter().all(|event| event.published_at.is_some()),
+        "still published"
+    );
+    for id in [&b[0], &b[99], &c[1]] {
+        assert_eq!(seq_of(id.clone()).await, None, "{id}");
+    }
+    assert_eq!(seq_of(d[1].clone()).await, Some(seqs[105]));
+    assert_eq!(store.outbox_len().await.expect("outbox"), 0);
+
+    // Taken for good; and what is made next is published as ever.
+    drop((store, outbox));
+    let (store, outbox) = backend.open_with_outbox();
+    let log: Vec<String> = logged(store.as_ref())
+        .await
+        .into_iter()
+        .map(|e| e.id)
+        .collect();
+    assert_eq!(log, d);
+    let e = events_made_at(store.as_ref(), "A-00000003", 1, old).await;
+    let pending = outbox
+        .pending_events(1000, &HashSet::new())
+        .await
+        .expect("pending");
+    assert_eq!(
+        pending
+            .iter()
+            .map(|event| event.record.id().expect("an id"))
+            .collect::<Vec<_>>(),
+        e
+    );
+    assert_eq!(
+        store.prune_events(made_before, 1000).await.expect("pruned"),
+        0
+    );
 }
 
 pub async fn an_import_change_carries_its_account_counts_and_events(backend: &dyn Backend) {
@@ -941,6 +1069,7 @@ pub async fn refused_writes_change_nothing_and_reads_go_on(backend: &dyn Backend
     renamed.code = "NEW_CO".into();
     refused(store.create_supplier(&renamed).await.map(|_| ()));
     refused(store.publish_events(&[event("A-00000001")]).await);
+    refused(store.prune_events(Utc::now(), 10).await.map(|_| ()));
     refused(store.writable());
     let mut unit = store.account_unit("A-00000001").await.expect("a unit");
     add(unit.as_mut(), &note(1, "refused"));

@@ -16,6 +16,7 @@ mod sled_account;
 mod sled_decoded;
 mod sled_event_ids;
 mod sled_event_log;
+mod sled_event_retention;
 mod sled_generations;
 mod sled_import_counts;
 mod sled_kept_indexes;

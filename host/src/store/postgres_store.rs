@@ -1037,6 +1037,27 @@ impl Store for PgStore {
         })
     }
 
+    fn prune_events(&self, made_before: DateTime<Utc>, limit: usize) -> StoreFuture<'_, usize> {
+        self.bounded(async move {
+            self.health.check()?;
+            // The oldest `limit` events by `seq` (the primary key's order), taken while each
+            // is due: the first that is not (unpublished, or too new) keeps itself and every
+            // one after it. An event with no readable time is not due. The `seq`s go to the
+            // delete as one array, which it looks up in the primary key: as `IN (SELECT …)`
+            // PostgreSQL planned a hash join over a scan of the whole table.
+            let taken = sqlx::query(
+                "WITH oldest AS (                      SELECT seq, COALESCE(published_at IS NOT NULL                          AND (record->>'time')::timestamptz < $1, false) AS due                      FROM events ORDER BY seq LIMIT $2),                  prefix AS (                      SELECT seq, bool_and(due) OVER (ORDER BY seq) AS all_due FROM oldest)                  DELETE FROM events WHERE seq = ANY(ARRAY(SELECT seq FROM prefix WHERE all_due))",
+            )
+            .bind(made_before)
+            .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+            .execute(&self.pool)
+            .await
+            .map_err(classify)?
+            .rows_affected();
+            Ok(usize::try_from(taken).unwrap_or(usize::MAX))
+        })
+    }
+
     fn secret<'a>(
         &'a self,
         name: &'a str,

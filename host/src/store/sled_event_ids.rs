@@ -97,6 +97,40 @@ impl IdIndex {
     }
 }
 
+/// The first `seq` of the change a record's `key` names.
+fn first_seq(key: &[u8]) -> Option<u64> {
+    let first = key.get(MILLISECOND_BYTES..)?;
+    <[u8; 8]>::try_from(first).ok().map(u64::from_be_bytes)
+}
+
+/// The keys of the records `by_millisecond` holds for events all before `bound` (a `seq`):
+/// those of the log's events taken out below it. Read in the order of their milliseconds up
+/// to the first record of a change from `bound` on; a change whose ids were made before
+/// another's but given later `seq`s may leave the other's record for a later call to find.
+pub(super) fn records_before(
+    by_millisecond: &sled::Tree,
+    bound: u64,
+) -> Result<Vec<sled::IVec>, sled::Error> {
+    let mut keys = Vec::new();
+    for record in by_millisecond.iter() {
+        let (key, entries) = record?;
+        let first = first_seq(&key).unwrap_or(u64::MAX);
+        if first >= bound {
+            break;
+        }
+        let last_offset = entries
+            .chunks_exact(ENTRY_BYTES)
+            .filter_map(|entry| <[u8; 4]>::try_from(&entry[REST_BYTES..]).ok())
+            .map(u32::from_be_bytes)
+            .max()
+            .unwrap_or(0);
+        if first.saturating_add(u64::from(last_offset)) < bound {
+            keys.push(key);
+        }
+    }
+    Ok(keys)
+}
+
 /// The `seq` of the event `id`, read from the records `by_millisecond` wrote, then from those
 /// `by_id` holds.
 pub(super) fn seq_of(
@@ -108,11 +142,7 @@ pub(super) fn seq_of(
         let (millisecond, rest) = uuid.split_at(MILLISECOND_BYTES);
         for record in by_millisecond.scan_prefix(millisecond) {
             let (key, entries) = record?;
-            let Some(first) = key
-                .get(MILLISECOND_BYTES..)
-                .and_then(|first| <[u8; 8]>::try_from(first).ok())
-                .map(u64::from_be_bytes)
-            else {
+            let Some(first) = first_seq(&key) else {
                 continue;
             };
             for entry in entries.chunks_exact(ENTRY_BYTES) {

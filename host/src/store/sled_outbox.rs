@@ -120,6 +120,14 @@ impl SledStore {
         Ok(count)
     }
 
+    /// The first `seq` not known published: the cursor's, or the first event of an earlier
+    /// version's outbox when that comes before it.
+    pub(super) fn first_unpublished(&self) -> Result<u64, StoreError> {
+        let next = self.lock_relay_cursor().next;
+        let waiting = self.outbox.first()?.map(|(key, _)| be_u64(&key));
+        Ok(waiting.map_or(next, |seq| seq.min(next)))
+    }
+
     fn lock_relay_cursor(&self) -> std::sync::MutexGuard<'_, RelayCursor> {
         self.relay_cursor
             .lock()

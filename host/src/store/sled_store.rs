@@ -85,12 +85,12 @@ pub struct SledStore {
     pub(super) relay_cursor: Arc<std::sync::Mutex<RelayCursor>>,
     /// Event ids → `seq`s, by the millisecond the id was made in, a record per change and
     /// millisecond ([`super::sled_event_ids`]).
-    event_ids_by_millisecond: sled::Tree,
+    pub(super) event_ids_by_millisecond: sled::Tree,
     /// Event id → `seq`, as versions before kept every id; now only an id that is not a
     /// canonical UUID.
     event_ids: sled::Tree,
     /// `seq` → when the relay published it (RFC 3339), as written before `published_runs`.
-    published: sled::Tree,
+    pub(super) published: sled::Tree,
     /// When the relay published each run of consecutive `seq`s: the run's last `seq` →
     /// its first `seq` (8 bytes) and the time (RFC 3339). One write per run, not per event.
     pub(super) published_runs: sled::Tree,
@@ -816,6 +816,17 @@ impl Store for SledStore {
         Box::pin(std::future::ready(self.unpublished_len()))
     }
 
+    fn prune_events(&self, made_before: DateTime<Utc>, limit: usize) -> StoreFuture<'_, usize> {
+        self.noting_failures(async move {
+            self.health.check()?;
+            if !self.log_start_is_due(made_before)? {
+                return Ok(0);
+            }
+            // A walk over thousands of records: off the worker's queue meanwhile.
+            super::blocking::blocking(|| self.prune_logged(made_before, limit))
+        })
+    }
+
     fn secret<'a>(
         &'a self,
         name: &'a str,
@@ -1232,6 +1243,64 @@ pub(super) mod tests {
                 .collect::<Vec<_>>(),
             [uncompressed[1].id.as_str(), uncompressed[2].id.as_str()]
         );
+    }
+
+    #[tokio::test]
+    async fn records_of_earlier_layouts_leave_the_log_and_an_earlier_outbox_holds_it() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = SledStore::open(dir.path()).expect("store");
+        let made = Utc::now() - chrono::Duration::hours(2);
+        let old = |number| Event {
+            time: made,
+            ..event(number)
+        };
+        // What earlier versions wrote: an event's JSON alone (10), an uncompressed group
+        // (11-13), each one's publication on its own, and an event waiting in the outbox (14).
+        store
+            .events
+            .insert(10u64.to_be_bytes(), encode(&old(10)))
+            .expect("insert");
+        let group: Vec<StreamRecord> = (11..=13).map(|n| StreamRecord::encode(&old(n))).collect();
+        store
+            .events
+            .insert(
+                11u64.to_be_bytes(),
+                crate::store::sled_event_log::tests::uncompressed_group(&group),
+            )
+            .expect("insert");
+        for seq in 10u64..=13 {
+            store
+                .published
+                .insert(seq.to_be_bytes(), made.to_rfc3339().as_bytes())
+                .expect("insert");
+        }
+        let waiting = old(14);
+        for tree in [&store.events, &store.outbox] {
+            tree.insert(14u64.to_be_bytes(), encode(&waiting))
+                .expect("insert");
+        }
+        store
+            .mark_published(&[10, 11, 12, 13], made)
+            .await
+            .expect("marked");
+
+        let now = Utc::now();
+        assert_eq!(store.prune_events(now, 100).await.expect("pruned"), 4);
+        let log = store.events_after(None, 100).await.expect("log");
+        assert_eq!(log.len(), 1);
+        assert_eq!(log[0].id, waiting.id, "the outbox's event holds the log");
+        assert_eq!(
+            store.published.len(),
+            0,
+            "their publication times went with them"
+        );
+        assert_eq!(store.prune_events(now, 100).await.expect("pruned"), 0);
+
+        store.mark_published(&[14], now).await.expect("marked");
+        assert!(store.outbox.is_empty());
+        assert_eq!(store.prune_events(now, 100).await.expect("pruned"), 1);
+        assert!(store.events.is_empty());
+        assert!(store.published_runs.is_empty());
     }
 
     #[tokio::test]

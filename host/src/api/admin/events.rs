@@ -75,7 +75,10 @@ pub async fn list_events(
                     .map_err(DomainError::from)?
                     .ok_or_else(|| ApiError::Query {
                         name: "after",
-                        detail: format!("no event {text}"),
+                        detail: format!(
+                            "no event {text} in the log: never made, or published and older \
+                             than the event retention"
+                        ),
                     })?,
             ),
         },
