@@ -412,6 +412,71 @@ async fn installed_plugins_survive_a_restart_compiled_once() {
     );
 }
 
+/// The compiled components in `data_dir`'s cache, by their sources' SHA-256.
+fn compiled_in(data_dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(data_dir.join("plugin-cache"))
+        .expect("cache")
+        .filter_map(Result::ok)
+        .filter_map(|entry| entry.file_name().into_string().ok())
+        .filter(|name| name.ends_with(".cwasm"))
+        .filter_map(|name| Some(name.split_once('-')?.0.to_owned()))
+        .collect();
+    names.sort();
+    names
+}
+
+#[tokio::test]
+async fn a_component_no_plugin_runs_is_not_kept_stored_or_compiled() {
+    let temp = tempfile::tempdir().expect("temp");
+    let data_dir = temp.path().join("data");
+    let server = Server::start_in(&data_dir, Options::default());
+    for supplier in ["OLD_CO", "NEW_CO"] {
+        server.create_supplier(supplier).await;
+        server
+            .install_plugin(supplier, "example_plugin", example_config())
+            .await;
+    }
+    let sha256 =
+        |name: &str| ferry_host::plugins::sha256_hex(&std::fs::read(plugin(name)).expect("read"));
+    let (example, trap) = (sha256("example_plugin"), sha256("fault_trap"));
+    // OLD_CO's replaced: NEW_CO still runs the example.
+    server
+        .install_plugin("OLD_CO", "fault_trap", json!({}))
+        .await;
+    let mut both = vec![example.clone(), trap.clone()];
+    both.sort();
+    assert_eq!(compiled_in(&data_dir), both);
+    // NEW_CO's removed: nothing runs the example any more.
+    let (status, _) = server
+        .admin(Method::DELETE, "/admin/v1/suppliers/NEW_CO/plugin", None)
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(compiled_in(&data_dir), std::slice::from_ref(&trap));
+    if backend() == Backend::Postgres {
+        let url = std::fs::read_to_string(data_dir.with_extension("database-url")).expect("url");
+        let stored = Command::new("psql")
+            .args(["-At", &url, "-c", "SELECT sha256 FROM plugin_components"])
+            .output()
+            .expect("psql");
+        assert_eq!(String::from_utf8_lossy(&stored.stdout).trim(), trap);
+    }
+    assert!(server.terminate());
+
+    // What an earlier Ferry's engine compiled is not loaded again: gone on the next start.
+    let stale = data_dir
+        .join("plugin-cache")
+        .join(format!("{example}-0000000000000000.cwasm"));
+    std::fs::write(&stale, b"compiled by another engine").expect("write");
+    let server = Server::start_in(&data_dir, Options::default());
+    assert!(!stale.exists(), "removed on start");
+    assert_eq!(compiled_in(&data_dir), std::slice::from_ref(&trap));
+    let (status, plugin) = server
+        .admin(Method::GET, "/admin/v1/suppliers/OLD_CO/plugin", None)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{plugin}");
+    assert_eq!(plugin["sha256"], trap);
+}
+
 #[tokio::test]
 async fn the_plugin_directory_is_hot_reloaded() {
     let temp = tempfile::tempdir().expect("temp");

@@ -2,6 +2,7 @@
 //! once, also across restarts.
 
 use sha2::{Digest, Sha256};
+use std::collections::HashSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::PathBuf;
 use wasmtime::Engine;
@@ -23,10 +24,43 @@ impl ArtifactCache {
     }
 
     fn path(&self, engine: &Engine, sha256: &str) -> PathBuf {
+        self.dir.join(format!("{sha256}{}", Self::suffix(engine)))
+    }
+
+    /// What ends the name of a component compiled by `engine`: its compatibility hash.
+    fn suffix(engine: &Engine) -> String {
         let mut hasher = DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut hasher);
-        self.dir
-            .join(format!("{sha256}-{:016x}.cwasm", hasher.finish()))
+        format!("-{:016x}.cwasm", hasher.finish())
+    }
+
+    /// Removes every compiled component but those of `kept` (SHA-256s of sources) compiled by
+    /// `engine`: a replaced or removed plugin's, and those an earlier Ferry's engine made,
+    /// which nothing loads again. Files being written (`.tmp`) and any other file are left.
+    pub fn retain(&self, engine: &Engine, kept: &HashSet<&str>) {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return;
+        };
+        let suffix = Self::suffix(engine);
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else {
+                continue;
+            };
+            let in_use = name
+                .strip_suffix(&suffix)
+                .is_some_and(|sha256| kept.contains(sha256));
+            if name.ends_with(".cwasm") && !in_use {
+                match std::fs::remove_file(entry.path()) {
+                    Ok(()) => {
+                        tracing::info!(file = name, "removed a compiled plugin no longer in use")
+                    }
+                    Err(error) => {
+                        tracing::warn!(file = name, %error, "cannot remove a compiled plugin no longer in use")
+                    }
+                }
+            }
+        }
     }
 
     /// The compiled component of `bytes`: from the cache when it is there, else compiled and

@@ -19,7 +19,7 @@ use crate::domain::plugin::PluginRecord;
 use crate::domain::ports::{
     AccountTarget, Hook, NO_RULES_IDENTITY, RuleFailure, RuleInput, SupplierRules,
 };
-use crate::store::Store;
+use crate::store::{Store, StoreError, retrying};
 use chrono::{DateTime, Utc};
 use futures_util::future::BoxFuture;
 use metrics::{Counter, Histogram};
@@ -179,7 +179,23 @@ impl Plugins {
             low_priority: LowPriorityThreads::default(),
         };
         plugins.sync_with_store().await?;
+        // What earlier runs compiled for plugins since replaced or removed, or with an
+        // earlier Ferry's engine.
+        plugins.forget_unused_compiled();
         Ok(plugins)
+    }
+
+    /// Removes from the disk cache the compiled components no plugin here runs.
+    fn forget_unused_compiled(&self) {
+        let in_use: Vec<String> = self
+            .installed
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .values()
+            .map(|installed| installed.record.sha256.clone())
+            .collect();
+        self.runtime
+            .keep_compiled_only(&in_use.iter().map(String::as_str).collect());
     }
 
     /// Makes the plugins in use those the store holds: loads the ones installed or replaced
@@ -299,14 +315,25 @@ impl Plugins {
     }
 
     fn swap(&self, supplier: &str, installed: Option<Installed>) {
-        let mut map = self
-            .installed
-            .write()
-            .unwrap_or_else(PoisonError::into_inner);
-        match installed {
-            Some(installed) => map.insert(supplier.to_owned(), Arc::new(installed)),
-            None => map.remove(supplier),
+        let (replaced, still_run) = {
+            let mut map = self
+                .installed
+                .write()
+                .unwrap_or_else(PoisonError::into_inner);
+            let replaced = match installed {
+                Some(installed) => map.insert(supplier.to_owned(), Arc::new(installed)),
+                None => map.remove(supplier),
+            };
+            let still_run = replaced.as_ref().is_some_and(|replaced| {
+                map.values()
+                    .any(|installed| installed.record.sha256 == replaced.record.sha256)
+            });
+            (replaced, still_run)
         };
+        // A component no plugin here runs any more: its compiled form goes from the disk.
+        if replaced.is_some() && !still_run {
+            self.forget_unused_compiled();
+        }
     }
 
     fn current(&self, supplier: &str) -> Option<Arc<Installed>> {
@@ -386,20 +413,34 @@ impl Plugins {
         supplier: &str,
         config: BTreeMap<String, String>,
     ) -> Result<PluginRecord, DomainError> {
-        let current = self.current(supplier).ok_or(DomainError::PluginNotFound)?;
-        let mut record = current.record.clone();
-        record.config = config;
-        let bytes = self
-            .store
-            .plugin_component(&record.sha256)
-            .await?
-            .unwrap_or_default();
-        self.store.put_plugin(&record, &bytes).await?;
+        // The stored plugin, not the one in use here: another instance may have replaced it
+        // (and its component, no longer run, is gone) within the last second.
+        let record = retrying(|| async {
+            let mut record = self
+                .store
+                .plugin(supplier)
+                .await?
+                .ok_or(DomainError::PluginNotFound)?;
+            record.config = config.clone();
+            let bytes = self
+                .store
+                .plugin_component(&record.sha256)
+                .await?
+                .ok_or(DomainError::Store(StoreError::Conflict))?;
+            self.store.put_plugin(&record, &bytes).await?;
+            Ok(record)
+        })
+        .await?;
         self.store.flush().await?;
-        self.swap(
-            supplier,
-            Some(Installed::new(record.clone(), current.component.clone())),
-        );
+        // Were another component in use here, the sync would bring the stored one in a second.
+        if let Some(current) = self.current(supplier)
+            && current.record.sha256 == record.sha256
+        {
+            self.swap(
+                supplier,
+                Some(Installed::new(record.clone(), current.component.clone())),
+            );
+        }
         Ok(record)
     }
 

@@ -403,6 +403,13 @@ impl Runtime {
         self.limits
     }
 
+    /// Removes from the disk cache every compiled component but those of `kept` (SHA-256s).
+    pub fn keep_compiled_only(&self, kept: &std::collections::HashSet<&str>) {
+        if let Some(cache) = &self.cache {
+            cache.retain(&self.engine, kept);
+        }
+    }
+
     /// Compiles (or loads from the cache), links and checks a component: it must be a
     /// component whose imports Ferry provides and whose hooks have the WIT signatures.
     pub fn load(&self, bytes: &[u8]) -> Result<LoadedComponent, PluginError> {

@@ -2,7 +2,8 @@
 //! nothing and keeps every kind of record it adds, concurrent units that insert one key keep
 //! exactly one, ids are never handed out twice and grow, on one account, in the order of its
 //! changes (whichever instance made them), the outbox keeps the order changes committed in,
-//! old events leave the log only once published and only from its start, an import change carries its
+//! old events leave the log only once published and only from its start, a plugin's
+//! component leaves the store once no plugin runs it, an import change carries its
 //! account, counts and events together, what was committed is there after the store is
 //! opened again, lists come whole and in key order however many pages they take, a record
 //! read again once its change is durable is read changed (a backend may keep what it read),
@@ -26,6 +27,7 @@ use crate::domain::meter_points::MeterPoint;
 use crate::domain::money::Money;
 use crate::domain::notes::{Note, NoteSource};
 use crate::domain::payment_instruction::PaymentInstruction;
+use crate::domain::plugin::PluginRecord;
 use crate::domain::statements::Statement;
 use crate::domain::storage::{AccountUnit, ImportChange, Store, StoreError, Unwritable};
 use crate::domain::supplier::read_new_supplier;
@@ -72,6 +74,7 @@ macro_rules! contract_tests {
             the_outbox_keeps_the_order_of_commits,
             the_relay_reads_the_outbox_in_commit_order,
             old_published_events_leave_the_log_and_nothing_after_one_waiting,
+            a_component_leaves_the_store_once_no_plugin_runs_it,
             an_import_change_carries_its_account_counts_and_events,
             a_migration_to_a_taken_account_number_is_decided_again,
             refused_writes_change_nothing_and_reads_go_on,
@@ -583,6 +586,68 @@ pub async fn old_published_events_leave_the_log_and_nothing_after_one_waiting(
         store.prune_events(made_before, 1000).await.expect("pruned"),
         0
     );
+}
+
+/// A plugin record of `supplier` running `component`.
+pub(crate) fn plugin_of(supplier: &str, component: &[u8]) -> PluginRecord {
+    PluginRecord {
+        supplier: supplier.to_owned(),
+        sha256: crate::plugins::sha256_hex(component),
+        name: "plugin".to_owned(),
+        version: "1".to_owned(),
+        size_bytes: component.len() as u64,
+        installed_at: Utc::now(),
+        hooks: Vec::new(),
+        config: BTreeMap::new(),
+        wit_version: None,
+    }
+}
+
+pub async fn a_component_leaves_the_store_once_no_plugin_runs_it(backend: &dyn Backend) {
+    let store = backend.open();
+    let (first, second) = (
+        b"first component".as_slice(),
+        b"second component".as_slice(),
+    );
+    let component = |bytes: &[u8]| {
+        let store = store.clone();
+        let sha256 = crate::plugins::sha256_hex(bytes);
+        async move { store.plugin_component(&sha256).await.expect("a read") }
+    };
+    for supplier in ["OLD_CO", "NEW_CO"] {
+        let plugin = plugin_of(supplier, first);
+        store.put_plugin(&plugin, first).await.expect("installed");
+    }
+    // OLD_CO's plugin replaced: NEW_CO still runs the first component.
+    let replacement = plugin_of("OLD_CO", second);
+    store
+        .put_plugin(&replacement, second)
+        .await
+        .expect("replaced");
+    assert_eq!(component(first).await.as_deref(), Some(first));
+    // Its settings changed, the same component put again: kept.
+    let mut configured = replacement.clone();
+    configured.config.insert("region".into(), "north".into());
+    store
+        .put_plugin(&configured, second)
+        .await
+        .expect("configured");
+    assert_eq!(component(second).await.as_deref(), Some(second));
+    // NEW_CO's plugin removed: nothing runs the first component any more.
+    let removed = store.remove_plugin("NEW_CO").await.expect("removed");
+    assert_eq!(
+        removed.map(|plugin| plugin.sha256),
+        Some(plugin_of("", first).sha256)
+    );
+    assert_eq!(component(first).await, None);
+    assert_eq!(component(second).await.as_deref(), Some(second));
+    // And OLD_CO's: none left.
+    store.remove_plugin("OLD_CO").await.expect("removed");
+    assert_eq!(component(second).await, None);
+    assert!(store.plugins().await.expect("plugins").is_empty());
+    // Installed again, it is there again.
+    store.put_plugin(&replacement, second).await.expect("again");
+    assert_eq!(component(second).await.as_deref(), Some(second));
 }
 
 pub async fn an_import_change_carries_its_account_counts_and_events(backend: &dyn Backend) {

@@ -405,6 +405,25 @@ impl Journal {
         }
     }
 
+    /// The keys of `tree`, the changes committed but not yet made included: for a change that
+    /// must see every record of a small tree (under the commit lock, like [`Self::get`]).
+    pub(super) fn keys(&self, tree: &sled::Tree) -> Result<Vec<IVec>, StoreError> {
+        let mut keys = std::collections::BTreeSet::new();
+        for entry in tree.iter().keys() {
+            keys.insert(entry?);
+        }
+        let name = tree.name();
+        for ((of, key), (_, value)) in self.shared.overlay().iter() {
+            if *of == name {
+                match value {
+                    Some(_) => keys.insert(key.clone()),
+                    None => keys.remove(key),
+                };
+            }
+        }
+        Ok(keys.into_iter().collect())
+    }
+
     /// Journals `changes` at once, without the commit lock, whoever holds it: for a record that
     /// must come before the changes that follow (an id block's reservation, which a change
     /// holding the commit lock may need).

@@ -504,6 +504,47 @@ fn process(row: &PgRow) -> Result<ImportProcess, StoreError> {
     record(row, &external)
 }
 
+/// A key of `pg_advisory_xact_lock` that serializes the changes to plugins: a component is
+/// removed once no plugin runs it, which a change made at the same moment could not see.
+const PLUGIN_CHANGES_LOCK: i64 = 0x6665_7272_795f_706c; // "ferry_pl"
+
+/// Waits for the changes to plugins made at the same moment (the lock is held to the end of
+/// the transaction); the supplier's plugin as it stands then.
+async fn plugins_changing(
+    tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
+    supplier: &str,
+) -> Result<Option<PluginRecord>, StoreError> {
+    sqlx::query("SELECT pg_advisory_xact_lock($1)")
+        .bind(PLUGIN_CHANGES_LOCK)
+        .execute(&mut **tx)
+        .await
+        .map_err(classify)?;
+    sqlx::query("SELECT record FROM plugins WHERE supplier = $1")
+        .bind(supplier)
+        .fetch_optional(&mut **tx)
+        .await
+        .map_err(classify)?
+        .map(|row| record(&row, supplier))
+        .transpose()
+}
+
+/// Removes the component `replaced` (a supplier's plugin being replaced or removed) ran,
+/// unless a plugin still runs it (the replacement's own, or another supplier's).
+async fn remove_component_unless_used(
+    tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
+    replaced: &PluginRecord,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "DELETE FROM plugin_components WHERE sha256 = $1 \
+         AND NOT EXISTS (SELECT 1 FROM plugins WHERE sha256 = $1)",
+    )
+    .bind(&replaced.sha256)
+    .execute(&mut **tx)
+    .await
+    .map_err(classify)?;
+    Ok(())
+}
+
 /// Writes `events` to the log, unpublished, in their order.
 pub(super) async fn insert_events(
     tx: &mut sqlx::Transaction<'static, Postgres>,
@@ -934,6 +975,7 @@ impl Store for PgStore {
         self.bounded(async move {
             self.health.check()?;
             let mut tx = self.pool.begin().await.map_err(classify)?;
+            let replaced = plugins_changing(&mut tx, &record.supplier).await?;
             sqlx::query(
                 "INSERT INTO plugin_components (sha256, component) VALUES ($1, $2) \
                  ON CONFLICT DO NOTHING",
@@ -954,6 +996,9 @@ impl Store for PgStore {
             .execute(&mut *tx)
             .await
             .map_err(classify)?;
+            if let Some(replaced) = replaced {
+                remove_component_unless_used(&mut tx, &replaced).await?;
+            }
             tx.commit().await.map_err(classify)?;
             Ok(())
         })
@@ -980,13 +1025,18 @@ impl Store for PgStore {
     fn remove_plugin<'a>(&'a self, supplier: &'a str) -> StoreFuture<'a, Option<PluginRecord>> {
         self.bounded(async move {
             self.health.check()?;
-            sqlx::query("DELETE FROM plugins WHERE supplier = $1 RETURNING record")
+            let mut tx = self.pool.begin().await.map_err(classify)?;
+            let removed = plugins_changing(&mut tx, supplier).await?;
+            sqlx::query("DELETE FROM plugins WHERE supplier = $1")
                 .bind(supplier)
-                .fetch_optional(&self.pool)
+                .execute(&mut *tx)
                 .await
-                .map_err(classify)?
-                .map(|row| record(&row, supplier))
-                .transpose()
+                .map_err(classify)?;
+            if let Some(removed) = &removed {
+                remove_component_unless_used(&mut tx, removed).await?;
+            }
+            tx.commit().await.map_err(classify)?;
+            Ok(removed)
         })
     }
 
