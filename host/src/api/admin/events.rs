@@ -26,7 +26,8 @@ pub fn router() -> Router<AppState> {
 #[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct EventsParams {
-    /// The `seq` or the `id` of the last event seen.
+    /// The `seq` or the `id` of the last event seen. An id the retention took out of the log
+    /// (`--event-retention-seconds`) is refused; a `seq` reads on from the first event kept.
     #[param(nullable = false)]
     pub after: Option<String>,
     /// Page size (default 100).
