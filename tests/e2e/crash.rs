@@ -362,8 +362,15 @@ async fn acknowledged_writes_survive_sigkill_at_random_moments() {
     let started = Instant::now();
     let temp = tempfile::tempdir().expect("temp dir");
     let data_dir = temp.path().join("data");
+    // The relay publishes, and the retention takes published events out of the log a second
+    // after they were made, so kills land in both as well.
+    let redis = Redis::start();
     let options = Options {
-        env: vec![("FERRY_RATE_LIMIT_PER_SECOND".into(), "0".into())],
+        env: vec![
+            ("FERRY_RATE_LIMIT_PER_SECOND".into(), "0".into()),
+            ("FERRY_REDIS_URL".into(), redis.url()),
+            ("FERRY_EVENT_RETENTION_SECONDS".into(), "1".into()),
+        ],
         ..Options::default()
     };
     let mut server = Server::start_in(&data_dir, options.clone());
@@ -476,6 +483,35 @@ async fn acknowledged_writes_survive_sigkill_at_random_moments() {
                 "{context}: account {account} holds notes or transactions nobody wrote"
             );
         }
+    }
+
+    // Every event reaches the stream once, and the log lets go of all of them once published
+    // and past the retention.
+    server.wait_for_published().await;
+    let mut streamed = std::collections::HashSet::new();
+    for (_, fields) in redis.entries("ferry:events").await {
+        let id = fields.get("id").cloned().unwrap_or_default();
+        assert!(
+            streamed.insert(id.clone()),
+            "event {id} is in the stream twice"
+        );
+    }
+    assert!(!streamed.is_empty(), "events were published");
+    let waiting = Instant::now();
+    loop {
+        let (status, page) = server
+            .admin(Method::GET, "/admin/v1/events?limit=1000", None)
+            .await;
+        assert_eq!(status, StatusCode::OK, "{page}");
+        let left = page["events"].as_array().map_or(0, Vec::len);
+        if left == 0 {
+            break;
+        }
+        assert!(
+            waiting.elapsed() < PATIENCE,
+            "{left} events still in the log past the retention"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 
     for attempt in &attempts {
