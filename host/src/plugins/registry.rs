@@ -19,7 +19,7 @@ use crate::domain::plugin::PluginRecord;
 use crate::domain::ports::{
     AccountTarget, Hook, NO_RULES_IDENTITY, RuleFailure, RuleInput, SupplierRules,
 };
-use crate::store::{Store, StoreError, retrying};
+use crate::store::{Store, retrying};
 use chrono::{DateTime, Utc};
 use futures_util::future::BoxFuture;
 use metrics::{Counter, Histogram};
@@ -414,21 +414,17 @@ impl Plugins {
         config: BTreeMap<String, String>,
     ) -> Result<PluginRecord, DomainError> {
         // The stored plugin, not the one in use here: another instance may have replaced it
-        // (and its component, no longer run, is gone) within the last second.
+        // within the last second. Replaced between the read and the change, it is read again.
         let record = retrying(|| async {
-            let mut record = self
+            let stored = self
                 .store
                 .plugin(supplier)
                 .await?
                 .ok_or(DomainError::PluginNotFound)?;
-            record.config = config.clone();
-            let bytes = self
-                .store
-                .plugin_component(&record.sha256)
+            self.store
+                .configure_plugin(supplier, &stored.sha256, &config)
                 .await?
-                .ok_or(DomainError::Store(StoreError::Conflict))?;
-            self.store.put_plugin(&record, &bytes).await?;
-            Ok(record)
+                .ok_or(DomainError::PluginNotFound)
         })
         .await?;
         self.store.flush().await?;

@@ -3,7 +3,8 @@
 //! exactly one, ids are never handed out twice and grow, on one account, in the order of its
 //! changes (whichever instance made them), the outbox keeps the order changes committed in,
 //! old events leave the log only once published and only from its start, a plugin's
-//! component leaves the store once no plugin runs it, an import change carries its
+//! component leaves the store once no plugin runs it (and settings go only to the component
+//! they were meant for), an import change carries its
 //! account, counts and events together, what was committed is there after the store is
 //! opened again, lists come whole and in key order however many pages they take, a record
 //! read again once its change is durable is read changed (a backend may keep what it read),
@@ -625,14 +626,35 @@ pub async fn a_component_leaves_the_store_once_no_plugin_runs_it(backend: &dyn B
         .await
         .expect("replaced");
     assert_eq!(component(first).await.as_deref(), Some(first));
-    // Its settings changed, the same component put again: kept.
-    let mut configured = replacement.clone();
-    configured.config.insert("region".into(), "north".into());
-    store
-        .put_plugin(&configured, second)
+    // Its settings changed: for the component it runs, not for one it no longer runs.
+    let config = BTreeMap::from([("region".to_owned(), "north".to_owned())]);
+    assert!(matches!(
+        store
+            .configure_plugin("OLD_CO", &plugin_of("", first).sha256, &config)
+            .await,
+        Err(StoreError::Conflict)
+    ));
+    let configured = store
+        .configure_plugin("OLD_CO", &replacement.sha256, &config)
         .await
-        .expect("configured");
+        .expect("configured")
+        .expect("a plugin");
+    assert_eq!(configured.config, config);
+    assert_eq!(configured.sha256, replacement.sha256);
+    let stored = store
+        .plugin("OLD_CO")
+        .await
+        .expect("read")
+        .expect("a plugin");
+    assert_eq!(stored.config, config);
     assert_eq!(component(second).await.as_deref(), Some(second));
+    assert!(
+        store
+            .configure_plugin("NO_CO", &replacement.sha256, &config)
+            .await
+            .expect("no plugin")
+            .is_none()
+    );
     // NEW_CO's plugin removed: nothing runs the first component any more.
     let removed = store.remove_plugin("NEW_CO").await.expect("removed");
     assert_eq!(

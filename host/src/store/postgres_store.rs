@@ -40,7 +40,7 @@ use serde_json::Value;
 use sqlx::postgres::{PgArguments, PgPool, PgPoolOptions, PgRow};
 use sqlx::types::Json;
 use sqlx::{Arguments, Encode, Postgres, Row, Type};
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -1001,6 +1001,33 @@ impl Store for PgStore {
             }
             tx.commit().await.map_err(classify)?;
             Ok(())
+        })
+    }
+
+    fn configure_plugin<'a>(
+        &'a self,
+        supplier: &'a str,
+        sha256: &'a str,
+        config: &'a BTreeMap<String, String>,
+    ) -> StoreFuture<'a, Option<PluginRecord>> {
+        self.bounded(async move {
+            self.health.check()?;
+            let mut tx = self.pool.begin().await.map_err(classify)?;
+            let Some(mut plugin) = plugins_changing(&mut tx, supplier).await? else {
+                return Ok(None);
+            };
+            if plugin.sha256 != sha256 {
+                return Err(StoreError::Conflict);
+            }
+            plugin.config = config.clone();
+            sqlx::query("UPDATE plugins SET record = $2 WHERE supplier = $1")
+                .bind(supplier)
+                .bind(Json(&plugin))
+                .execute(&mut *tx)
+                .await
+                .map_err(classify)?;
+            tx.commit().await.map_err(classify)?;
+            Ok(Some(plugin))
         })
     }
 

@@ -738,6 +738,30 @@ impl Store for SledStore {
         })
     }
 
+    fn configure_plugin<'a>(
+        &'a self,
+        supplier: &'a str,
+        sha256: &'a str,
+        config: &'a std::collections::BTreeMap<String, String>,
+    ) -> StoreFuture<'a, Option<PluginRecord>> {
+        self.noting_failures(async move {
+            self.health.check()?;
+            self.journal.commit(|changes| {
+                let Some(mut plugin) =
+                    self.read::<PluginRecord>(&self.plugins, supplier.as_bytes())?
+                else {
+                    return Ok(None);
+                };
+                if plugin.sha256 != sha256 {
+                    return Err(StoreError::Conflict);
+                }
+                plugin.config = config.clone();
+                changes.insert(&self.plugins, supplier.as_bytes(), encode(&plugin));
+                Ok(Some(plugin))
+            })
+        })
+    }
+
     fn plugin<'a>(&'a self, supplier: &'a str) -> StoreFuture<'a, Option<PluginRecord>> {
         Box::pin(async move {
             self.plugins
