@@ -12,6 +12,7 @@ mod errors;
 mod events;
 mod instances;
 mod meter_points;
+mod migration_locks;
 mod notes;
 mod operations;
 mod payment_instructions;

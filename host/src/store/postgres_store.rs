@@ -142,7 +142,7 @@ impl PgStore {
             .connect(url)
             .await
             .map_err(classify)?;
-        migrate(&pool).await?;
+        migrate(&pool, limits.operation).await?;
         Ok(Self {
             pool,
             health,
@@ -367,22 +367,86 @@ impl PgStore {
 
 type BoxStream<T> = futures_util::stream::BoxStream<'static, Result<T, StoreError>>;
 
-/// Applies the migrations not applied yet (`ferry db migrate`, and every start).
-pub async fn migrate(pool: &PgPool) -> Result<(), StoreError> {
+/// Applies the migrations not applied yet (`ferry db migrate`, and every start), each
+/// statement waiting at most `lock_wait` for a lock ([`migrate_once`]).
+pub async fn migrate(pool: &PgPool, lock_wait: Duration) -> Result<(), StoreError> {
     let migrator = migrator();
     let mut attempt = 1;
     loop {
-        match migrator.run(pool).await {
+        match migrate_once(&migrator, pool, lock_wait).await {
             Ok(()) => return Ok(()),
             Err(error) if attempt < MIGRATION_ATTEMPTS => {
-                tracing::warn!(%error, attempt, "migrations met another instance's: trying again");
+                tracing::warn!(%error, attempt, "migrations met another session's: trying again");
                 tokio::time::sleep(std::time::Duration::from_millis(200 * u64::from(attempt)))
                     .await;
                 attempt += 1;
             }
+            Err(error) if waited_for_a_lock(&error) => {
+                return Err(StoreError::Backend(Box::new(MigrationLockWait {
+                    wait_ms: lock_wait.as_millis(),
+                    attempts: attempt,
+                    source: error,
+                })));
+            }
             Err(error) => return Err(StoreError::Backend(Box::new(error))),
         }
     }
+}
+
+/// The migrations gave up waiting for a lock, every time they tried.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the migrations waited {wait_ms} ms for a lock, {attempts} times, and gave up: a session of \
+     the database holds a lock on a table they change (a long transaction, a report); end it, \
+     or start again later"
+)]
+struct MigrationLockWait {
+    wait_ms: u128,
+    attempts: u32,
+    #[source]
+    source: sqlx::migrate::MigrateError,
+}
+
+/// One run of the migrations, on a connection whose statements wait at most `lock_wait` for a
+/// lock (`lock_timeout`). A migration changing a table waits for every transaction on it to
+/// end, and while it waits every other statement on the table waits behind it: a report
+/// running for an hour would stop Ferry's traffic for an hour. Bounded, the migration gives
+/// up instead (its transaction rolled back), the traffic goes on, and the start is tried again
+/// or fails saying why.
+async fn migrate_once(
+    migrator: &sqlx::migrate::Migrator,
+    pool: &PgPool,
+    lock_wait: Duration,
+) -> Result<(), sqlx::migrate::MigrateError> {
+    let mut connection = pool.acquire().await?;
+    sqlx::query("SELECT set_config('lock_timeout', $1, false)")
+        .bind(lock_wait.as_millis().max(1).to_string())
+        .execute(&mut *connection)
+        .await?;
+    // `run_direct`, not `run`: the future of `run` over a connection is not `Send` for every
+    // lifetime, which a spawned start needs (sqlx's own note on it).
+    let applied = migrator.run_direct(&mut *connection).await;
+    // Back to the pool as every other connection is: without the bound.
+    let reset = sqlx::query("SELECT set_config('lock_timeout', '0', false)")
+        .execute(&mut *connection)
+        .await;
+    if reset.is_err() {
+        connection.close_on_drop();
+    }
+    applied
+}
+
+/// Whether a migration failed waiting for a lock (`lock_not_available`).
+fn waited_for_a_lock(error: &sqlx::migrate::MigrateError) -> bool {
+    let cause = match error {
+        sqlx::migrate::MigrateError::Execute(cause)
+        | sqlx::migrate::MigrateError::ExecuteMigration(cause, _) => cause,
+        _ => return false,
+    };
+    cause
+        .as_database_error()
+        .and_then(|database| database.code())
+        .is_some_and(|code| code == "55P03")
 }
 
 /// `work`, given at most `limit` for the database's answers; then the database is reported
