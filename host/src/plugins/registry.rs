@@ -254,7 +254,18 @@ impl Plugins {
         record: &PluginRecord,
     ) -> Result<Option<LoadedComponent>, DomainError> {
         let Some(bytes) = self.store.plugin_component(&record.sha256).await? else {
-            tracing::error!(supplier = %record.supplier, "a stored plugin has no component");
+            // Replaced (or removed) through another instance since the record was read, its
+            // component went with it: the next sync reads what stands now.
+            let replaced = self
+                .store
+                .plugin(&record.supplier)
+                .await?
+                .is_none_or(|now| now.sha256 != record.sha256);
+            if replaced {
+                tracing::info!(supplier = %record.supplier, "a plugin was replaced as it was read: taking the new one next");
+            } else {
+                tracing::error!(supplier = %record.supplier, "a stored plugin has no component");
+            }
             return Ok(None);
         };
         let runtime = self.runtime.clone();
