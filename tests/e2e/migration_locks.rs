@@ -14,17 +14,9 @@ const HOLDER: &str = "ferry-test-lock-holder";
 /// Far longer than the tries of a start whose migrations wait 500 ms for a lock each time.
 const PATIENCE: Duration = Duration::from_secs(30);
 
-fn psql_on(url: &str, sql: &str) -> String {
-    let output = Command::new("psql")
-        .args(["-At", "-v", "ON_ERROR_STOP=1", url, "-c", sql])
-        .output()
-        .expect("psql");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).trim().to_owned()
+/// `sql`'s one value, run on the database at `url`.
+fn value_on(url: &str, sql: &str) -> String {
+    psql_on(url, sql).trim().to_owned()
 }
 
 /// A session holding a write lock on the import processes in a transaction that sleeps, until
@@ -56,6 +48,7 @@ impl LockHolder {
 
 impl Drop for LockHolder {
     fn drop(&mut self) {
+        // Not `psql_on`, which panics on a failure: a drop while a test fails must not.
         let _ = Command::new("psql")
             .args([
                 self.url.as_str(),
@@ -79,7 +72,7 @@ async fn a_migration_waiting_on_a_long_transactions_lock_gives_up_and_says_why()
     let temp = tempfile::tempdir().expect("temp");
     let data_dir = temp.path().join("data");
     assert!(Server::start_in(&data_dir, Options::default()).terminate());
-    let url = std::fs::read_to_string(data_dir.with_extension("database-url")).expect("url");
+    let url = database_of(&data_dir);
     // The last migration undone, as if this start were the release that brings it: it indexes
     // the import processes, which waits for every transaction that wrote to them to end.
     psql_on(
@@ -88,7 +81,7 @@ async fn a_migration_waiting_on_a_long_transactions_lock_gives_up_and_says_why()
     );
     let holder = LockHolder::start(&url);
     let holding = Instant::now();
-    while psql_on(
+    while value_on(
         &url,
         "SELECT count(*) FROM pg_locks JOIN pg_class ON pg_class.oid = pg_locks.relation \
          WHERE relname = 'import_processes' AND mode = 'RowExclusiveLock' AND granted",
@@ -129,7 +122,7 @@ async fn a_migration_waiting_on_a_long_transactions_lock_gives_up_and_says_why()
     assert!(!status.success(), "{said}");
     assert!(said.contains("waited 500 ms for a lock"), "{said}");
     assert_eq!(
-        psql_on(
+        value_on(
             &url,
             "SELECT count(*) FROM _sqlx_migrations WHERE version = 4"
         ),
@@ -145,7 +138,7 @@ async fn a_migration_waiting_on_a_long_transactions_lock_gives_up_and_says_why()
         .await;
     assert_eq!(status, reqwest::StatusCode::OK);
     assert_eq!(
-        psql_on(
+        value_on(
             &url,
             "SELECT count(*) FROM pg_indexes WHERE indexname = 'import_processes_scheduled'"
         ),

@@ -453,12 +453,11 @@ async fn a_component_no_plugin_runs_is_not_kept_stored_or_compiled() {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(compiled_in(&data_dir), std::slice::from_ref(&trap));
     if backend() == Backend::Postgres {
-        let url = std::fs::read_to_string(data_dir.with_extension("database-url")).expect("url");
-        let stored = Command::new("psql")
-            .args(["-At", &url, "-c", "SELECT sha256 FROM plugin_components"])
-            .output()
-            .expect("psql");
-        assert_eq!(String::from_utf8_lossy(&stored.stdout).trim(), trap);
+        let stored = psql_on(
+            &database_of(&data_dir),
+            "SELECT sha256 FROM plugin_components",
+        );
+        assert_eq!(stored.trim(), trap);
     }
     assert!(server.terminate());
 

@@ -17,6 +17,7 @@ use super::sled_store::{compressed, decode, decompressed};
 use crate::domain::events::Event;
 use crate::domain::storage::StoreError;
 use crate::events::stream_record::StreamRecord;
+use chrono::{DateTime, Utc};
 use std::borrow::Cow;
 
 /// At most this many events share one record of the log: a 1000-transaction batch writes 16
@@ -135,18 +136,27 @@ pub(super) fn corrupt(key: u64, problem: &'static str) -> StoreError {
 /// An event of the log as stored at `seq`: a [`StreamRecord`], or the event's JSON (what
 /// versions before stored).
 pub(super) fn logged_event(seq: u64, bytes: &[u8]) -> Result<Event, StoreError> {
-    let key = format!("events/{seq}");
     let mut event = match bytes.first() {
-        Some(b'{') => decode(key.as_bytes(), bytes)?,
+        Some(b'{') => decode(format!("events/{seq}").as_bytes(), bytes)?,
         _ => StreamRecord::from_stored(bytes)
             .and_then(|record| record.to_event())
-            .map_err(|error| StoreError::Corrupt {
-                key,
-                source: serde::de::Error::custom(error),
-            })?,
+            .map_err(|error| unreadable(seq, error))?,
     };
     event.seq = seq;
     Ok(event)
+}
+
+/// When the event of the log stored at `seq` was made, read without decoding the rest of it.
+pub(super) fn logged_time(seq: u64, bytes: &[u8]) -> Result<DateTime<Utc>, StoreError> {
+    StreamRecord::stored_time(bytes).map_err(|error| unreadable(seq, error))
+}
+
+/// The event of the log stored at `seq` does not read, for the reason `error` gives.
+fn unreadable(seq: u64, error: impl std::fmt::Display) -> StoreError {
+    StoreError::Corrupt {
+        key: format!("events/{seq}"),
+        source: serde::de::Error::custom(error),
+    }
 }
 
 #[cfg(test)]

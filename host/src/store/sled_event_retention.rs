@@ -13,9 +13,8 @@
 use super::StoreError;
 use super::journal::Changes;
 use super::sled_event_ids;
-use super::sled_event_log::{LogRecord, corrupt};
+use super::sled_event_log::{LogRecord, corrupt, logged_time};
 use super::sled_store::{SledStore, be_u64};
-use crate::events::stream_record::StreamRecord;
 use chrono::{DateTime, Utc};
 
 impl SledStore {
@@ -31,7 +30,7 @@ impl SledStore {
         }
         let record = LogRecord::read(first, &value)?;
         match record.events().next().flatten() {
-            Some(stored) => Ok(made_at(first, stored)? < made_before),
+            Some(stored) => Ok(logged_time(first, stored)? < made_before),
             None => Err(corrupt(first, "a group of events cut short")),
         }
     }
@@ -60,7 +59,7 @@ impl SledStore {
             let mut due = true;
             for (seq, stored) in (first..).zip(record.events()) {
                 let stored = stored.ok_or_else(|| corrupt(first, "a group of events cut short"))?;
-                if seq >= unpublished || made_at(seq, stored)? >= made_before {
+                if seq >= unpublished || logged_time(seq, stored)? >= made_before {
                     due = false;
                     break;
                 }
@@ -89,12 +88,4 @@ impl SledStore {
         self.journal.commit_blind(changes, |_| {});
         Ok(taken)
     }
-}
-
-/// When the event stored at `seq` was made.
-fn made_at(seq: u64, stored: &[u8]) -> Result<DateTime<Utc>, StoreError> {
-    StreamRecord::stored_time(stored).map_err(|error| StoreError::Corrupt {
-        key: format!("events/{seq}"),
-        source: serde::de::Error::custom(error),
-    })
 }

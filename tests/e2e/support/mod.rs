@@ -60,8 +60,13 @@ fn postgres_admin_url() -> String {
 
 /// `sql`'s rows, unaligned, run by `psql` as the machine's PostgreSQL's administrator.
 pub fn psql(sql: &str) -> String {
+    psql_on(&postgres_admin_url(), sql)
+}
+
+/// `sql`'s rows, unaligned, run by `psql` on the database at `url`.
+pub fn psql_on(url: &str, sql: &str) -> String {
     let output = Command::new("psql")
-        .arg(postgres_admin_url())
+        .arg(url)
         .args(["-XqAt", "-v", "ON_ERROR_STOP=1", "-c", sql])
         .output()
         .expect("run psql");
@@ -75,7 +80,7 @@ pub fn psql(sql: &str) -> String {
 
 /// The database of the server on `data_dir`: made on its first start (its URL kept beside
 /// the directory, so that a restart finds it again).
-fn database_of(data_dir: &Path) -> String {
+pub fn database_of(data_dir: &Path) -> String {
     static SWEPT: std::sync::Once = std::sync::Once::new();
     SWEPT.call_once(drop_abandoned_databases);
     let kept = data_dir.with_extension("database-url");
