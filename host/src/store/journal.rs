@@ -277,7 +277,7 @@ impl Journal {
         // A spare left by a crash: zeros, and maybe not all of them.
         remove_spare(&dir).map_err(io_error)?;
         let number = files.last().map_or(0, |(number, _)| number + 1);
-        let file = create_file(&dir, number)?;
+        let file = create_file(&dir, number).map_err(io_error)?;
         let journal_dir = dir.clone();
         let shared = Arc::new(Shared {
             commit: Mutex::new(()),
@@ -587,7 +587,7 @@ impl CurrentFile {
         }
         if !self.take_spare()? && self.written >= self.rotate_bytes {
             let number = self.number + 1;
-            let file = create_file(&self.dir, number).map_err(std::io::Error::other)?;
+            let file = create_file(&self.dir, number)?;
             self.begin(file, number, 0);
             self.request_spare();
         }
@@ -920,14 +920,13 @@ fn file_path(dir: &Path, number: u64) -> PathBuf {
 }
 
 /// A new, empty journal file, records to be appended to it.
-fn create_file(dir: &Path, number: u64) -> Result<File, StoreError> {
+fn create_file(dir: &Path, number: u64) -> std::io::Result<File> {
     let file = OpenOptions::new()
         .create_new(true)
         .write(true)
-        .open(file_path(dir, number))
-        .map_err(io_error)?;
+        .open(file_path(dir, number))?;
     // The new file's name is durable before anything is acknowledged from it.
-    sync_dir(dir).map_err(io_error)?;
+    sync_dir(dir)?;
     Ok(file)
 }
 
