@@ -83,6 +83,16 @@ pub struct ServeArgs {
     /// Accounts `process/` migrates at once; past it 429 (default 0: no limit).
     #[arg(long, env = "FERRY_MAX_CONCURRENT_PROCESSES")]
     pub max_concurrent_processes: Option<usize>,
+    /// Most client connections served at once; past it the server accepts no more until one
+    /// closes (default: the open-files limit less 256 for the store and the rest, at most
+    /// 10000).
+    #[arg(long, env = "FERRY_MAX_CONNECTIONS")]
+    pub max_connections: Option<usize>,
+    /// How long a client may send nothing of a request, in seconds, before its connection is
+    /// closed (an idle keep-alive connection, headers that never end) or the request answered
+    /// 408 (a body that stopped arriving) (default 60; 0 waits for ever).
+    #[arg(long, env = "FERRY_CLIENT_TIMEOUT_SECONDS")]
+    pub client_timeout_seconds: Option<u64>,
     /// Seconds between sweeps that cancel expired staged accounts (default 3600).
     #[arg(long, env = "FERRY_EXPIRY_SWEEP_SECONDS")]
     pub expiry_sweep_seconds: Option<u64>,
@@ -145,6 +155,8 @@ struct FileSettings {
     rate_limit_per_second: Option<u32>,
     rate_limit_burst: Option<u32>,
     max_concurrent_processes: Option<usize>,
+    max_connections: Option<usize>,
+    client_timeout_seconds: Option<u64>,
     expiry_sweep_seconds: Option<u64>,
     event_retention_seconds: Option<u64>,
     vendor_deadline_ms: Option<u64>,
@@ -198,6 +210,9 @@ pub struct Settings {
     pub bucket: String,
     pub operator_key: Option<String>,
     pub limits: Limits,
+    /// Most client connections served at once (none: from the open-files limit as the server
+    /// starts, [`crate::api::connections::default_max_connections`]).
+    pub max_connections: Option<usize>,
     pub expiry_sweep: Duration,
     /// How long a published event stays in the event log (none: for ever).
     pub event_retention: Option<Duration>,
@@ -262,7 +277,19 @@ impl Settings {
                 .max_concurrent_processes
                 .or(file.max_concurrent_processes)
                 .unwrap_or(defaults.max_concurrent_processes),
+            client_timeout: match args.client_timeout_seconds.or(file.client_timeout_seconds) {
+                None => defaults.client_timeout,
+                Some(0) => None,
+                Some(seconds) => Some(Duration::from_secs(seconds)),
+            },
         };
+        let max_connections = args.max_connections.or(file.max_connections);
+        if max_connections == Some(0) {
+            return Err(ConfigError::Invalid {
+                name: "max_connections",
+                detail: "must be positive".into(),
+            });
+        }
         if limits.max_body_bytes == 0 || limits.max_items == 0 {
             return Err(ConfigError::Invalid {
                 name: "max_body_bytes / max_items",
@@ -360,6 +387,7 @@ impl Settings {
                 .or(file.operator_key)
                 .filter(|key| !key.is_empty()),
             limits,
+            max_connections,
             expiry_sweep: Duration::from_secs(sweep.max(1)),
             event_retention: Some(
                 args.event_retention_seconds
@@ -573,6 +601,36 @@ mod tests {
         };
         assert_eq!(kept(None), None, "0: every event kept");
         assert_eq!(kept(Some(90)), Some(Duration::from_secs(90)));
+
+        assert_eq!(
+            (settings.max_connections, settings.limits.client_timeout),
+            (None, Some(Duration::from_secs(60))),
+            "connections bounded by the open-files limit, a minute for a quiet client"
+        );
+        std::fs::write(&path, "client_timeout_seconds = 0\nmax_connections = 500\n")
+            .expect("write");
+        let clients = |timeout| {
+            let settings = Settings::resolve(ServeArgs {
+                config: Some(path.clone()),
+                client_timeout_seconds: timeout,
+                ..ServeArgs::default()
+            })
+            .expect("settings");
+            (settings.max_connections, settings.limits.client_timeout)
+        };
+        assert_eq!(
+            clients(None),
+            (Some(500), None),
+            "0: a quiet client is waited for"
+        );
+        assert_eq!(clients(Some(5)), (Some(500), Some(Duration::from_secs(5))));
+        let error = Settings::resolve(ServeArgs {
+            config: Some(path.clone()),
+            max_connections: Some(0),
+            ..ServeArgs::default()
+        })
+        .expect_err("no connections");
+        assert!(error.to_string().contains("max_connections"), "{error}");
 
         std::fs::write(&path, "lisen = 1\n").expect("write");
         let error = Settings::resolve(ServeArgs {

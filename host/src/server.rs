@@ -1,6 +1,7 @@
 //! Running the service: open the store, resolve the operator key, serve HTTP until the
 //! shutdown future resolves, then drain in-flight requests and flush.
 
+use crate::api::connections::ConnectionLimits;
 use crate::api::{self, AppState, sandbox};
 use crate::auth::{self, Authenticator};
 use crate::config::Settings;
@@ -114,6 +115,20 @@ pub async fn run(
     settings: Settings,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServerError> {
+    // Before anything opens a file: the descriptors the connections' bound is taken from.
+    let open_files = crate::api::connections::raise_open_files_limit();
+    let connection_limits = ConnectionLimits {
+        max_connections: settings
+            .max_connections
+            .unwrap_or_else(|| crate::api::connections::default_max_connections(open_files)),
+        client_timeout: settings.limits.client_timeout,
+    };
+    tracing::info!(
+        open_files = ?open_files,
+        max_connections = connection_limits.max_connections,
+        client_timeout_seconds = ?connection_limits.client_timeout.map(|timeout| timeout.as_secs()),
+        "client connections"
+    );
     let data_dir = &settings.data_dir;
     std::fs::create_dir_all(data_dir).map_err(|source| ServerError::DataDir {
         path: data_dir.display().to_string(),
@@ -328,10 +343,7 @@ pub async fn run(
             }
         }
     };
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await
-        .map_err(ServerError::Serve)?;
+    crate::api::connections::serve(listener, app, connection_limits, shutdown).await;
     tracing::info!("shutting down");
     let _ = stop_tasks.send(true);
     let _ = storage_watch.await;

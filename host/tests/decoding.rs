@@ -136,6 +136,7 @@ impl Service {
                 requests_per_second: 0,
                 request_burst: 0,
                 max_concurrent_processes: 0,
+                ..Limits::default()
             };
             api::router(AppState::new(
                 store,

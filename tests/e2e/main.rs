@@ -5,6 +5,7 @@ mod accounts_v2;
 mod admin;
 mod auth;
 mod cli;
+mod connections;
 mod crash;
 mod database_outage;
 mod document_bucket;

@@ -46,6 +46,12 @@ pub enum ApiError {
     UnsupportedContentEncoding(String),
     #[error("The request body is larger than {0} bytes.")]
     PayloadTooLarge(usize),
+    /// The client stopped sending the request's body: nothing of it came for this long.
+    #[error(
+        "The request body stopped arriving: nothing of it came for {} seconds. Send the request again.",
+        .0.as_secs_f64()
+    )]
+    RequestTimeout(std::time::Duration),
     #[error("Not found.")]
     NotFound,
     #[error("Method not allowed.")]
@@ -106,6 +112,7 @@ impl ApiError {
                 StatusCode::UNSUPPORTED_MEDIA_TYPE
             }
             Self::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::RequestTimeout(_) => StatusCode::REQUEST_TIMEOUT,
             Self::NotFound => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Self::Throttled(_) => StatusCode::TOO_MANY_REQUESTS,
@@ -146,6 +153,7 @@ impl ApiError {
                 ("unsupported_media_type", Vec::new())
             }
             Self::PayloadTooLarge(_) => ("payload_too_large", Vec::new()),
+            Self::RequestTimeout(_) => ("request_timeout", Vec::new()),
             Self::NotFound => ("not_found", Vec::new()),
             Self::MethodNotAllowed => ("method_not_allowed", Vec::new()),
             Self::Throttled(_) => ("throttled", Vec::new()),
@@ -247,6 +255,13 @@ impl IntoResponse for ApiError {
                 header::ACCEPT_ENCODING,
                 HeaderValue::from_static("identity"),
             );
+        }
+        if let Self::RequestTimeout(_) = self {
+            // RFC 9110, 15.5.9: the server closes the connection; the rest of the body, were
+            // it to come, is not read.
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
         }
         if status == StatusCode::UNAUTHORIZED {
             response

@@ -3,9 +3,11 @@
 //! parameters and query parameters.
 
 use super::AppState;
+use super::connections::is_body_timeout;
 use super::error::ApiError;
 use crate::domain::api_key::ApiKeyRecord;
 use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request};
 use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
@@ -43,16 +45,24 @@ impl FromRequest<AppState> for JsonBody {
         }
         let bytes = Bytes::from_request(request, state)
             .await
-            .map_err(|rejection| {
-                if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                    ApiError::PayloadTooLarge(state.limits.max_body_bytes)
-                } else {
-                    ApiError::Parse(rejection.body_text())
-                }
-            })?;
+            .map_err(|rejection| body_error(&rejection, state.limits.max_body_bytes, state))?;
         serde_json::from_slice(&bytes)
             .map(JsonBody)
             .map_err(|error| ApiError::Parse(error.to_string()))
+    }
+}
+
+/// A body that could not be read, in the API's error format: larger than `max_bytes` (413), no
+/// longer arriving (408), or cut off (400).
+pub fn body_error(rejection: &BytesRejection, max_bytes: usize, state: &AppState) -> ApiError {
+    if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        ApiError::PayloadTooLarge(max_bytes)
+    } else if let Some(timeout) = state.limits.client_timeout
+        && is_body_timeout(rejection)
+    {
+        ApiError::RequestTimeout(timeout)
+    } else {
+        ApiError::Parse(rejection.body_text())
     }
 }
 

@@ -6,6 +6,7 @@
 
 pub mod accounts_v2;
 pub mod admin;
+pub mod connections;
 pub mod error;
 pub mod extract;
 pub mod graphql;
@@ -54,6 +55,9 @@ pub struct Limits {
     pub request_burst: u32,
     /// Accounts `process/` migrates at once (0: no limit); past it 429.
     pub max_concurrent_processes: usize,
+    /// How long a client may send nothing of a request before it is let go (none: for ever):
+    /// [`connections`].
+    pub client_timeout: Option<std::time::Duration>,
 }
 
 impl Default for Limits {
@@ -64,6 +68,7 @@ impl Default for Limits {
             requests_per_second: 100,
             request_burst: 200,
             max_concurrent_processes: 0,
+            client_timeout: Some(connections::DEFAULT_CLIENT_TIMEOUT),
         }
     }
 }
@@ -162,6 +167,7 @@ impl AppState {
 /// The whole HTTP API.
 pub fn router(state: AppState) -> Router {
     let max_body = state.limits.max_body_bytes;
+    let client_timeout = state.limits.client_timeout;
     Router::new()
         .merge(health::router())
         .merge(graphql::router())
@@ -178,6 +184,12 @@ pub fn router(state: AppState) -> Router {
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(max_body))
+        .layer(tower::util::MapRequestLayer::new(
+            move |request| match client_timeout {
+                Some(timeout) => connections::with_body_timeout(timeout, request),
+                None => request,
+            },
+        ))
         .layer(middleware::from_fn(request_metrics::track))
         .with_state(state)
 }

@@ -2,7 +2,7 @@
 //!
 //! Each handler documents its own answers; [`ErrorResponses`] adds the failures every
 //! operation of a kind can answer, all in the error format: a body that cannot be read (400
-//! `parse_error`, 413, 415), query parameters that are refused (400), a path that names nothing
+//! `parse_error`, 408 when it stops arriving, 413, 415), query parameters that are refused (400), a path that names nothing
 //! (404), a missing or wrong credential (401; 403 for a supplier token on the admin API), a
 //! supplier key over its request rate (429 with `Retry-After`), the store failing (500) and a
 //! supplier's plugin with too many calls waiting (503 with `Retry-After`).
@@ -123,7 +123,7 @@ impl Modify for Security {
 struct ErrorResponses;
 
 /// (status, component name, description) of every shared failure answer.
-const SHARED: [(&str, &str, &str); 11] = [
+const SHARED: [(&str, &str, &str); 12] = [
     (
         "400",
         "BadRequest",
@@ -148,6 +148,11 @@ const SHARED: [(&str, &str, &str); 11] = [
         "405",
         "MethodNotAllowed",
         "The path does not have this method (`method_not_allowed`); `Allow` lists those it has.",
+    ),
+    (
+        "408",
+        "RequestTimeout",
+        "The body stopped arriving: nothing of it came for the server's client timeout (`request_timeout`); the connection is closed. Send the request again.",
     ),
     (
         "413",
@@ -266,6 +271,7 @@ fn failures(operation: &Operation) -> Vec<&'static str> {
         statuses.push("404");
     }
     if any_body {
+        statuses.push("408");
         statuses.push("413");
     }
     if json_body {
@@ -447,7 +453,7 @@ mod tests {
         let document = serde_json::to_value(ApiDoc::openapi()).expect("json");
         let paths = document["paths"].as_object().expect("paths");
         let notes = &paths["/v1/data-import/notes/create/"]["post"]["responses"];
-        for status in ["400", "401", "404", "413", "415", "429", "500"] {
+        for status in ["400", "401", "404", "408", "413", "415", "429", "500"] {
             assert!(notes.get(status).is_some(), "notes: no {status}");
         }
         let admin = &paths["/admin/v1/suppliers"]["get"]["responses"];

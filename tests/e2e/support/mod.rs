@@ -138,6 +138,9 @@ pub struct Options {
     pub args: Vec<String>,
     /// Don't pass FERRY_OPERATOR_KEY (the server then makes its own).
     pub no_operator_key: bool,
+    /// The server's soft and hard limits of open files (`prlimit --nofile`), instead of the
+    /// test's own.
+    pub open_files: Option<(u64, u64)>,
 }
 
 impl Server {
@@ -155,7 +158,17 @@ impl Server {
 
     /// Starts a server on `data_dir` (which the caller keeps).
     pub fn start_in(data_dir: &Path, options: Options) -> Server {
-        let mut command = Command::new(ferry_binary());
+        let mut command = match options.open_files {
+            Some((soft, hard)) => {
+                // prlimit sets its own limits, then runs ferry in its place (the same pid).
+                let mut command = Command::new("prlimit");
+                command
+                    .arg(format!("--nofile={soft}:{hard}"))
+                    .arg(ferry_binary());
+                command
+            }
+            None => Command::new(ferry_binary()),
+        };
         command
             .arg("serve")
             .arg("--listen")

@@ -5,7 +5,7 @@
 use super::moment;
 use crate::api::AppState;
 use crate::api::error::{ApiError, ErrorBody};
-use crate::api::extract::{JsonBody, OperatorCaller, PathParams, QueryParams};
+use crate::api::extract::{JsonBody, OperatorCaller, PathParams, QueryParams, body_error};
 use crate::api::schemas::ComponentBytes;
 use crate::domain::error::DomainError;
 use crate::domain::plugin::PluginRecord;
@@ -13,7 +13,6 @@ use crate::domain::validation::{FieldError, FieldErrors};
 use crate::plugins::PluginView;
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, FromRequest, Request, State};
-use axum::http::StatusCode;
 use axum::routing::{get, put};
 use axum::{Json, Router};
 use ferry_admin_api::{Plugin, PluginFailure};
@@ -36,13 +35,7 @@ impl FromRequest<AppState> for ComponentBody {
         Bytes::from_request(request, state)
             .await
             .map(Self)
-            .map_err(|rejection| {
-                if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                    ApiError::PayloadTooLarge(MAX_COMPONENT_BYTES)
-                } else {
-                    ApiError::Parse(rejection.body_text())
-                }
-            })
+            .map_err(|rejection| body_error(&rejection, MAX_COMPONENT_BYTES, state))
     }
 }
 
