@@ -1,6 +1,7 @@
 //! Clients' connections: a client that sends nothing, or stops mid-request, is let go after
 //! the server's client timeout (an idle connection closed, a stalled body answered 408
-//! `request_timeout`); past `--max-connections` new clients wait until a connection closes;
+//! `request_timeout`, and a shutdown no longer waits for it for ever); past
+//! `--max-connections` new clients wait until a connection closes;
 //! and a flood of connections, however many, leaves the store the files it needs, so writes
 //! go on (before, the flood took every descriptor, the journal found none for its next file,
 //! and the server stopped for good). Raw sockets, so that the test controls every byte.
@@ -287,4 +288,27 @@ async fn a_flood_of_connections_leaves_the_store_the_files_it_needs() {
     drop(flood);
     let (status, body) = server.get("/readyz", &token).await;
     assert_eq!(status, StatusCode::OK, "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_stalled_mid_request_does_not_hold_the_server_at_shutdown() {
+    let server = Server::start_with(quick_timeout()).await;
+    let host = server.base.trim_start_matches("http://").to_owned();
+    let mut stalled = connect(&server);
+    write!(
+        stalled,
+        "POST /admin/v1/suppliers HTTP/1.1\r\nHost: {host}\r\nAuthorization: Token {OPERATOR_KEY}\r\n\
+         Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{{\"code\": "
+    )
+    .expect("write");
+    let mut idle = connect(&server);
+    // The server has both (a request it answers on the idle one shows it serves).
+    write!(idle, "GET /healthz HTTP/1.1\r\nHost: {host}\r\n\r\n").expect("write");
+    let mut head = [0u8; 12];
+    idle.read_exact(&mut head).expect("answer");
+    assert_eq!(&head, b"HTTP/1.1 200");
+    // SIGTERM: the stalled request is given up after the client timeout, and the server
+    // exits cleanly (`terminate` allows it 30 s).
+    assert!(server.terminate(), "the server did not exit cleanly");
+    drop((stalled, idle));
 }

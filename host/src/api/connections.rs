@@ -187,13 +187,14 @@ impl Drop for Served {
     }
 }
 
+/// Serves one connection; `_served` is given back as it closes.
 async fn serve_connection(
     stream: TcpStream,
     app: Router,
     builder: Builder<TokioExecutor>,
     client_timeout: Option<Duration>,
     mut closing: watch::Receiver<bool>,
-    served: Served,
+    _served: Served,
 ) {
     // hyper's timeout starts once a connection's protocol is known, from its first bytes: a
     // client that sends none is let go here.
@@ -203,14 +204,10 @@ async fn serve_connection(
             first = tokio::time::timeout(timeout, stream.peek(&mut first_byte)) => {
                 if first.is_err() {
                     tracing::debug!("a client sent nothing: its connection is closed");
-                    drop(served);
                     return;
                 }
             }
-            _ = closing.wait_for(|closing| *closing) => {
-                drop(served);
-                return;
-            }
+            _ = closing.wait_for(|closing| *closing) => return,
         }
     }
     let service = TowerToHyperService::new(app);
@@ -221,7 +218,6 @@ async fn serve_connection(
             if let Err(error) = result {
                 tracing::debug!(%error, "connection ended");
             }
-            drop(served);
             return;
         }
         _ = closing.wait_for(|closing| *closing) => {}
@@ -230,7 +226,6 @@ async fn serve_connection(
     if let Err(error) = connection.await {
         tracing::debug!(%error, "connection ended at shutdown");
     }
-    drop(served);
 }
 
 /// Errors of one connection that the client caused or ended, not of the listener.
