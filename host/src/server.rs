@@ -19,7 +19,6 @@ use std::future::Future;
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
-use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 #[derive(Debug, thiserror::Error)]
@@ -145,7 +144,7 @@ pub async fn run(
     let bucket = Bucket::open(&settings.bucket, settings.bucket_deadline)
         .map_err(|error| ServerError::Config(error.to_string()))?;
 
-    let listener = TcpListener::bind(&settings.listen)
+    let listener = crate::api::connections::listen(&settings.listen)
         .await
         .map_err(|source| ServerError::Listen {
             address: settings.listen.clone(),

@@ -173,6 +173,33 @@ async fn past_the_connection_limit_a_client_waits_for_a_connection_to_close() {
     assert_eq!(status, StatusCode::OK);
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn clients_past_the_limit_wait_in_a_backlog_deeper_than_the_default() {
+    let server = Server::start_with(Options {
+        env: vec![
+            ("FERRY_MAX_CONNECTIONS".into(), "1".into()),
+            ("FERRY_CLIENT_TIMEOUT_SECONDS".into(), "0".into()),
+        ],
+        ..Options::default()
+    })
+    .await;
+    let address = server
+        .base
+        .trim_start_matches("http://")
+        .parse()
+        .expect("address");
+    // One served, the rest waiting to be accepted: each connects at once (its handshake done
+    // by the kernel), past the standard library's backlog of 128.
+    let waiting: Vec<TcpStream> = (0..300)
+        .map(|client| {
+            TcpStream::connect_timeout(&address, Duration::from_secs(2)).unwrap_or_else(|error| {
+                panic!("client {client} could not even wait for its turn: {error}")
+            })
+        })
+        .collect();
+    assert_eq!(waiting.len(), 300);
+}
+
 /// Every file descriptor the server process has open.
 fn open_files_of(server: &Server) -> usize {
     std::fs::read_dir(format!("/proc/{}/fd", server.pid()))

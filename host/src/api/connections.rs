@@ -29,7 +29,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 
 /// File descriptors kept for everything but the API's connections: the store's files (sled's,
@@ -51,6 +51,38 @@ const AT_LIMIT_REPORT_EVERY: Duration = Duration::from_secs(60);
 /// How long the server waits after an accept that failed for want of resources: the error
 /// would come back at once.
 const ACCEPT_RETRY: Duration = Duration::from_millis(100);
+
+/// Connections the kernel completes and keeps for the server to accept (capped by
+/// `net.core.somaxconn`): where new clients wait while the server serves as many as it may.
+/// Past it the kernel drops their handshakes, and clients try again a second later, then
+/// three, then seven (the standard library listens with 128).
+pub const LISTEN_BACKLOG: u32 = 1024;
+
+/// Listens on `address` (`host:port`, the first of its addresses that can be bound) with
+/// [`LISTEN_BACKLOG`].
+pub async fn listen(address: &str) -> std::io::Result<TcpListener> {
+    let mut last_error = None;
+    for address in tokio::net::lookup_host(address).await? {
+        let socket = if address.is_ipv4() {
+            TcpSocket::new_v4()?
+        } else {
+            TcpSocket::new_v6()?
+        };
+        // As the standard library's bind does: a restart binds while the last one's
+        // connections linger in TIME_WAIT.
+        socket.set_reuseaddr(true)?;
+        match socket.bind(address) {
+            Ok(()) => return socket.listen(LISTEN_BACKLOG),
+            Err(error) => last_error = Some(error),
+        }
+    }
+    Err(last_error.unwrap_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "the address resolves to nothing",
+        )
+    }))
+}
 
 /// How the server treats its clients' connections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
