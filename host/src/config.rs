@@ -88,9 +88,10 @@ pub struct ServeArgs {
     /// 10000).
     #[arg(long, env = "FERRY_MAX_CONNECTIONS")]
     pub max_connections: Option<usize>,
-    /// How long a client may send nothing of a request, in seconds, before its connection is
-    /// closed (an idle keep-alive connection, headers that never end) or the request answered
-    /// 408 (a body that stopped arriving) (default 60; 0 waits for ever).
+    /// How long a client may send nothing of a request, or take nothing of its answer, in
+    /// seconds, before its connection is closed (an idle keep-alive connection, headers that
+    /// never end, an answer not read) or the request answered 408 (a body that stopped
+    /// arriving) (default 60; 0 waits for ever).
     #[arg(long, env = "FERRY_CLIENT_TIMEOUT_SECONDS")]
     pub client_timeout_seconds: Option<u64>,
     /// Seconds between sweeps that cancel expired staged accounts (default 3600).

@@ -1,6 +1,7 @@
 //! Clients' connections: a client that sends nothing, or stops mid-request, is let go after
 //! the server's client timeout (an idle connection closed, a stalled body answered 408
-//! `request_timeout`, and a shutdown no longer waits for it for ever); past
+//! `request_timeout`, and a shutdown no longer waits for it for ever; one that stops reading
+//! its answers has its connection closed); past
 //! `--max-connections` new clients wait until a connection closes;
 //! and a flood of connections, however many, leaves the store the files it needs, so writes
 //! go on (before, the flood took every descriptor, the journal found none for its next file,
@@ -198,6 +199,36 @@ async fn clients_past_the_limit_wait_in_a_backlog_deeper_than_the_default() {
         })
         .collect();
     assert_eq!(waiting.len(), 300);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_that_stops_reading_its_answers_is_let_go() {
+    let server = Server::start_with(Options {
+        env: vec![
+            ("FERRY_MAX_CONNECTIONS".into(), "1".into()),
+            ("FERRY_CLIENT_TIMEOUT_SECONDS".into(), "1".into()),
+        ],
+        ..Options::default()
+    })
+    .await;
+    let host = server.base.trim_start_matches("http://").to_owned();
+    // A client with a small receive buffer asks for the OpenAPI document (hundreds of KiB)
+    // many times over, and reads none of it: the server's writes wait.
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket.set_recv_buffer_size(4096).expect("receive buffer");
+    let mut reader = socket
+        .connect(host.parse().expect("address"))
+        .await
+        .expect("connect");
+    let requests = format!("GET /v1/openapi.json HTTP/1.1\r\nHost: {host}\r\n\r\n").repeat(20);
+    tokio::io::AsyncWriteExt::write_all(&mut reader, requests.as_bytes())
+        .await
+        .expect("write");
+    // It holds the server's one connection until the server gives up on it; then the next
+    // client is served.
+    let (status, _) = server.call(Method::GET, "/healthz", None, None).await;
+    assert_eq!(status, StatusCode::OK);
+    drop(reader);
 }
 
 /// Every file descriptor the server process has open.

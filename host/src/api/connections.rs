@@ -14,9 +14,10 @@
 //! A connection is closed once its client has sent nothing of a request for `client_timeout`
 //! (hyper's header read timeout, which covers an idle keep-alive connection as well as headers
 //! that never end), and a body that stops arriving for as long is answered 408
-//! `request_timeout` ([`with_body_timeout`], [`is_body_timeout`]). So a client that opens
-//! connections and forgets them, or stalls mid-request, holds them for that long, not for
-//! ever, and a shutdown waits for it no longer.
+//! `request_timeout` ([`with_body_timeout`], [`is_body_timeout`]); one that takes nothing of
+//! its answer for as long has its connection closed ([`StalledWrites`]). So a client that
+//! opens connections and forgets them, or stalls mid-request, holds them for that long, not
+//! for ever, and a shutdown waits for it no longer.
 
 use axum::Router;
 use axum::body::Body;
@@ -243,6 +244,7 @@ async fn serve_connection(
         }
     }
     let service = TowerToHyperService::new(app);
+    let stream = StalledWrites::new(stream, client_timeout);
     let connection = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
     tokio::pin!(connection);
     tokio::select! {
@@ -257,6 +259,94 @@ async fn serve_connection(
     connection.as_mut().graceful_shutdown();
     if let Err(error) = connection.await {
         tracing::debug!(%error, "connection ended at shutdown");
+    }
+}
+
+/// A connection whose writes fail once the client has taken nothing of them for `timeout`
+/// (none: never): a client that stops reading its answer, its socket's buffers full, is let
+/// go, as hyper has no write timeout of its own. The timer is armed only when a write has to
+/// wait.
+struct StalledWrites {
+    stream: TcpStream,
+    timeout: Option<Duration>,
+    waiting: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl StalledWrites {
+    fn new(stream: TcpStream, timeout: Option<Duration>) -> Self {
+        Self {
+            stream,
+            timeout,
+            waiting: None,
+        }
+    }
+
+    /// `written`, a write's poll: once it has waited for the timeout, an error.
+    fn bounded<T>(
+        &mut self,
+        cx: &mut Context<'_>,
+        written: Poll<std::io::Result<T>>,
+    ) -> Poll<std::io::Result<T>> {
+        if written.is_ready() {
+            self.waiting = None;
+            return written;
+        }
+        let Some(timeout) = self.timeout else {
+            return Poll::Pending;
+        };
+        let waiting = self
+            .waiting
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)));
+        match waiting.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!("the client took nothing of the answer for {timeout:?}"),
+            ))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl tokio::io::AsyncRead for StalledWrites {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.stream).poll_read(cx, buf)
+    }
+}
+
+impl tokio::io::AsyncWrite for StalledWrites {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let written = Pin::new(&mut self.stream).poll_write(cx, buf);
+        self.bounded(cx, written)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        let written = Pin::new(&mut self.stream).poll_write_vectored(cx, bufs);
+        self.bounded(cx, written)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        let flushed = Pin::new(&mut self.stream).poll_flush(cx);
+        self.bounded(cx, flushed)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.stream).poll_shutdown(cx)
     }
 }
 
