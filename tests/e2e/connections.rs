@@ -11,17 +11,25 @@ use crate::support::*;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use std::io::{ErrorKind, Read, Write};
-use std::net::TcpStream;
+use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
 /// Far longer than the one-second client timeout these servers have: a connection still open
 /// this long after its client went quiet was not let go.
 const LET_GO_WITHIN: Duration = Duration::from_secs(20);
 
+/// The address `server` listens on.
+fn address_of_server(server: &Server) -> SocketAddr {
+    server
+        .base
+        .trim_start_matches("http://")
+        .parse()
+        .expect("address")
+}
+
 /// A connection to `server` that sends nothing until told.
 fn connect(server: &Server) -> TcpStream {
-    let address = server.base.trim_start_matches("http://").to_owned();
-    let stream = TcpStream::connect(&address).expect("connect");
+    let stream = TcpStream::connect(address_of_server(server)).expect("connect");
     stream
         .set_read_timeout(Some(LET_GO_WITHIN))
         .expect("read timeout");
@@ -60,10 +68,25 @@ fn quick_timeout() -> Options {
     }
 }
 
+/// At most `max_connections` served at once, a client quiet for `client_timeout_seconds` let
+/// go (0: never).
+fn limited(max_connections: usize, client_timeout_seconds: u64) -> Options {
+    Options {
+        env: vec![
+            ("FERRY_MAX_CONNECTIONS".into(), max_connections.to_string()),
+            (
+                "FERRY_CLIENT_TIMEOUT_SECONDS".into(),
+                client_timeout_seconds.to_string(),
+            ),
+        ],
+        ..Options::default()
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_client_that_sends_nothing_is_let_go_and_a_stalled_body_is_answered_408() {
     let server = Server::start_with(quick_timeout()).await;
-    let host = server.base.trim_start_matches("http://").to_owned();
+    let host = address_of_server(&server).to_string();
 
     // A connection that never sends a byte.
     let mut silent = connect(&server);
@@ -131,15 +154,8 @@ async fn a_client_that_sends_nothing_is_let_go_and_a_stalled_body_is_answered_40
 
 #[tokio::test(flavor = "multi_thread")]
 async fn past_the_connection_limit_a_client_waits_for_a_connection_to_close() {
-    let server = Server::start_with(Options {
-        env: vec![
-            ("FERRY_MAX_CONNECTIONS".into(), "3".into()),
-            // Quiet connections are kept: only the limit is at work here.
-            ("FERRY_CLIENT_TIMEOUT_SECONDS".into(), "0".into()),
-        ],
-        ..Options::default()
-    })
-    .await;
+    // Quiet connections are kept: only the limit is at work here.
+    let server = Server::start_with(limited(3, 0)).await;
     let mut idle: Vec<TcpStream> = (0..3).map(|_| connect(&server)).collect();
     // The server has accepted them (each answers once asked, below); a fourth client waits.
     let url = server.url("/healthz");
@@ -157,7 +173,7 @@ async fn past_the_connection_limit_a_client_waits_for_a_connection_to_close() {
         "a fourth connection was served while three were open, past --max-connections 3"
     );
     // One of the three is served, and closes: the fourth's turn.
-    let host = server.base.trim_start_matches("http://").to_owned();
+    let host = address_of_server(&server).to_string();
     let mut first = idle.remove(0);
     write!(
         first,
@@ -176,19 +192,8 @@ async fn past_the_connection_limit_a_client_waits_for_a_connection_to_close() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn clients_past_the_limit_wait_in_a_backlog_deeper_than_the_default() {
-    let server = Server::start_with(Options {
-        env: vec![
-            ("FERRY_MAX_CONNECTIONS".into(), "1".into()),
-            ("FERRY_CLIENT_TIMEOUT_SECONDS".into(), "0".into()),
-        ],
-        ..Options::default()
-    })
-    .await;
-    let address = server
-        .base
-        .trim_start_matches("http://")
-        .parse()
-        .expect("address");
+    let server = Server::start_with(limited(1, 0)).await;
+    let address = address_of_server(&server);
     // One served, the rest waiting to be accepted: each connects at once (its handshake done
     // by the kernel), past the standard library's backlog of 128.
     let waiting: Vec<TcpStream> = (0..300)
@@ -203,23 +208,14 @@ async fn clients_past_the_limit_wait_in_a_backlog_deeper_than_the_default() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_client_that_stops_reading_its_answers_is_let_go() {
-    let server = Server::start_with(Options {
-        env: vec![
-            ("FERRY_MAX_CONNECTIONS".into(), "1".into()),
-            ("FERRY_CLIENT_TIMEOUT_SECONDS".into(), "1".into()),
-        ],
-        ..Options::default()
-    })
-    .await;
-    let host = server.base.trim_start_matches("http://").to_owned();
+    let server = Server::start_with(limited(1, 1)).await;
+    let address = address_of_server(&server);
+    let host = address.to_string();
     // A client with a small receive buffer asks for the OpenAPI document (hundreds of KiB)
     // many times over, and reads none of it: the server's writes wait.
     let socket = tokio::net::TcpSocket::new_v4().expect("socket");
     socket.set_recv_buffer_size(4096).expect("receive buffer");
-    let mut reader = socket
-        .connect(host.parse().expect("address"))
-        .await
-        .expect("connect");
+    let mut reader = socket.connect(address).await.expect("connect");
     let requests = format!("GET /v1/openapi.json HTTP/1.1\r\nHost: {host}\r\n\r\n").repeat(20);
     tokio::io::AsyncWriteExt::write_all(&mut reader, requests.as_bytes())
         .await
@@ -295,11 +291,7 @@ async fn a_flood_of_connections_leaves_the_store_the_files_it_needs() {
     .await;
     let (token, _) = server.imported_account("FLOOD", "FL-1", "2025-01-01").await;
     // The test's client keeps the connection these calls made.
-    let address = server
-        .base
-        .trim_start_matches("http://")
-        .parse()
-        .expect("address");
+    let address = address_of_server(&server);
     let free_before = OPEN_FILES - open_files_of(&server) as u64;
     // Past the server's limit the kernel's backlog takes connections, until it is full.
     let mut flood = Vec::new();
@@ -351,7 +343,7 @@ async fn a_flood_of_connections_leaves_the_store_the_files_it_needs() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_client_stalled_mid_request_does_not_hold_the_server_at_shutdown() {
     let server = Server::start_with(quick_timeout()).await;
-    let host = server.base.trim_start_matches("http://").to_owned();
+    let host = address_of_server(&server).to_string();
     let mut stalled = connect(&server);
     write!(
         stalled,

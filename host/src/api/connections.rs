@@ -268,16 +268,15 @@ async fn serve_connection(
 /// wait.
 struct StalledWrites {
     stream: TcpStream,
-    timeout: Option<Duration>,
-    waiting: Option<Pin<Box<tokio::time::Sleep>>>,
+    /// None: writes wait for ever.
+    quiet: Option<QuietTimer>,
 }
 
 impl StalledWrites {
     fn new(stream: TcpStream, timeout: Option<Duration>) -> Self {
         Self {
             stream,
-            timeout,
-            waiting: None,
+            quiet: timeout.map(QuietTimer::new),
         }
     }
 
@@ -287,23 +286,48 @@ impl StalledWrites {
         cx: &mut Context<'_>,
         written: Poll<std::io::Result<T>>,
     ) -> Poll<std::io::Result<T>> {
-        if written.is_ready() {
-            self.waiting = None;
+        let Some(quiet) = &mut self.quiet else {
             return written;
-        }
-        let Some(timeout) = self.timeout else {
-            return Poll::Pending;
         };
+        quiet.bound(cx, written).map(|written| {
+            written.unwrap_or_else(|timeout| {
+                Err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    format!("the client took nothing of the answer for {timeout:?}"),
+                ))
+            })
+        })
+    }
+}
+
+/// A timer armed only while a poll is pending, and dropped as soon as it is ready: how long
+/// a body's client or a connection's reader may stay quiet ([`IdleTimeoutBody`],
+/// [`StalledWrites`]). A poll that is ready at once costs no timer.
+struct QuietTimer {
+    timeout: Duration,
+    waiting: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl QuietTimer {
+    fn new(timeout: Duration) -> Self {
+        Self {
+            timeout,
+            waiting: None,
+        }
+    }
+
+    /// `polled`, as it came; or, once polls have been pending for the timeout since the last
+    /// one that was ready, `Err` with the timeout.
+    fn bound<T>(&mut self, cx: &mut Context<'_>, polled: Poll<T>) -> Poll<Result<T, Duration>> {
+        if let Poll::Ready(value) = polled {
+            self.waiting = None;
+            return Poll::Ready(Ok(value));
+        }
+        let timeout = self.timeout;
         let waiting = self
             .waiting
             .get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)));
-        match waiting.as_mut().poll(cx) {
-            Poll::Ready(()) => Poll::Ready(Err(std::io::Error::new(
-                std::io::ErrorKind::TimedOut,
-                format!("the client took nothing of the answer for {timeout:?}"),
-            ))),
-            Poll::Pending => Poll::Pending,
-        }
+        waiting.as_mut().poll(cx).map(|()| Err(timeout))
     }
 }
 
@@ -379,16 +403,14 @@ pub struct BodyTimedOut(Duration);
 /// connections").
 struct IdleTimeoutBody {
     inner: Body,
-    timeout: Duration,
-    waiting: Option<Pin<Box<tokio::time::Sleep>>>,
+    quiet: QuietTimer,
 }
 
 impl IdleTimeoutBody {
     fn new(inner: Body, timeout: Duration) -> Self {
         Self {
             inner,
-            timeout,
-            waiting: None,
+            quiet: QuietTimer::new(timeout),
         }
     }
 }
@@ -402,18 +424,10 @@ impl http_body::Body for IdleTimeoutBody {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
         let this = &mut *self;
-        if let Poll::Ready(frame) = Pin::new(&mut this.inner).poll_frame(cx) {
-            this.waiting = None;
-            return Poll::Ready(frame);
-        }
-        let timeout = this.timeout;
-        let waiting = this
-            .waiting
-            .get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)));
-        match waiting.as_mut().poll(cx) {
-            Poll::Ready(()) => Poll::Ready(Some(Err(axum::Error::new(BodyTimedOut(timeout))))),
-            Poll::Pending => Poll::Pending,
-        }
+        let frame = Pin::new(&mut this.inner).poll_frame(cx);
+        this.quiet.bound(cx, frame).map(|frame| {
+            frame.unwrap_or_else(|timeout| Some(Err(axum::Error::new(BodyTimedOut(timeout)))))
+        })
     }
 
     fn is_end_stream(&self) -> bool {
