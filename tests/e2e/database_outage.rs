@@ -2,7 +2,8 @@
 //! be reached, every request is answered within the server's wait for a connection, 503
 //! `storage_unavailable` with `Retry-After` (reads, writes, tokens and `/readyz` alike), and
 //! once it answers again the same server takes requests with nothing acknowledged lost and
-//! nothing refused kept; a server started while it is away says so and exits. A bulk migration
+//! nothing refused kept; a server started while it is away says so and exits. A front that
+//! takes each connection and hangs up at once is the database away too. A bulk migration
 //! waits out a database away and goes on where it was; when another instance took the job over
 //! meanwhile, it leaves the job to it while that one runs it, and finishes what it had left
 //! once that one has ended it. A network that stops passing anything on, without a word, is
@@ -238,6 +239,39 @@ async fn a_database_away_is_answered_503_at_once_and_taken_again_when_back() {
         stderr.contains("Error: cannot reach the database ("),
         "{stderr}"
     );
+}
+
+/// A front that takes each connection and hangs up at once (a load balancer with no database
+/// behind it, a connection pooler restarting) is the database away too: each request is
+/// answered 503 `storage_unavailable`, never a 500, and the server takes requests again once
+/// the front passes connections on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_front_that_hangs_up_on_each_connection_is_the_database_away() {
+    let Some(outage) = Outage::set_up().await else {
+        return; // sled is not reached over a network
+    };
+    let (proxy, server) = (&outage.proxy, &outage.server);
+    let (token, _) = server
+        .imported_account("OLD_CO", "ACC-1", "2025-01-01")
+        .await;
+
+    proxy.hang_up();
+    // More requests than the pool keeps connections, so that some make new ones.
+    for attempt in 0..12 {
+        let (status, body) = server.post(NOTES, &token, &note("during")).await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{attempt}: {body}");
+        assert_eq!(body["code"], "storage_unavailable", "{attempt}: {body}");
+        let (status, body) = server
+            .get(
+                "/v1/data-import/account-transfer-status/OLD_CO/ACC-1/",
+                &token,
+            )
+            .await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{attempt}: {body}");
+    }
+
+    proxy.stop_hanging_up();
+    takes_the_note_once_back(server, &token, "after").await;
 }
 
 /// Accounts the bulk migration below migrates: enough for its job to run while the network to

@@ -488,9 +488,14 @@ pub(super) fn classify(error: sqlx::Error) -> StoreError {
         }
     }
     match error {
-        sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed => {
-            StoreError::Unavailable(error.to_string())
-        }
+        // A connection closed under its first exchange (a front that hangs up, a database
+        // going down) reads as an answer out of protocol ("unexpected response from
+        // SSLRequest: 0x00"); a connection's worker gone is the same connection lost.
+        sqlx::Error::Io(_)
+        | sqlx::Error::Protocol(_)
+        | sqlx::Error::WorkerCrashed
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed => StoreError::Unavailable(error.to_string()),
         other => StoreError::Backend(Box::new(other)),
     }
 }

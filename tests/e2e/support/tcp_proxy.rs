@@ -3,9 +3,12 @@
 //! itself untouched (other tests share it). Cut, its port refuses connections and every
 //! connection through it is closed; restored, it listens on the same port again. Frozen, it
 //! keeps every connection open and takes new ones but passes nothing on, either way, as a
-//! network that drops packets without a word does; thawed, it passes on what it held.
+//! network that drops packets without a word does; thawed, it passes on what it held. Hanging
+//! up, it takes each connection and closes it at once, as a load balancer or a connection
+//! pooler with no database behind it does.
 
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -16,8 +19,12 @@ use tokio::task::JoinHandle;
 pub struct TcpProxy {
     address: SocketAddr,
     target: String,
-    tasks: Arc<Mutex<Vec<JoinHandle<()>>>>,
+    /// The task taking connections, while it listens.
+    listening: Mutex<Option<JoinHandle<()>>>,
+    /// A task forwarding each connection taken.
+    connections: Arc<Mutex<Vec<JoinHandle<()>>>>,
     frozen: watch::Sender<bool>,
+    hanging_up: Arc<AtomicBool>,
 }
 
 impl TcpProxy {
@@ -28,8 +35,10 @@ impl TcpProxy {
         let proxy = TcpProxy {
             address: listener.local_addr().expect("the proxy's address"),
             target: target.to_owned(),
-            tasks: Arc::default(),
+            listening: Mutex::default(),
+            connections: Arc::default(),
             frozen: watch::Sender::new(false),
+            hanging_up: Arc::default(),
         };
         proxy.serve(listener);
         proxy
@@ -41,8 +50,20 @@ impl TcpProxy {
 
     /// Stops listening (connecting is refused) and closes every connection made through it.
     pub fn cut(&self) {
+        if let Some(listening) = self
+            .listening
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+        {
+            listening.abort();
+        }
+        self.close_connections();
+    }
+
+    fn close_connections(&self) {
         for task in self
-            .tasks
+            .connections
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .drain(..)
@@ -59,6 +80,18 @@ impl TcpProxy {
     /// Passes on again what it held and what comes.
     pub fn thaw(&self) {
         self.frozen.send_replace(false);
+    }
+
+    /// Closes every connection made through it, and from now on each new one as soon as it is
+    /// taken, until [`Self::stop_hanging_up`].
+    pub fn hang_up(&self) {
+        self.hanging_up.store(true, Ordering::SeqCst);
+        self.close_connections();
+    }
+
+    /// Forwards new connections again.
+    pub fn stop_hanging_up(&self) {
+        self.hanging_up.store(false, Ordering::SeqCst);
     }
 
     /// Listens on the same port again.
@@ -80,10 +113,15 @@ impl TcpProxy {
 
     fn serve(&self, listener: TcpListener) {
         let target = self.target.clone();
-        let tasks = self.tasks.clone();
+        let connections = self.connections.clone();
         let frozen = self.frozen.clone();
+        let hanging_up = self.hanging_up.clone();
         let accepting = tokio::spawn(async move {
             while let Ok((client, _)) = listener.accept().await {
+                if hanging_up.load(Ordering::SeqCst) {
+                    drop(client);
+                    continue;
+                }
                 let target = target.clone();
                 let frozen = frozen.clone();
                 let forwarding = tokio::spawn(async move {
@@ -98,16 +136,16 @@ impl TcpProxy {
                         );
                     }
                 });
-                tasks
+                connections
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
                     .push(forwarding);
             }
         });
-        self.tasks
+        *self
+            .listening
             .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(accepting);
+            .unwrap_or_else(PoisonError::into_inner) = Some(accepting);
     }
 }
 
