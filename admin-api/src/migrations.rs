@@ -39,7 +39,8 @@ pub struct Migration {
     pub total: u64,
     /// Accounts migrated.
     pub processed: u64,
-    /// Accounts whose migration failed (now `ERRORED`).
+    /// Accounts whose migration failed: now `ERRORED`, or `PENDING` again where the failure
+    /// could not be recorded.
     pub failed: u64,
     pub started_at: String,
     #[schema(required = true)]

@@ -145,6 +145,65 @@ async fn a_bulk_migration_migrates_every_pending_account() {
     );
 }
 
+/// The database refusing one account's migration (a trigger or a constraint its administrator
+/// added) fails that account alone: it ends `ERRORED` with a server error recorded, in words
+/// for the supplier (the database's own are logged), the others are migrated, and none is left
+/// `IN_PROGRESS` with no job to go on with it; migrated again once the database takes it, it
+/// is made.
+#[tokio::test]
+async fn an_account_the_database_refuses_ends_errored_and_not_claimed() {
+    if backend() != Backend::Postgres {
+        return; // a PostgreSQL trigger refuses it
+    }
+    let server = Server::start().await;
+    let token = server.supplier_with_token("OLD_CO").await;
+    for index in 0..5 {
+        server
+            .stage(&token, &account("OLD_CO", &format!("ACC-{index}")))
+            .await;
+    }
+    let database = database_of(&server.data_dir);
+    psql_on(
+        &database,
+        "CREATE FUNCTION refuse_an_account() RETURNS trigger LANGUAGE plpgsql AS $$ \
+         BEGIN RAISE EXCEPTION 'refused by the trigger'; END $$; \
+         CREATE TRIGGER refuse_an_account BEFORE INSERT ON accounts FOR EACH ROW \
+         WHEN (NEW.record->>'external_account_number' = 'ACC-2') \
+         EXECUTE FUNCTION refuse_an_account()",
+    );
+    let (status, job) = server
+        .admin(Method::POST, "/admin/v1/suppliers/OLD_CO/migrations", None)
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{job}");
+    let done = wait_for_end(&server, "OLD_CO", job["id"].as_str().expect("id")).await;
+    assert_eq!(done["state"], "COMPLETED", "{done}");
+    assert_eq!(
+        (done["processed"].as_u64(), done["failed"].as_u64()),
+        (Some(4), Some(1)),
+        "{done}"
+    );
+    let (_, supplier) = server
+        .admin(Method::GET, "/admin/v1/suppliers/OLD_CO", None)
+        .await;
+    assert_eq!(supplier["counts"]["PROCESSED"], 4, "{supplier}");
+    assert_eq!(supplier["counts"]["ERRORED"], 1, "{supplier}");
+    assert_eq!(supplier["counts"]["IN_PROGRESS"], 0, "{supplier}");
+    let (status, refused) = server
+        .get("/v2/data-import/accounts/OLD_CO/ACC-2/", &token)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{refused}");
+    assert_eq!(refused["status"], "ERRORED", "{refused}");
+    assert_eq!(refused["latest_error"]["code"], "server_error", "{refused}");
+    let detail = refused["latest_error"]["detail"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(detail.contains("migrate it again"), "{refused}");
+    assert!(!detail.contains("trigger"), "{refused}");
+
+    psql_on(&database, "DROP TRIGGER refuse_an_account ON accounts");
+    server.migrate(&token, "OLD_CO", "ACC-2").await;
+}
+
 #[tokio::test]
 async fn pausing_the_supplier_stops_a_bulk_migration_and_leaves_nothing_in_progress() {
     let server = Server::start_with(Options {

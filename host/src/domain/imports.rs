@@ -64,9 +64,22 @@ struct CheckedAccount {
     checked_with: Option<CheckedWith>,
 }
 
+/// What a process records of a migration the storage refused (its own words are logged).
+const STORAGE_FAILURE_DETAIL: &str =
+    "A server error occurred while the account was migrated; migrate it again.";
+
 /// How long one instance may hold a scheduled migration before another may run it (a run
 /// takes well under a second; the lease outlives an instance that died running it).
 const SCHEDULED_RUN_LEASE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// What became of a claimed account's migration ([`Imports::migrate_claimed`]).
+#[derive(Debug)]
+pub enum ClaimedMigration {
+    /// Its platform account is made.
+    Made,
+    /// Refused: the failure is recorded on the process (`ERRORED`).
+    Failed(DomainError),
+}
 
 /// The import use cases over one store.
 #[derive(Clone)]
@@ -460,7 +473,7 @@ impl Imports {
             return Ok(retry);
         }
         match self.migrate_claimed(supplier, &external).await {
-            Ok(()) | Err(DomainError::Invalid { .. } | DomainError::PluginFailed(_)) => Ok(None),
+            Ok(_) => Ok(None),
             Err(other) => {
                 // Put back for the retry even if the storage is away now: a claim left behind
                 // would keep the account IN_PROGRESS, and every retry would find it claimed.
@@ -673,12 +686,14 @@ impl Imports {
     }
 
     /// Migrates a process claimed by a bulk or scheduled migration: the platform account is
-    /// made, or the failure recorded on the process (`ERRORED`).
+    /// made, or its failure recorded on the process (`ERRORED`). An error means neither: the
+    /// process may still be claimed (the storage away, say), for the caller to try again or
+    /// put back.
     pub async fn migrate_claimed(
         &self,
         supplier_code: &str,
         external: &str,
-    ) -> Result<(), DomainError> {
+    ) -> Result<ClaimedMigration, DomainError> {
         let current = self
             .store
             .import_process(supplier_code, external)
@@ -687,22 +702,36 @@ impl Imports {
         // Made already: a try whose commit was answered by a lost connection (the storage
         // away) may have been made, and is tried again.
         if current.state == ImportState::Processed {
-            return Ok(());
+            return Ok(ClaimedMigration::Made);
         }
-        if let Err(failure) = self.revalidate(&current).await {
-            if !failure.is_store_unavailable() {
+        let made = match self.revalidate(&current).await {
+            Ok(()) => {
+                self.create_account(supplier_code, external, None, |process| {
+                    match process.state {
+                        ImportState::InProgress => Ok(()),
+                        _ => Err(DomainError::ImportProcessNotFound),
+                    }
+                })
+                .await
+            }
+            Err(failure) => Err(failure),
+        };
+        match made {
+            Ok(_) => Ok(ClaimedMigration::Made),
+            // The storage away, or the process no longer claimed: nothing to record.
+            Err(failure)
+                if failure.is_store_unavailable()
+                    || matches!(failure, DomainError::ImportProcessNotFound) =>
+            {
+                Err(failure)
+            }
+            // Refused by its rules, or by the storage: recorded, so that the account is not
+            // left claimed with no migration to go on with it.
+            Err(failure) => {
                 self.record_failure(&current, &failure).await?;
+                Ok(ClaimedMigration::Failed(failure))
             }
-            return Err(failure);
         }
-        self.create_account(supplier_code, external, None, |process| {
-            match process.state {
-                ImportState::InProgress => Ok(()),
-                _ => Err(DomainError::ImportProcessNotFound),
-            }
-        })
-        .await
-        .map(drop)
     }
 
     /// Puts back to `PENDING` the `IN_PROGRESS` processes no bulk migration will go on with
@@ -767,13 +796,18 @@ impl Imports {
         self.apply_rules(account).await.map(drop)
     }
 
+    /// Records `failure` on the process (`ERRORED`, its event kept), worded for the supplier.
     async fn record_failure(
         &self,
         process: &ImportProcess,
         failure: &DomainError,
     ) -> Result<(), DomainError> {
         let now = Utc::now();
-        let detail = failure.to_string();
+        let detail = match failure {
+            // The storage's own words are for the server's log, not the supplier.
+            DomainError::Store(_) => STORAGE_FAILURE_DETAIL.to_owned(),
+            other => other.to_string(),
+        };
         self.store
             .change_import(
                 &process.supplier_code,

@@ -12,7 +12,7 @@
 
 use super::error::DomainError;
 use super::import_process::ImportState;
-use super::imports::{Imports, ListFilter, filtered};
+use super::imports::{ClaimedMigration, Imports, ListFilter, filtered};
 use super::supplier::SupplierStatus;
 use crate::domain::storage::{Store, StoreError, WHILE_AWAY};
 use chrono::{DateTime, Utc};
@@ -34,7 +34,8 @@ pub struct MigrationView {
     pub total: u64,
     /// Accounts migrated.
     pub processed: u64,
-    /// Accounts whose migration failed (now `ERRORED`).
+    /// Accounts whose migration failed: now `ERRORED`, or `PENDING` again where the failure
+    /// could not be recorded.
     pub failed: u64,
     pub started_at: DateTime<Utc>,
     pub finished_at: Option<DateTime<Utc>>,
@@ -270,6 +271,7 @@ impl Migrations {
         let lease = bulk_lease(&job.supplier);
         let mut renewed = std::time::Instant::now();
         let mut lease_lost = false;
+        let mut unrecorded = Vec::new();
         let state = loop {
             if renewed.elapsed() >= BULK_LEASE_RENEW {
                 match self
@@ -306,13 +308,19 @@ impl Migrations {
                 break MigrationState::Completed;
             };
             match self.imports.migrate_claimed(&job.supplier, &external).await {
-                Ok(()) => job.processed.fetch_add(1, Ordering::Relaxed),
+                Ok(ClaimedMigration::Made) => job.processed.fetch_add(1, Ordering::Relaxed),
+                Ok(ClaimedMigration::Failed(error)) => {
+                    tracing::warn!(supplier = %job.supplier, %external, %error, "bulk migration of an account failed");
+                    job.failed.fetch_add(1, Ordering::Relaxed)
+                }
                 Err(DomainError::Store(error)) if error.is_unavailable() => {
                     wait_while_away(&job.supplier, &error).await;
                     continue;
                 }
                 Err(error) => {
-                    tracing::warn!(supplier = %job.supplier, %external, %error, "bulk migration of an account failed");
+                    // Nor made nor its failure recorded: put back with those left at the end.
+                    tracing::error!(supplier = %job.supplier, %external, %error, "bulk migration of an account failed unrecorded");
+                    unrecorded.push(external.clone());
                     job.failed.fetch_add(1, Ordering::Relaxed)
                 }
             };
@@ -335,7 +343,7 @@ impl Migrations {
             job.finish(state);
             return;
         }
-        let remaining: Vec<String> = remaining.collect();
+        let remaining: Vec<String> = unrecorded.into_iter().chain(remaining).collect();
         if !remaining.is_empty()
             && let Err(error) = self.imports.release(&job.supplier, &remaining).await
         {
