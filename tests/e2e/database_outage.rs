@@ -302,14 +302,7 @@ async fn bulk_migration_under_way(
         // Installed after staging, so that each migration calls it.
         starting.install_plugin("BULK_CO", plugin, json!({})).await;
     }
-    let (status, job) = starting
-        .admin(Method::POST, "/admin/v1/suppliers/BULK_CO/migrations", None)
-        .await;
-    assert_eq!(status, StatusCode::ACCEPTED, "{job}");
-    let path = format!(
-        "/admin/v1/suppliers/BULK_CO/migrations/{}",
-        job["id"].as_str().expect("id")
-    );
+    let (_, path) = starting.start_bulk_migration("BULK_CO").await;
     loop {
         let (status, job) = starting.admin(Method::GET, &path, None).await;
         assert_eq!(status, StatusCode::OK, "{job}");
@@ -350,7 +343,9 @@ async fn a_bulk_migration_waits_out_a_database_away_and_leaves_no_account_in_pro
     let ended = server
         .bulk_migration_ended(&path, Duration::from_secs(120))
         .await;
-    completed_with_every_account(&server, &ended, BULK_ACCOUNTS).await;
+    server
+        .assert_bulk_completed("BULK_CO", &ended, BULK_ACCOUNTS)
+        .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -370,32 +365,33 @@ async fn a_bulk_migration_taken_over_while_its_instance_was_cut_off_ends_complet
         .await;
     assert_eq!(finished["state"], "COMPLETED", "{finished}");
 
-    // Back, the cut-off instance's job wakes (each second): the other instance has ended the
-    // job and let its lease go, so it goes on over what it had left, finds those accounts
-    // made and counts them so. (Were the other still running it, it would leave the job to
-    // it.) Each instance shows the jobs it ran as it knows them, so the record is read by an
-    // instance that ran none.
+    // Back, the cut-off instance's job wakes (each second): its lease passed meanwhile, and
+    // the record says the instance that took the job over has ended it, so it ends its own
+    // quietly, neither going on with the job nor opening its record again. (Were the other
+    // still running it, it would leave the job to it.) Every instance shows the record.
     proxy.restore().await;
-    tokio::time::sleep(Duration::from_secs(4)).await;
     let third = outage.direct("third");
-    let (status, recorded) = third.admin(Method::GET, &path, None).await;
-    assert_eq!(status, StatusCode::OK, "{recorded}");
-    completed_with_every_account(&direct, &recorded, BULK_ACCOUNTS).await;
-}
-
-/// `job` ended `COMPLETED` with every one of the supplier's `accounts` processed and none
-/// failed, and each is `PROCESSED`, as `server` counts them.
-async fn completed_with_every_account(server: &Server, job: &Value, accounts: usize) {
-    assert_eq!(job["state"], "COMPLETED", "{job}");
-    assert_eq!(job["processed"], accounts, "{job}");
-    assert_eq!(job["failed"], 0, "{job}");
-    let (_, supplier) = server
-        .admin(Method::GET, "/admin/v1/suppliers/BULK_CO", None)
-        .await;
-    assert_eq!(supplier["counts"]["PROCESSED"], accounts, "{supplier}");
-    for state in ["IN_PROGRESS", "PENDING", "ERRORED"] {
-        assert_eq!(supplier["counts"][state], 0, "{state}: {supplier}");
+    for _ in 0..16 {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        let (status, recorded) = third.admin(Method::GET, &path, None).await;
+        assert_eq!(status, StatusCode::OK, "{recorded}");
+        assert_eq!(recorded, finished, "the record changed after the job ended");
     }
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let (status, shown) = cut_off.admin(Method::GET, &path, None).await;
+        if status == StatusCode::OK && shown == finished {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the cut-off instance does not show the record: {status} {shown}"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    direct
+        .assert_bulk_completed("BULK_CO", &finished, BULK_ACCOUNTS)
+        .await;
 }
 
 /// Accounts of the slow bulk migration below: each migration takes the slow plugin's ~20 ms.
@@ -436,12 +432,21 @@ async fn a_cut_off_instance_back_while_another_runs_its_job_leaves_the_job_to_it
     }
 
     // Back while the other runs the job: the first finds its lease taken and ends its own run
-    // of the job, leaving the accounts the other claimed to it.
+    // of the job, leaving the accounts the other claimed to it; it then shows the job as the
+    // other records it (its own run stopped at about `frozen`).
     proxy.restore().await;
-    let left = cut_off
-        .bulk_migration_ended(&path, Duration::from_secs(30))
-        .await;
-    assert_eq!(left["state"], "STOPPED", "{left}");
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let (status, shown) = cut_off.admin(Method::GET, &path, None).await;
+        if status == StatusCode::OK && shown["processed"].as_u64() >= Some(frozen + 2) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the first instance still shows its own run: {status} {shown}"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
     let (status, job) = direct.admin(Method::GET, &path, None).await;
     assert_eq!(status, StatusCode::OK, "{job}");
     assert_eq!(
@@ -452,7 +457,12 @@ async fn a_cut_off_instance_back_while_another_runs_its_job_leaves_the_job_to_it
     let ended = direct
         .bulk_migration_ended(&path, Duration::from_secs(90))
         .await;
-    completed_with_every_account(&direct, &ended, SLOW_BULK_ACCOUNTS).await;
+    direct
+        .assert_bulk_completed("BULK_CO", &ended, SLOW_BULK_ACCOUNTS)
+        .await;
+    let (status, shown) = cut_off.admin(Method::GET, &path, None).await;
+    assert_eq!(status, StatusCode::OK, "{shown}");
+    assert_eq!(shown, ended, "both instances show the record");
 }
 
 /// A note's body and what it was answered (none: no answer within [`ANSWER_WITHIN`]).

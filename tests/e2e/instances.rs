@@ -332,15 +332,8 @@ async fn a_bulk_migration_is_taken_over_when_its_instance_dies() {
     first
         .install_plugin("SLOW_CO", "fault_loop_forever", json!({}))
         .await;
-    let (status, job) = first
-        .admin(Method::POST, "/admin/v1/suppliers/SLOW_CO/migrations", None)
-        .await;
-    assert_eq!(status, StatusCode::ACCEPTED, "{job}");
+    let (job, path) = first.start_bulk_migration("SLOW_CO").await;
     assert_eq!(job["total"], 40, "{job}");
-    let path = format!(
-        "/admin/v1/suppliers/SLOW_CO/migrations/{}",
-        job["id"].as_str().expect("id")
-    );
 
     // Its progress is seen from the other instance.
     tokio::time::sleep(Duration::from_millis(1500)).await;

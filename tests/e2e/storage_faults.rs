@@ -324,6 +324,74 @@ async fn below_the_watermark_writes_are_refused_reads_go_on_and_writes_resume_wi
     assert_eq!(labels_kept(&server, &number).await, expected);
 }
 
+/// Accounts of the bulk migration below: each takes the slow plugin's ~20 ms, so that the job
+/// is still running when the disk goes below the watermark.
+const BULK_ACCOUNTS: usize = 300;
+
+/// A bulk migration that meets a disk below the watermark waits for space rather than failing
+/// the accounts it meets meanwhile: once space is back it goes on, and ends with every account
+/// migrated, none failed and none left `IN_PROGRESS`.
+#[tokio::test]
+async fn a_bulk_migration_below_the_watermark_waits_for_space_and_misses_no_account() {
+    if sled_only() {
+        return;
+    }
+    let disk = SmallFilesystem::mount(96);
+    let watermark = 32 * MIB;
+    let server = Server::start_in(
+        &disk.path("data"),
+        Options {
+            args: vec!["--min-free-mb".into(), (watermark / MIB).to_string()],
+            env: vec![("FERRY_RATE_LIMIT_PER_SECOND".into(), "0".into())],
+            ..Options::default()
+        },
+    );
+    let token = server.supplier_with_token("FULL_CO").await;
+    for index in 0..BULK_ACCOUNTS {
+        server
+            .stage(&token, &account("FULL_CO", &format!("B-{index:03}")))
+            .await;
+    }
+    // Installed after staging, so that each migration calls it.
+    server
+        .install_plugin("FULL_CO", "fault_slow", json!({}))
+        .await;
+    let (_, path) = server.start_bulk_migration("FULL_CO").await;
+
+    // Something else takes the disk below the watermark while the job runs.
+    let ballast = disk.path("ballast");
+    write_ballast(&ballast, disk.free_bytes() - watermark + 4 * MIB);
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let (_, body) = server.call(Method::GET, "/readyz", None, None).await;
+        if body["storage"]["state"] == "read_only" {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the disk never went below: {body}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let (status, waiting) = server.admin(Method::GET, &path, None).await;
+    assert_eq!(status, StatusCode::OK, "{waiting}");
+    assert_eq!(waiting["state"], "RUNNING", "{waiting}");
+    assert_eq!(waiting["failed"], 0, "{waiting}");
+    assert!(
+        waiting["processed"].as_u64() < Some(BULK_ACCOUNTS as u64),
+        "the job ended before the disk went below the watermark: {waiting}"
+    );
+
+    std::fs::remove_file(&ballast).expect("free the space");
+    let ended = server
+        .bulk_migration_ended(&path, Duration::from_secs(60))
+        .await;
+    server
+        .assert_bulk_completed("FULL_CO", &ended, BULK_ACCOUNTS)
+        .await;
+}
+
 #[tokio::test]
 async fn a_write_that_finds_the_disk_full_is_refused_and_the_server_restarts_with_every_acknowledged_write()
  {

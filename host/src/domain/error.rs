@@ -146,6 +146,12 @@ impl DomainError {
         matches!(self, Self::Store(error) if error.is_unavailable())
     }
 
+    /// Whether the storage cannot take work for now ([`StoreError::is_for_now`]): away, or
+    /// refusing writes. Work that runs by itself waits and tries the same again.
+    pub fn is_store_for_now(&self) -> bool {
+        matches!(self, Self::Store(error) if error.is_for_now())
+    }
+
     /// The stable machine-readable code of this error.
     pub fn code(&self) -> &'static str {
         match self {

@@ -718,9 +718,10 @@ impl Imports {
         };
         match made {
             Ok(_) => Ok(ClaimedMigration::Made),
-            // The storage away, or the process no longer claimed: nothing to record.
+            // The storage away or refusing writes, or the process no longer claimed: nothing
+            // to record.
             Err(failure)
-                if failure.is_store_unavailable()
+                if failure.is_store_for_now()
                     || matches!(failure, DomainError::ImportProcessNotFound) =>
             {
                 Err(failure)

@@ -135,7 +135,7 @@ const YIELD_EVERY: u64 = 64;
 pub const BULK_LEASE_TTL: std::time::Duration = std::time::Duration::from_secs(10);
 const BULK_LEASE_RENEW: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// Waits before a bulk migration tries again while the storage is away.
+/// Waits before a bulk migration tries again while the storage is away or refuses writes.
 async fn wait_while_away(supplier: &str, error: &StoreError) {
     tracing::warn!(supplier, %error, "bulk migration waits for the storage");
     tokio::time::sleep(WHILE_AWAY).await;
@@ -270,16 +270,23 @@ impl Migrations {
         let mut since_yield = 0u64;
         let lease = bulk_lease(&job.supplier);
         let mut renewed = std::time::Instant::now();
+        // The lease may have passed while it was not renewed (the storage away, the process
+        // paused): another instance may have taken the job over, and ended it since.
+        let mut lapsed = false;
         let mut lease_lost = false;
         let mut unrecorded = Vec::new();
         let state = loop {
             if renewed.elapsed() >= BULK_LEASE_RENEW {
+                lapsed |= renewed.elapsed() >= BULK_LEASE_TTL;
+                // Held from before it is asked for (not from the answer): never later than
+                // the store's own reckoning.
+                let asking = std::time::Instant::now();
                 match self
                     .store
                     .hold_lease(&lease, &self.holder, BULK_LEASE_TTL)
                     .await
                 {
-                    Ok(true) => renewed = std::time::Instant::now(),
+                    Ok(true) => renewed = asking,
                     Ok(false) => {
                         tracing::error!(supplier = %job.supplier, "the bulk migration's lease passed to another instance: stopping");
                         lease_lost = true;
@@ -288,11 +295,29 @@ impl Migrations {
                     Err(error) => tracing::warn!(%error, "cannot renew the bulk migration's lease"),
                 }
             }
+            if lapsed {
+                match self.recorded(&job).await {
+                    Ok(Some(recorded)) if recorded.state != MigrationState::Running => {
+                        tracing::warn!(supplier = %job.supplier, job = %job.id, state = ?recorded.state, "the bulk migration was ended by the instance that took it over: stopping");
+                        lease_lost = true;
+                        break recorded.state;
+                    }
+                    Ok(_) => lapsed = false,
+                    Err(error) if error.is_for_now() => {
+                        wait_while_away(&job.supplier, &error).await;
+                        continue;
+                    }
+                    Err(error) => {
+                        tracing::warn!(%error, "cannot read the bulk migration's record");
+                        lapsed = false;
+                    }
+                }
+            }
             let ongoing = match self.store.supplier(&job.supplier).await {
                 Ok(supplier) => {
                     matches!(supplier, Some(supplier) if supplier.status == SupplierStatus::Ongoing)
                 }
-                Err(error) if error.is_unavailable() => {
+                Err(error) if error.is_for_now() => {
                     wait_while_away(&job.supplier, &error).await;
                     continue;
                 }
@@ -313,7 +338,7 @@ impl Migrations {
                     tracing::warn!(supplier = %job.supplier, %external, %error, "bulk migration of an account failed");
                     job.failed.fetch_add(1, Ordering::Relaxed)
                 }
-                Err(DomainError::Store(error)) if error.is_unavailable() => {
+                Err(DomainError::Store(error)) if error.is_for_now() => {
                     wait_while_away(&job.supplier, &error).await;
                     continue;
                 }
@@ -339,8 +364,9 @@ impl Migrations {
         if lease_lost {
             // The instance that took the lease took the job over with its claimed accounts
             // (after a database away longer than the lease, say): they and the job's record
-            // are its own now.
+            // are its own now, and this instance shows the job as recorded.
             job.finish(state);
+            self.replace(&job.supplier, &job.id, None);
             return;
         }
         let remaining: Vec<String> = unrecorded.into_iter().chain(remaining).collect();
@@ -355,6 +381,16 @@ impl Migrations {
         }
         let _ = self.store.release_lease(&lease, &self.holder).await;
         tracing::info!(supplier = %job.supplier, job = %job.id, ?state, "bulk migration ended");
+    }
+
+    /// `job` as recorded in the store (by this instance, or one that took it over).
+    async fn recorded(&self, job: &Job) -> Result<Option<MigrationView>, StoreError> {
+        Ok(self
+            .store
+            .migrations(&job.supplier)
+            .await?
+            .into_iter()
+            .find(|view| view.id == job.id))
     }
 
     /// Counts the account a job taken over was at when its instance went away, if that

@@ -73,8 +73,8 @@ pub enum StoreError {
 }
 
 /// How long work that runs by itself (a bulk or scheduled migration) waits before it tries
-/// again while the storage is away ([`StoreError::is_unavailable`]): it goes on where it was
-/// once the storage is back, rather than failing or stopping for an outage.
+/// again while the storage is away or refuses writes ([`StoreError::is_for_now`]): it goes on
+/// where it was once the storage takes it again, rather than failing or stopping.
 pub const WHILE_AWAY: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl StoreError {
@@ -87,6 +87,13 @@ impl StoreError {
             Self::Unwritable(reason) => !reason.is_want_of_space(),
             _ => false,
         }
+    }
+
+    /// Whether the storage as a whole cannot take work for now, not this work: it is away
+    /// ([`Self::is_unavailable`]), or it refuses writes until space is back or an operator
+    /// acts ([`Self::Unwritable`]). The same work, unchanged, may be taken later.
+    pub fn is_for_now(&self) -> bool {
+        matches!(self, Self::Unavailable(_) | Self::Unwritable(_))
     }
 }
 
@@ -232,9 +239,9 @@ where
     }
 }
 
-/// Runs `attempt` until the storage answers it ([`StoreError::is_unavailable`]), waiting
+/// Runs `attempt` until the storage takes it ([`StoreError::is_for_now`]), waiting
 /// [`WHILE_AWAY`] between tries: for work that runs by itself and must not be given up for an
-/// outage. Any other answer is returned.
+/// outage or a disk short of space. Any other answer is returned.
 pub async fn retrying_while_away<T, F, Fut>(mut attempt: F) -> Result<T, DomainError>
 where
     F: FnMut() -> Fut,
@@ -242,7 +249,7 @@ where
 {
     loop {
         match attempt().await {
-            Err(error) if error.is_store_unavailable() => tokio::time::sleep(WHILE_AWAY).await,
+            Err(error) if error.is_store_for_now() => tokio::time::sleep(WHILE_AWAY).await,
             other => return other,
         }
     }
@@ -531,15 +538,20 @@ mod tests {
             runs += 1;
             let run = runs;
             async move {
-                if run < 2 {
-                    Err(DomainError::Store(StoreError::Unavailable("away".into())))
-                } else {
-                    Ok(run)
+                match run {
+                    1 => Err(DomainError::Store(StoreError::Unavailable("away".into()))),
+                    2 => Err(DomainError::Store(StoreError::Unwritable(
+                        Unwritable::BelowWatermark {
+                            free_bytes: 1,
+                            watermark_bytes: 2,
+                        },
+                    ))),
+                    _ => Ok(run),
                 }
             }
         })
         .await;
-        assert_eq!(kept.ok(), Some(2));
+        assert_eq!(kept.ok(), Some(3));
 
         let mut runs = 0;
         let refused = retrying_while_away(|| {

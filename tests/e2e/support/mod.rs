@@ -560,6 +560,43 @@ impl Server {
         body
     }
 
+    /// Starts the bulk migration of `supplier`'s pending accounts: the job as answered, and
+    /// its path.
+    pub async fn start_bulk_migration(&self, supplier: &str) -> (Value, String) {
+        let (status, job) = self
+            .admin(
+                Method::POST,
+                &format!("/admin/v1/suppliers/{supplier}/migrations"),
+                None,
+            )
+            .await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{job}");
+        let path = format!(
+            "/admin/v1/suppliers/{supplier}/migrations/{}",
+            job["id"].as_str().expect("the job's id")
+        );
+        (job, path)
+    }
+
+    /// Asserts that `job` ended `COMPLETED` with every one of `supplier`'s `accounts` processed
+    /// and none failed, and that each is `PROCESSED`, as this server counts them.
+    pub async fn assert_bulk_completed(&self, supplier: &str, job: &Value, accounts: usize) {
+        assert_eq!(job["state"], "COMPLETED", "{job}");
+        assert_eq!(job["processed"], accounts, "{job}");
+        assert_eq!(job["failed"], 0, "{job}");
+        let (_, counted) = self
+            .admin(
+                Method::GET,
+                &format!("/admin/v1/suppliers/{supplier}"),
+                None,
+            )
+            .await;
+        assert_eq!(counted["counts"]["PROCESSED"], accounts, "{counted}");
+        for state in ["IN_PROGRESS", "PENDING", "ERRORED"] {
+            assert_eq!(counted["counts"][state], 0, "{state}: {counted}");
+        }
+    }
+
     /// The bulk migration at `path` (`/admin/v1/suppliers/{code}/migrations/{id}`) once it has
     /// ended, as this server shows it; a moment this server cannot answer is waited out.
     pub async fn bulk_migration_ended(&self, path: &str, within: Duration) -> Value {
