@@ -273,7 +273,7 @@ impl Migrations {
         // The lease may have passed while it was not renewed (the storage away, the process
         // paused): another instance may have taken the job over, and ended it since.
         let mut lapsed = false;
-        let mut lease_lost = false;
+        let mut left_to_another = false;
         let mut unrecorded = Vec::new();
         let state = loop {
             if renewed.elapsed() >= BULK_LEASE_RENEW {
@@ -289,7 +289,7 @@ impl Migrations {
                     Ok(true) => renewed = asking,
                     Ok(false) => {
                         tracing::error!(supplier = %job.supplier, "the bulk migration's lease passed to another instance: stopping");
-                        lease_lost = true;
+                        left_to_another = true;
                         break MigrationState::Stopped;
                     }
                     Err(error) => tracing::warn!(%error, "cannot renew the bulk migration's lease"),
@@ -299,7 +299,7 @@ impl Migrations {
                 match self.recorded(&job).await {
                     Ok(Some(recorded)) if recorded.state != MigrationState::Running => {
                         tracing::warn!(supplier = %job.supplier, job = %job.id, state = ?recorded.state, "the bulk migration was ended by the instance that took it over: stopping");
-                        lease_lost = true;
+                        left_to_another = true;
                         break recorded.state;
                     }
                     Ok(_) => lapsed = false,
@@ -343,7 +343,7 @@ impl Migrations {
                     continue;
                 }
                 Err(error) => {
-                    // Nor made nor its failure recorded: put back with those left at the end.
+                    // Neither made nor its failure recorded: put back with those left at the end.
                     tracing::error!(supplier = %job.supplier, %external, %error, "bulk migration of an account failed unrecorded");
                     unrecorded.push(external.clone());
                     job.failed.fetch_add(1, Ordering::Relaxed)
@@ -361,7 +361,7 @@ impl Migrations {
                 tokio::task::yield_now().await;
             }
         };
-        if lease_lost {
+        if left_to_another {
             // The instance that took the lease took the job over with its claimed accounts
             // (after a database away longer than the lease, say): they and the job's record
             // are its own now, and this instance shows the job as recorded.
