@@ -1,7 +1,8 @@
 //! Clients' connections: a client that sends nothing, or stops mid-request, is let go after
 //! the server's client timeout (an idle connection closed, a stalled body answered 408
 //! `request_timeout`, and a shutdown no longer waits for it for ever; one that stops reading
-//! its answers has its connection closed); past
+//! its answers has its connection closed, and so has an HTTP/2 client that answers nothing,
+//! not even pings); past
 //! `--max-connections` new clients wait until a connection closes;
 //! and a flood of connections, however many, leaves the store the files it needs, so writes
 //! go on (before, the flood took every descriptor, the journal found none for its next file,
@@ -150,6 +151,26 @@ async fn a_client_that_sends_nothing_is_let_go_and_a_stalled_body_is_answered_40
     }
     let answer = read_until_closed(&mut patient);
     assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
+}
+
+/// An HTTP/2 client (prior knowledge, as h2c) that opens its connection and then answers
+/// nothing, not even the server's pings, is let go: the server pings a connection quiet for
+/// the client timeout and closes it when the ping goes unanswered as long.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_http2_client_that_answers_nothing_is_let_go() {
+    let server = Server::start_with(quick_timeout()).await;
+    let mut client = connect(&server);
+    // The connection preface, then an empty SETTINGS frame (length 0, type 4, no flags,
+    // stream 0); never an acknowledgement of the server's settings or pings.
+    client
+        .write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+        .expect("preface");
+    client
+        .write_all(&[0, 0, 0, 4, 0, 0, 0, 0, 0])
+        .expect("settings");
+    let sent = read_until_closed(&mut client);
+    // The server's SETTINGS frame came first: the connection was served as HTTP/2.
+    assert_eq!(sent.as_bytes().get(3), Some(&4u8), "{sent:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

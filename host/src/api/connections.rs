@@ -17,7 +17,10 @@
 //! `request_timeout` ([`with_body_timeout`], [`is_body_timeout`]); one that takes nothing of
 //! its answer for as long has its connection closed ([`StalledWrites`]). So a client that
 //! opens connections and forgets them, or stalls mid-request, holds them for that long, not
-//! for ever, and a shutdown waits for it no longer.
+//! for ever, and a shutdown waits for it no longer. An HTTP/2 connection is pinged once it has
+//! been quiet for `client_timeout`, and closed when the ping is not answered within as long:
+//! a client gone, or one that stopped reading, does not hold it for ever. (hyper has no idle
+//! timeout for HTTP/2: a client that answers the pings keeps its connection.)
 
 use axum::Router;
 use axum::body::Body;
@@ -150,6 +153,13 @@ pub async fn serve(
         .http1()
         .timer(TokioTimer::new())
         .header_read_timeout(limits.client_timeout);
+    if let Some(quiet) = limits.client_timeout {
+        builder
+            .http2()
+            .timer(TokioTimer::new())
+            .keep_alive_interval(quiet)
+            .keep_alive_timeout(quiet);
+    }
     let open = metrics::gauge!("ferry_http_connections");
     metrics::gauge!("ferry_http_connections_max").set(limits.max_connections as f64);
     let mut last_report: Option<Instant> = None;
