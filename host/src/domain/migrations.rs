@@ -292,6 +292,13 @@ impl Migrations {
                         left_to_another = true;
                         break MigrationState::Stopped;
                     }
+                    // Once it may have lapsed, nothing is done until it is held again: the
+                    // instance that took the job over could end it meanwhile, and a progress
+                    // written after that would open its record again.
+                    Err(error) if lapsed => {
+                        wait_while_away(&job.supplier, &error).await;
+                        continue;
+                    }
                     Err(error) => tracing::warn!(%error, "cannot renew the bulk migration's lease"),
                 }
             }
