@@ -182,10 +182,7 @@ async fn three_instances_over_one_database_behave_as_one_service() {
     for task in staging {
         task.await.expect("staged");
     }
-    let (status, job) = a
-        .admin(Method::POST, "/admin/v1/suppliers/BULK_CO/migrations", None)
-        .await;
-    assert_eq!(status, StatusCode::ACCEPTED, "{job}");
+    let (job, path) = a.start_bulk_migration("BULK_CO").await;
     assert_eq!(job["total"], 200, "{job}");
     let (status, again) = b
         .admin(Method::POST, "/admin/v1/suppliers/BULK_CO/migrations", None)
@@ -196,27 +193,9 @@ async fn three_instances_over_one_database_behave_as_one_service() {
         StatusCode::ACCEPTED => assert_eq!(again["total"], 0, "{again}"),
         other => panic!("a second bulk migration through another instance: {other} {again}"),
     }
-    let id = job["id"].as_str().expect("id").to_owned();
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        let (_, job) = a
-            .admin(
-                Method::GET,
-                &format!("/admin/v1/suppliers/BULK_CO/migrations/{id}"),
-                None,
-            )
-            .await;
-        if job["state"] != "RUNNING" {
-            assert_eq!(job["state"], "COMPLETED", "{job}");
-            assert_eq!(job["processed"], 200, "{job}");
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the bulk migration did not end: {job}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let done = a.bulk_migration_ended(&path, PATIENCE).await;
+    assert_eq!(done["state"], "COMPLETED", "{done}");
+    assert_eq!(done["processed"], 200, "{done}");
     let (_, supplier) = c
         .admin(Method::GET, "/admin/v1/suppliers/BULK_CO", None)
         .await;

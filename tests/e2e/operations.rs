@@ -72,23 +72,8 @@ async fn operators_page_filter_and_search_imports() {
     assert_eq!(status, StatusCode::NOT_FOUND);
 }
 
-async fn wait_for_end(server: &Server, supplier: &str, id: &str) -> Value {
-    for _ in 0..600 {
-        let (status, job) = server
-            .admin(
-                Method::GET,
-                &format!("/admin/v1/suppliers/{supplier}/migrations/{id}"),
-                None,
-            )
-            .await;
-        assert_eq!(status, StatusCode::OK, "{job}");
-        if job["state"] != "RUNNING" {
-            return job;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("the bulk migration did not end");
-}
+/// How long a bulk migration of these tests' few accounts may take.
+const BULK_MIGRATION_ENDS_WITHIN: Duration = Duration::from_secs(30);
 
 #[tokio::test]
 async fn a_bulk_migration_migrates_every_pending_account() {
@@ -100,12 +85,8 @@ async fn a_bulk_migration_migrates_every_pending_account() {
             .await;
     }
     server.migrate(&token, "OLD_CO", "ACC-00").await;
-    let (status, job) = server
-        .admin(Method::POST, "/admin/v1/suppliers/OLD_CO/migrations", None)
-        .await;
-    assert_eq!(status, StatusCode::ACCEPTED, "{job}");
+    let (job, path) = server.start_bulk_migration("OLD_CO").await;
     assert_eq!(job["total"], 24);
-    let id = job["id"].as_str().expect("id").to_owned();
 
     // A second start while it runs is refused; once it has ended there is nothing left.
     let (status, again) = server
@@ -117,7 +98,9 @@ async fn a_bulk_migration_migrates_every_pending_account() {
         other => panic!("unexpected {other}: {again}"),
     }
 
-    let done = wait_for_end(&server, "OLD_CO", &id).await;
+    let done = server
+        .bulk_migration_ended_answering(&path, BULK_MIGRATION_ENDS_WITHIN)
+        .await;
     assert_eq!(done["state"], "COMPLETED", "{done}");
     assert_eq!(
         (done["processed"].as_u64(), done["failed"].as_u64()),
@@ -141,7 +124,7 @@ async fn a_bulk_migration_migrates_every_pending_account() {
         .await;
     assert!(
         list.as_array()
-            .is_some_and(|jobs| jobs.iter().any(|job| job["id"] == id.as_str()))
+            .is_some_and(|jobs| jobs.iter().any(|listed| listed["id"] == job["id"]))
     );
 }
 
@@ -171,11 +154,10 @@ async fn an_account_the_database_refuses_ends_errored_and_not_claimed() {
          WHEN (NEW.record->>'external_account_number' = 'ACC-2') \
          EXECUTE FUNCTION refuse_an_account()",
     );
-    let (status, job) = server
-        .admin(Method::POST, "/admin/v1/suppliers/OLD_CO/migrations", None)
+    let (_, path) = server.start_bulk_migration("OLD_CO").await;
+    let done = server
+        .bulk_migration_ended_answering(&path, BULK_MIGRATION_ENDS_WITHIN)
         .await;
-    assert_eq!(status, StatusCode::ACCEPTED, "{job}");
-    let done = wait_for_end(&server, "OLD_CO", job["id"].as_str().expect("id")).await;
     assert_eq!(done["state"], "COMPLETED", "{done}");
     assert_eq!(
         (done["processed"].as_u64(), done["failed"].as_u64()),
@@ -218,12 +200,11 @@ async fn pausing_the_supplier_stops_a_bulk_migration_and_leaves_nothing_in_progr
             .stage(&token, &account("OLD_CO", &format!("ACC-{index:03}")))
             .await;
     }
-    let (status, job) = server
-        .admin(Method::POST, "/admin/v1/suppliers/OLD_CO/migrations", None)
-        .await;
-    assert_eq!(status, StatusCode::ACCEPTED, "{job}");
+    let (_, path) = server.start_bulk_migration("OLD_CO").await;
     server.set_status("OLD_CO", "PAUSED").await;
-    let done = wait_for_end(&server, "OLD_CO", job["id"].as_str().expect("id")).await;
+    let done = server
+        .bulk_migration_ended_answering(&path, BULK_MIGRATION_ENDS_WITHIN)
+        .await;
 
     // Whenever the pause landed: nothing stays claimed, and every account is either migrated
     // or pending again.

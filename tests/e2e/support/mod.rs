@@ -600,9 +600,26 @@ impl Server {
     /// The bulk migration at `path` (`/admin/v1/suppliers/{code}/migrations/{id}`) once it has
     /// ended, as this server shows it; a moment this server cannot answer is waited out.
     pub async fn bulk_migration_ended(&self, path: &str, within: Duration) -> Value {
+        self.poll_bulk_migration(path, within, false).await
+    }
+
+    /// The same for a server that must answer every poll: an answer other than 200 fails.
+    pub async fn bulk_migration_ended_answering(&self, path: &str, within: Duration) -> Value {
+        self.poll_bulk_migration(path, within, true).await
+    }
+
+    async fn poll_bulk_migration(
+        &self,
+        path: &str,
+        within: Duration,
+        every_poll_answered: bool,
+    ) -> Value {
         let deadline = std::time::Instant::now() + within;
         loop {
             let (status, job) = self.admin(Method::GET, path, None).await;
+            if every_poll_answered {
+                assert_eq!(status, StatusCode::OK, "{job}");
+            }
             if status == StatusCode::OK && job["state"] != "RUNNING" {
                 return job;
             }
