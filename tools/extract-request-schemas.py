@@ -34,7 +34,15 @@ Where Ferry departs from the document (the spec speaks there, or Ferry bounds wh
 - the account's `external_account_number` is required: the spec identifies every account by
   the pair (import supplier code, external account number);
 - the strings and numbers Ferry keeps have bounds (BOUNDS below), which the document leaves
-  open.
+  open;
+- the account's `ledgers` are defined (`EnergyLedger`): the document names them (its
+  deprecated ledger fields say `x-use-instead: ledgers.<field>`, its own examples send them,
+  and its account validators check "each ledger in `ledgers`") but its account schema leaves
+  them out. A ledger has the deprecated top-level fields' own schemas, under the same names,
+  with the real `Ledger`'s `ledger_code` and `ledger_identifier` and the examples'
+  `ledger_balance` (the transfer balance's schema);
+- the account's payment instructions take any vendor code, as `payment-instruction/create/`
+  does (the vendors are the ones the operator configured).
 
 Needs PyYAML (pip install pyyaml).
 """
@@ -198,6 +206,24 @@ def admit_null(schema):
     return {"if": {"type": "null"}, "else": schema}
 
 
+# The fields of a ledger that the account's top level also has (deprecated there).
+LEDGER_FIELDS = ["current_statement_transactions", "historical_statement_transactions",
+                 "last_statement_balance", "last_statement_closing_date",
+                 "last_statement_issue_date"]
+
+
+def ledger(account):
+    """`EnergyLedger`: one element of the account's `ledgers`."""
+    properties = {
+        "ledger_code": {"type": "string", "maxLength": 64},
+        "ledger_identifier": {"type": "string", "maxLength": 255},
+    }
+    for name in LEDGER_FIELDS:
+        properties[name] = json.loads(json.dumps(account["properties"][name]))
+    properties["ledger_balance"] = json.loads(json.dumps(account["properties"]["transfer_balance"]))
+    return {"type": "object", "properties": properties, "additionalProperties": False}
+
+
 def main():
     source = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT
     schemas = yaml.safe_load(source.read_text())["components"]["schemas"]
@@ -215,6 +241,9 @@ def main():
         defs["AccountCampaign"]["properties"][name].pop("enum", None)
     account["required"] = sorted(set(account.get("required", [])) | {"external_account_number"})
     defs["LegacyPaymentInstruction"]["properties"]["vendor"].pop("enum", None)
+    defs["PaymentInstruction"]["properties"]["vendor"].pop("enum", None)
+    defs["EnergyLedger"] = ledger(account)
+    account["properties"]["ledgers"] = {"type": "array", "items": {"$ref": "#/$defs/EnergyLedger"}}
     for (name, prop), keywords in BOUNDS.items():
         defs[name]["properties"][prop].update(keywords)
     for name in TRANSACTION_TYPES:

@@ -20,8 +20,12 @@ pub struct AccountDetail {
     /// The operations team the account was allocated to when it was migrated; null when none.
     #[schema(required = true)]
     pub operations_team_name: Option<String>,
-    /// What the customer owes (negative: in credit).
+    /// The account's balance in the real platform's sign: credit positive, debit negative.
     pub balance: String,
+    /// The initial closed statement of each of the account document's ledgers: its historical
+    /// transactions, closed on the last statement's closing date.
+    #[serde(default)]
+    pub closed_statements: Vec<ClosedStatement>,
     pub notes: Vec<Note>,
     pub transactions: Vec<Transaction>,
     pub ledger_entries: Vec<LedgerEntry>,
@@ -30,6 +34,23 @@ pub struct AccountDetail {
     /// The account's meter points and their registration.
     #[serde(default)]
     pub meter_points: Vec<MeterPoint>,
+}
+
+/// The initial closed statement of a ledger: the account document's historical transactions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ClosedStatement {
+    /// The document's ledger (its code, else its identifier), when it declared `ledgers`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ledger: Option<String>,
+    /// The date of its earliest transaction; none when it has none.
+    #[schema(required = true)]
+    pub first_transaction_date: Option<String>,
+    pub closing_date: String,
+    pub issued_date: String,
+    /// Credit positive, debit negative: the document's `last_statement_balance`.
+    pub closing_balance: String,
+    /// How many transactions are on it.
+    pub transactions: usize,
 }
 
 /// A meter point of the account and its registration.
@@ -119,6 +140,13 @@ pub struct Transaction {
     pub status: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ledger_entry_id: Option<u64>,
+    /// On the initial closed statement (one of the document's historical transactions), not
+    /// billed by the platform.
+    #[serde(default)]
+    pub historical: bool,
+    /// The document's ledger it came from, when the document declared `ledgers`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ledger: Option<String>,
 }
 
 /// One posting on the account's ledger.
@@ -129,7 +157,7 @@ pub struct LedgerEntry {
     #[serde(rename = "type")]
     pub kind: String,
     pub amount: String,
-    /// What the customer owes after this entry.
+    /// The ledger's balance after this entry: credit positive, debit negative.
     pub balance_after: String,
     pub transaction_date: String,
     pub posted_at: String,
@@ -160,10 +188,14 @@ pub struct PaymentInstruction {
     pub reference: String,
     #[serde(rename = "type")]
     pub kind: String,
-    /// What the vendor answered about the instruction.
+    /// What the vendor answered about the instruction (pending: nothing yet).
     #[schema(value_type = Object)]
     pub details: Value,
     pub added_at: String,
+    /// Recorded from the account document without the vendor's confirmation: valid only from
+    /// `valid_from`, a day still to come when it was migrated.
+    #[serde(default)]
+    pub pending: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ledger_code: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

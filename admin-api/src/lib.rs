@@ -25,8 +25,8 @@ pub mod storage;
 pub mod suppliers;
 
 pub use accounts::{
-    AccountDetail, LedgerEntry, MeterPoint, MeterPointChange, Note, PaymentInstruction, Statement,
-    Transaction,
+    AccountDetail, ClosedStatement, LedgerEntry, MeterPoint, MeterPointChange, Note,
+    PaymentInstruction, Statement, Transaction,
 };
 pub use api_keys::{ApiKey, IssuedApiKey, NewApiKey};
 pub use client::{AdminClient, ClientError};

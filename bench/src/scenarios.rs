@@ -31,8 +31,66 @@ pub fn external(number: u64) -> String {
     format!("OE-{number}")
 }
 
-/// A valid account to stage.
+/// Transactions in each of the account's two lists: its historical statement's and its
+/// current statement's (a realistic ledger to migrate).
+pub const LEDGER_TRANSACTIONS: usize = 50;
+
+/// One of the account's transactions: the `index`th of its list `prefix` (`H` or `C`), charges
+/// and payments by turns, dated a week apart from `first_day` (days since 2024-01-01).
+fn ledger_transaction(
+    prefix: &str,
+    index: usize,
+    first_day: usize,
+    payment: &str,
+) -> serde_json::Value {
+    let date = chrono_like_date(first_day + index * 7 / 2);
+    if index.is_multiple_of(2) {
+        json!({"transaction_id": format!("{prefix}-{index}"), "transaction_date": date,
+               "amount": "30.00", "type": "CHARGE", "reason": "IMPORTED_CHARGE"})
+    } else {
+        json!({"transaction_id": format!("{prefix}-{index}"), "transaction_date": date,
+               "amount": payment, "type": "PAYMENT", "reason": "ACCOUNT_CHARGE_PAYMENT"})
+    }
+}
+
+/// `YYYY-MM-DD` of the day `days` after 2024-01-01 (the benchmark needs no calendar crate).
+fn chrono_like_date(days: usize) -> String {
+    const MONTHS: [usize; 12] = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    let (mut year, mut day) = (2024_usize, days);
+    loop {
+        let length = if year.is_multiple_of(4) { 366 } else { 365 };
+        if day < length {
+            break;
+        }
+        day -= length;
+        year += 1;
+    }
+    let mut month = 0;
+    while month < 12 {
+        let length = if month == 1 && year % 4 != 0 {
+            28
+        } else {
+            MONTHS[month]
+        };
+        if day < length {
+            break;
+        }
+        day -= length;
+        month += 1;
+    }
+    format!("{year}-{:02}-{:02}", month + 1, day + 1)
+}
+
+/// A valid account to stage, with its ledger: 50 historical transactions (25 charges of 30.00,
+/// 25 payments of 28.00: -50.00 on the last statement, closed 2024-12-31) and 50 current ones
+/// (25 charges of 30.00, 25 payments of 31.00: -25.00 transferred).
 pub fn account(external_account_number: &str) -> String {
+    let historical: Vec<serde_json::Value> = (0..LEDGER_TRANSACTIONS)
+        .map(|index| ledger_transaction("H", index, 0, "28.00"))
+        .collect();
+    let current: Vec<serde_json::Value> = (0..LEDGER_TRANSACTIONS)
+        .map(|index| ledger_transaction("C", index, 366, "31.00"))
+        .collect();
     json!({
         "import_supplier": SUPPLIER,
         "external_account_number": external_account_number,
@@ -60,8 +118,12 @@ pub fn account(external_account_number: &str) -> String {
                 "agreements": [{"tariff_code": "OLDVAR", "effective_from": "2024-01-01"}]
             }]
         }],
-        "transfer_balance": "-12.5",
-        "last_billed_to_date": "2024-12-31"
+        "last_billed_to_date": "2024-12-31",
+        "transfer_balance": "-25.00",
+        "last_statement_balance": "-50.00",
+        "last_statement_closing_date": "2024-12-31",
+        "historical_statement_transactions": historical,
+        "current_statement_transactions": current
     })
     .to_string()
 }
@@ -235,6 +297,56 @@ pub fn pending_list() -> Scenario {
                 path: format!("/v1/data-import/pending-account-import-processes/{SUPPLIER}/"),
             }]
         }),
+    }
+}
+
+#[cfg(test)]
+mod ledger_tests {
+    use super::*;
+
+    #[test]
+    fn the_account_s_ledger_adds_up_and_its_dates_fall_on_either_side_of_the_closing() {
+        let account: serde_json::Value = serde_json::from_str(&account("OE-1")).expect("JSON");
+        let sum = |list: &str| -> i64 {
+            account[list]
+                .as_array()
+                .expect("a list")
+                .iter()
+                .map(|t| {
+                    let pence = t["amount"]
+                        .as_str()
+                        .expect("amount")
+                        .replace('.', "")
+                        .parse::<i64>()
+                        .expect("pence");
+                    if t["type"] == "CHARGE" { -pence } else { pence }
+                })
+                .sum()
+        };
+        assert_eq!(sum("historical_statement_transactions"), -5000);
+        assert_eq!(sum("current_statement_transactions"), 2500);
+        let dates = |list: &str| -> Vec<String> {
+            account[list]
+                .as_array()
+                .expect("a list")
+                .iter()
+                .map(|t| t["transaction_date"].as_str().expect("date").to_owned())
+                .collect()
+        };
+        assert!(
+            dates("historical_statement_transactions")
+                .iter()
+                .all(|d| d.as_str() <= "2024-12-31")
+        );
+        assert!(
+            dates("current_statement_transactions")
+                .iter()
+                .all(|d| d.as_str() > "2024-12-31" && d.as_str() < "2025-12-01")
+        );
+        assert_eq!(chrono_like_date(0), "2024-01-01");
+        assert_eq!(chrono_like_date(59), "2024-02-29");
+        assert_eq!(chrono_like_date(366), "2025-01-01");
+        assert_eq!(chrono_like_date(366 + 59), "2025-03-01");
     }
 }
 

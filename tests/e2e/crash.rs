@@ -97,11 +97,11 @@ fn pence(amount: &Value) -> i64 {
     if negative { -value } else { value }
 }
 
-/// What a transaction of `kind` adds to what the customer owes.
-fn owed(kind: &str, pence: i64) -> i64 {
+/// What a transaction of `kind` adds to the balance (credit positive, debit negative).
+fn signed(kind: &str, pence: i64) -> i64 {
     match kind {
-        "CHARGE" | "SUPPLY_CHARGE" | "REPAYMENT" => pence,
-        "CREDIT" | "PAYMENT" => -pence,
+        "CHARGE" | "SUPPLY_CHARGE" | "REPAYMENT" => -pence,
+        "CREDIT" | "PAYMENT" => pence,
         other => panic!("unexpected transaction type {other}"),
     }
 }
@@ -276,7 +276,7 @@ async fn read_account(server: &Server, number: &str, context: &str) -> Held {
             .unwrap_or_else(|| panic!("{context}: ledger entry for unknown transaction {id}"));
         assert_eq!(entry["type"], kind.as_str(), "{context}: entry of {id}");
         assert_eq!(pence(&entry["amount"]), *amount, "{context}: entry of {id}");
-        running += owed(kind, *amount);
+        running += signed(kind, *amount);
         assert_eq!(
             pence(&entry["balance_after"]),
             running,

@@ -15,6 +15,7 @@ mod instances;
 mod meter_points;
 mod migration_locks;
 mod notes;
+mod opening;
 mod operations;
 mod payment_instructions;
 mod plugin_load;

@@ -63,9 +63,10 @@ async fn every_type_is_added_with_exact_amounts_and_a_ledger() {
     // Charges, supply charges and repayments add; credits and payments subtract.
     // 1234567.89 + 0.10 - (-25.50) - 100 + 40 + 52.50
     let view = server.account_view(&number).await;
-    assert_eq!(view["balance"], "1234585.99");
+    // The real platform's sign: charges are debits.
+    assert_eq!(view["balance"], "-1234585.99");
     assert_eq!(view["ledger_entries"].as_array().map(Vec::len), Some(6));
-    assert_eq!(view["ledger_entries"][5]["balance_after"], "1234585.99");
+    assert_eq!(view["ledger_entries"][5]["balance_after"], "-1234585.99");
     assert_eq!(view["transactions"][0]["transaction_id"], "C-1");
 }
 
@@ -214,7 +215,7 @@ async fn previously_added_transactions_are_skipped_or_refused() {
         Some(2),
         "C-3 was not added either"
     );
-    assert_eq!(view["balance"], "15.00");
+    assert_eq!(view["balance"], "-15.00");
 }
 
 #[tokio::test]
@@ -328,7 +329,7 @@ async fn twenty_concurrent_identical_transactions_are_added_once() {
     assert_eq!(added, 1);
     let view = server.account_view(&number).await;
     assert_eq!(view["ledger_entries"].as_array().map(Vec::len), Some(1));
-    assert_eq!(view["balance"], "19.99");
+    assert_eq!(view["balance"], "-19.99");
 }
 
 #[tokio::test]

@@ -141,9 +141,14 @@ impl AppState {
             max_items: limits.max_items,
         };
         let (scheduler, arrivals) = crate::domain::schedules::Scheduler::new();
+        let outside = crate::domain::opening::Outside {
+            documents: documents.clone(),
+            vendors: vendors.clone(),
+        };
         let imports = Imports::with_rules(store.clone(), account_limits, plugins.clone())
             .with_process_limit(limits.max_concurrent_processes)
-            .with_scheduler(scheduler);
+            .with_scheduler(scheduler)
+            .with_outside(outside);
         Self(Arc::new(Services {
             migrations: Migrations::new(store.clone(), imports.clone()),
             imports,

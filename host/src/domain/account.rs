@@ -14,7 +14,7 @@
 
 use super::request_document::RequestDocument;
 use super::validation::{FieldError, FieldErrors, json_kind};
-use chrono::NaiveDate;
+use chrono::{NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -177,11 +177,13 @@ pub struct AccountLimits {
 /// ignores them, and refused otherwise. The document becomes the account as it is, uncopied,
 /// unless unknown fields are left out of it.
 pub fn read_account(body: Value, limits: AccountLimits) -> Result<AccountPayload, FieldErrors> {
-    let without_unknown =
-        match RequestDocument::Account.check(&body, limits.max_items, check_rules)? {
-            Cow::Owned(document) => Some(document),
-            Cow::Borrowed(_) => None,
-        };
+    let checked = RequestDocument::Account
+        .check(&body, limits.max_items, check_rules)
+        .map_err(super::ledger::with_missing_transaction_ids)?;
+    let without_unknown = match checked {
+        Cow::Owned(document) => Some(document),
+        Cow::Borrowed(_) => None,
+    };
     match (without_unknown, body) {
         (Some(document), _) | (None, Value::Object(document)) => AccountPayload::try_from(document)
             .map_err(|detail| FieldErrors::single(FieldError::new(None, "invalid", detail))),
@@ -251,6 +253,40 @@ fn check_rules(document: &Map<String, Value>, errors: &mut FieldErrors) {
         }
     }
     check_meter_points(document, errors);
+    for (index, note) in items(document.get("notes")).iter().enumerate() {
+        if let Value::Object(note) = note {
+            super::notes::check_note(note, &format!("notes.{index}"), errors);
+        }
+    }
+    check_statements(document, errors);
+    let found = std::mem::take(errors);
+    let ledgers = super::account_ledger::read_ledgers(document, Utc::now().date_naive(), &found);
+    *errors = found;
+    if let Err(ledger_errors) = ledgers {
+        errors.extend(ledger_errors);
+    }
+}
+
+/// The document's statements, each as `historical-statements/create/` checks one, and each
+/// `statement_id` once.
+fn check_statements(document: &Map<String, Value>, errors: &mut FieldErrors) {
+    let mut seen = std::collections::HashSet::new();
+    for (index, statement) in items(document.get("statements")).iter().enumerate() {
+        let Value::Object(statement) = statement else {
+            continue;
+        };
+        let at = format!("statements.{index}");
+        super::statements::check_statement(statement, &at, errors);
+        if let Some(Value::String(id)) = statement.get("statement_id")
+            && !seen.insert(id.as_str())
+        {
+            errors.push(FieldError::new(
+                format!("{at}.statement_id"),
+                super::statements::STATEMENT_EXISTS,
+                format!("The account has a historical statement {id:?} twice."),
+            ));
+        }
+    }
 }
 
 /// A meter point is listed once: not twice at one supply address
@@ -320,7 +356,10 @@ mod tests {
                 ]
             }],
             "last_billed_to_date": "2025-02-28",
-            "transfer_balance": 12.3
+            "transfer_balance": 12.3,
+            "last_statement_balance": "12.30",
+            "historical_statement_transactions": [{"transaction_id": "H-1",
+                "transaction_date": "2025-02-01", "amount": 12.3, "type": "PAYMENT"}]
         })
     }
 
@@ -494,13 +533,17 @@ mod tests {
         let mut body = valid_account();
         body["surprise"] = json!(1);
         body["customers"][0]["nickname"] = json!("Ada");
-        body["ledgers"] = json!([]);
+        body["historical_statement_transactions"][0]["colour"] = json!("red");
         let (account, ignored) =
             reading(UnknownFields::Ignore, || read_account(body.clone(), LIMITS));
         let account = account.expect("valid");
         assert_eq!(
             ignored,
-            ["customers.0.nickname", "surprise", "ledgers"],
+            [
+                "customers.0.nickname",
+                "historical_statement_transactions.0.colour",
+                "surprise"
+            ],
             "in document order"
         );
         assert_eq!(account.to_value(), valid_account());
@@ -563,9 +606,9 @@ mod tests {
             ("dd_reference", json!("DD-1")),
             ("is_managed", json!(false)),
             ("is_portfolio_lead", json!(null)),
-            ("last_statement_balance", json!("10.50")),
-            ("last_statement_closing_date", json!("2025-01-31")),
-            ("last_statement_issue_date", json!("2025-02-03")),
+            ("last_statement_balance", json!("12.30")),
+            ("last_statement_closing_date", json!("2025-02-15")),
+            ("last_statement_issue_date", json!("2025-02-16")),
         ] {
             body[name] = value;
         }

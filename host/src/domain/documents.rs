@@ -4,6 +4,10 @@
 //! scheme, `..`, `.`, empty segments, backslashes or control characters is refused, so no
 //! path can reach outside the supplier's root.
 
+use super::error::DomainError;
+use super::ports::Documents;
+use super::validation::{FieldError, FieldErrors};
+
 /// Why a payload path was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct InvalidPath;
@@ -40,6 +44,38 @@ pub fn document_key(root: &str, path: &str) -> Result<String, InvalidPath> {
     }
     parts.extend(segments(path)?);
     Ok(parts.join("/"))
+}
+
+/// Checks that the document at the payload `path` is in the bucket under the supplier's
+/// `root`, as every endpoint that names documents does: a path that is not one, or names
+/// nothing there, is recorded as an error at `attr`. A bucket that cannot answer is an error.
+pub async fn check_document(
+    documents: &dyn Documents,
+    root: &str,
+    path: &str,
+    attr: String,
+    errors: &mut FieldErrors,
+) -> Result<(), DomainError> {
+    let Ok(key) = document_key(root, path) else {
+        errors.push(FieldError::new(
+            attr,
+            INVALID_PATH_CODE,
+            INVALID_PATH_DETAIL,
+        ));
+        return Ok(());
+    };
+    let exists = documents
+        .exists(&key)
+        .await
+        .map_err(|error| DomainError::DocumentStore(error.to_string()))?;
+    if !exists {
+        errors.push(FieldError::new(
+            attr,
+            "path_does_not_exist_in_file_store",
+            format!("No document at {path} in the supplier's document store."),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

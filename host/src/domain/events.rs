@@ -284,6 +284,17 @@ pub fn ledger_entry_posted(account_number: &str, entry: &LedgerEntry) -> Event {
     )
 }
 
+/// When an instruction becomes usable: when it was added, or, for one recorded pending, the
+/// start of the day its account document says it is valid from.
+fn usable_from(instruction: &PaymentInstruction) -> DateTime<Utc> {
+    instruction
+        .terms
+        .valid_from
+        .filter(|_| instruction.pending)
+        .and_then(|day| day.and_hms_opt(0, 0, 0))
+        .map_or(instruction.added_at, |midnight| midnight.and_utc())
+}
+
 /// When an instruction stops being usable: the card's expiry (end of its month) when the
 /// vendor gives one (a year Ferry can write as a date), else open-ended (`9999-12-31`).
 fn usable_to(details: &Value) -> String {
@@ -336,7 +347,7 @@ pub fn payment_method_new(
         json!({
             "account_number": account_number,
             "ledger_identifier": ledger_number(account_number),
-            "usable_from": format_datetime(instruction.added_at),
+            "usable_from": format_datetime(usable_from(instruction)),
             "payment_instruction_id": format!("{}:{}", instruction.vendor, instruction.reference),
             "usable_to": usable_to(&instruction.details),
         }),

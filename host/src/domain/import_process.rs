@@ -391,19 +391,20 @@ pub struct PlatformAccount {
 }
 
 impl PlatformAccount {
-    /// A new account for `process`, with a fresh random number. The store checks uniqueness.
-    pub fn open(
+    /// A new account for `process`, numbered `number` (see [`new_platform_account_number`];
+    /// the store checks it is unique).
+    pub fn open_as(
+        number: String,
         process: &ImportProcess,
         operations_team_name: Option<String>,
         now: DateTime<Utc>,
     ) -> PlatformAccount {
-        let data = process.account.clone();
         PlatformAccount {
-            number: new_platform_account_number(&mut rand::thread_rng()),
+            number,
             supplier_code: process.supplier_code.clone(),
             external_account_number: process.external_account_number.clone(),
             created_at: now,
-            data,
+            data: process.account.clone(),
             operations_team_name,
         }
     }

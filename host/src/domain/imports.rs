@@ -11,6 +11,7 @@ use super::import_process::{
     CheckedWith, ImportListing, ImportProcess, ImportState, PlatformAccount, ProcessEvent,
     ProcessEventKind, Schedule, Staging,
 };
+use super::opening::{Outside, PreparedOpening};
 use super::ports::{Hook, NoRules, SupplierRules};
 use super::schedules::{Due, Scheduler, read_task_params, v2_payload};
 use super::supplier::{NamedSupplier, Supplier};
@@ -92,6 +93,9 @@ pub struct Imports {
     processing: Option<(Arc<Semaphore>, usize)>,
     /// Told of every migration scheduled through v2 (none in tests that run no scheduler).
     scheduler: Option<Scheduler>,
+    /// The bucket and the vendors a migration checks the account's documents and payment
+    /// instructions against.
+    outside: Outside,
 }
 
 impl std::fmt::Debug for Imports {
@@ -119,7 +123,14 @@ impl Imports {
             rules,
             processing: None,
             scheduler: None,
+            outside: Outside::default(),
         }
+    }
+
+    /// Checks migrations' documents and payment instructions against `outside`.
+    pub fn with_outside(mut self, outside: Outside) -> Self {
+        self.outside = outside;
+        self
     }
 
     /// Tells `scheduler` of every migration scheduled from now on.
@@ -213,6 +224,7 @@ impl Imports {
                 .identity(account.import_supplier(), Hook::ValidateAccount),
         );
         let account = self.apply_rules(account).await?;
+        check_vendors(&account, self.outside.vendors.as_ref())?;
         Ok(Reported {
             value: (
                 CheckedAccount {
@@ -526,15 +538,21 @@ impl Imports {
             return Err(self.dry_run(current, false).await?);
         }
         current.ensure_processable()?;
-        if let Err(failure) = self.revalidate(&current).await {
-            self.record_failure(&current, &failure).await?;
-            return Err(failure);
-        }
+        let prepared = match self.prepare(&current, &supplier).await {
+            Ok(prepared) => prepared,
+            Err(failure) => {
+                if !failure.is_store_for_now() {
+                    self.record_failure(&current, &failure).await?;
+                }
+                return Err(failure);
+            }
+        };
         let account = self
             .create_account(
                 &supplier.code,
                 &request.external_account_number,
                 request.operations_team_name,
+                &prepared,
                 ImportProcess::ensure_processable,
             )
             .await?;
@@ -544,19 +562,44 @@ impl Imports {
         })
     }
 
-    /// A dry run: its event is kept, nothing else; the refusal it answers with.
-    /// A dry run: its event is kept, and on a process not migrated yet its outcome becomes
-    /// the latest event (the v2 status); `scheduled` says it is the scheduled run, whose
-    /// schedule it ends. The refusal it answers with.
+    /// Everything a migration of `process` checks before it keeps anything: the supplier's
+    /// rules again if they may have changed, then the opening the account document carries,
+    /// against the bucket and the payment vendors.
+    async fn prepare(
+        &self,
+        process: &ImportProcess,
+        supplier: &Supplier,
+    ) -> Result<PreparedOpening, DomainError> {
+        self.revalidate(process).await?;
+        super::opening::prepare(
+            process.account.document(),
+            &supplier.document_root,
+            &self.outside,
+            self.store.as_ref(),
+            Utc::now(),
+        )
+        .await
+    }
+
+    /// A dry run: everything a migration does but keeping it. Its event is kept, and on a
+    /// process not migrated yet its outcome becomes the latest event (the v2 status);
+    /// `scheduled` says it is the scheduled run, whose schedule it ends. The refusal it
+    /// answers with.
     async fn dry_run(
         &self,
         current: ImportProcess,
         scheduled: bool,
     ) -> Result<DomainError, DomainError> {
         let verdict = match current.ensure_processable() {
-            Ok(()) => self.revalidate(&current).await,
+            Ok(()) => self.dry_run_verdict(&current).await,
             Err(refusal) => Err(refusal),
         };
+        // The storage away: no verdict to record.
+        if let Err(failure) = &verdict
+            && failure.is_store_for_now()
+        {
+            return Err(verdict.err().unwrap_or(DomainError::DryRunWouldSucceed));
+        }
         let now = Utc::now();
         let detail = verdict.as_ref().err().map(ToString::to_string);
         let outcome = verdict
@@ -580,41 +623,68 @@ impl Imports {
                     } else {
                         stored.clone()
                     };
-                    Ok(ImportChange {
-                        process,
-                        account: None,
-                        events: vec![event],
-                    })
+                    Ok(ImportChange::with_events(process, vec![event]))
                 },
             )
             .await?;
         Ok(verdict.err().unwrap_or(DomainError::DryRunWouldSucceed))
     }
 
+    /// What a dry run of `process` would find: the migration's checks, and its opening made
+    /// (under a number of no account), nothing kept.
+    async fn dry_run_verdict(&self, process: &ImportProcess) -> Result<(), DomainError> {
+        let supplier = self
+            .store
+            .supplier(&process.supplier_code)
+            .await?
+            .ok_or(DomainError::SupplierNotFound)?;
+        let prepared = self.prepare(process, &supplier).await?;
+        let number = super::import_process::new_platform_account_number(&mut rand::thread_rng());
+        prepared.open(&number, Utc::now()).map(drop)
+    }
+
     /// Creates the platform account of a process that `admits` (checked again inside the
-    /// transaction), and flushes.
+    /// transaction) with the opening `prepared` for it, and flushes.
     async fn create_account(
         &self,
         supplier_code: &str,
         external: &str,
         operations_team_name: Option<String>,
+        prepared: &PreparedOpening,
         admits: fn(&ImportProcess) -> Result<(), DomainError>,
     ) -> Result<PlatformAccount, DomainError> {
         let now = Utc::now();
+        // Made before the change, under a number of its own: the store keeps it unless the
+        // number is taken, and then asks again (made again under another number).
+        let first = super::import_process::new_platform_account_number(&mut rand::thread_rng());
+        let mut opened = Some((first.clone(), prepared.open(&first, now)?));
         let change = self
             .store
             .change_import(supplier_code, external, &mut |current| {
                 let current = current.ok_or(DomainError::ImportProcessNotFound)?;
                 admits(current)?;
-                let account = PlatformAccount::open(current, operations_team_name.clone(), now);
+                let (number, opened) = match opened.take() {
+                    Some(made) => made,
+                    None => {
+                        let number = super::import_process::new_platform_account_number(
+                            &mut rand::thread_rng(),
+                        );
+                        let opened = prepared.open(&number, now)?;
+                        (number, opened)
+                    }
+                };
+                let account =
+                    PlatformAccount::open_as(number, current, operations_team_name.clone(), now);
                 let process = current.processed(&account);
-                let events = vec![
+                let mut events = vec![
                     events::import_complete(&process, &account)?,
                     events::account_created(&account)?,
                 ];
+                events.extend(opened.events);
                 Ok(ImportChange {
                     process,
                     account: Some(account),
+                    opening: Some(Box::new(opened.opening)),
                     events,
                 })
             })
@@ -704,9 +774,14 @@ impl Imports {
         if current.state == ImportState::Processed {
             return Ok(ClaimedMigration::Made);
         }
-        let made = match self.revalidate(&current).await {
-            Ok(()) => {
-                self.create_account(supplier_code, external, None, |process| {
+        let supplier = self
+            .store
+            .supplier(supplier_code)
+            .await?
+            .ok_or(DomainError::SupplierNotFound)?;
+        let made = match self.prepare(&current, &supplier).await {
+            Ok(prepared) => {
+                self.create_account(supplier_code, external, None, &prepared, |process| {
                     match process.state {
                         ImportState::InProgress => Ok(()),
                         _ => Err(DomainError::ImportProcessNotFound),
@@ -815,11 +890,10 @@ impl Imports {
                 &process.external_account_number,
                 &mut |current| {
                     let current = current.ok_or(DomainError::ImportProcessNotFound)?;
-                    Ok(ImportChange {
-                        process: current.errored(failure.code(), &detail, now),
-                        account: None,
-                        events: vec![events::import_error(current, failure.code(), &detail)?],
-                    })
+                    Ok(ImportChange::with_events(
+                        current.errored(failure.code(), &detail, now),
+                        vec![events::import_error(current, failure.code(), &detail)?],
+                    ))
                 },
             )
             .await?;
@@ -892,14 +966,15 @@ impl Imports {
             let outcomes = self
                 .store
                 .change_imports(&supplier.code, &expired, &mut |current| match current {
-                    Some(current) if current.is_expired(window, now) => Ok(ImportChange {
-                        process: current.cancelled(now),
-                        account: None,
-                        events: vec![events::import_cancelled(
-                            current,
-                            current.expires_at(window),
-                        )?],
-                    }),
+                    Some(current) if current.is_expired(window, now) => {
+                        Ok(ImportChange::with_events(
+                            current.cancelled(now),
+                            vec![events::import_cancelled(
+                                current,
+                                current.expires_at(window),
+                            )?],
+                        ))
+                    }
                     _ => Err(DomainError::ImportInProgress),
                 })
                 .await?;
@@ -912,6 +987,37 @@ impl Imports {
             }
         }
         Ok(cancelled)
+    }
+}
+
+/// The account's payment instructions name vendors the operator configured (the document's
+/// own list is one tenancy's: Ferry's vendors are the operator's, as for
+/// `payment-instruction/create/`).
+fn check_vendors(
+    account: &AccountPayload,
+    vendors: &dyn super::ports::PaymentVendors,
+) -> Result<(), DomainError> {
+    let mut errors = FieldErrors::default();
+    let instructions =
+        super::request_document::elements(account.document(), "payment_instructions");
+    for (index, instruction) in instructions.iter().enumerate() {
+        if let Some(Value::String(vendor)) = instruction.get("vendor")
+            && !vendors.knows(&vendor.to_uppercase())
+        {
+            errors.push(FieldError::new(
+                format!("payment_instructions.{index}.vendor"),
+                "invalid_choice",
+                format!(
+                    "\"{}\" is not a configured payment vendor.",
+                    vendor.to_uppercase()
+                ),
+            ));
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(DomainError::account_invalid(errors))
     }
 }
 

@@ -5,8 +5,9 @@
 //! [`RequestDocument`]). A
 //! transaction dated before the open statement period is either moved to its first day
 //! (`force_add_to_current_statement`) or refused. The ledger keeps every entry and the running
-//! balance: charges, supply charges and repayments raise what the customer owes; credits and
-//! payments lower it (a negative amount reverses the direction).
+//! balance in the real platform's sign: credit balances are positive, debit balances negative.
+//! Payments and credits add to the balance; charges, supply charges and repayments subtract
+//! from it (a negative amount reverses the direction).
 
 use super::money::Money;
 use super::request_document::{AccountReference, RequestDocument, elements};
@@ -38,9 +39,15 @@ impl TransactionType {
         }
     }
 
-    /// Whether the amount adds to what the customer owes.
+    /// Whether the amount is taken from the balance (a debit) rather than added to it.
     pub fn is_debit(self) -> bool {
         matches!(self, Self::Charge | Self::SupplyCharge | Self::Repayment)
+    }
+
+    /// `amount` as it moves the balance: added for payments and credits, taken away for
+    /// charges, supply charges and repayments.
+    pub fn signed(self, amount: Money) -> Decimal {
+        if self.is_debit() { -amount.0 } else { amount.0 }
     }
 }
 
@@ -146,6 +153,14 @@ pub struct Transaction {
     /// Why the date differs from the one posted (moved into the open statement period).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// On the account's initial closed statement: one of the account document's
+    /// `historical_statement_transactions`, not billed by the platform.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub historical: bool,
+    /// The ledger of the account document it came from (its `ledger_code`, else its
+    /// `ledger_identifier`), when the document declared `ledgers`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ledger: Option<String>,
     /// The date as posted, when it was moved.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub original_transaction_date: Option<NaiveDate>,
@@ -157,7 +172,12 @@ pub struct Transaction {
 }
 
 /// One posting on the account's ledger.
+///
+/// Stored with the balance under `ledger_balance`, credit positive. Records written before
+/// the real platform's sign was taken hold `balance_after`, what the customer owed (debit
+/// positive): read, it is turned round, so that a stored account keeps its meaning.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(from = "StoredLedgerEntry")]
 pub struct LedgerEntry {
     pub id: u64,
     pub transaction_id: String,
@@ -165,31 +185,158 @@ pub struct LedgerEntry {
     pub kind: TransactionType,
     #[schema(value_type = String)]
     pub amount: Money,
-    /// What the customer owes after this entry.
+    /// The ledger's balance after this entry: credit positive, debit negative.
+    #[serde(rename = "ledger_balance")]
     #[schema(value_type = String)]
     pub balance_after: Money,
     pub transaction_date: NaiveDate,
     pub posted_at: DateTime<Utc>,
 }
 
-/// The running state of an account's imported data.
+/// A ledger entry as stored, in either sign ([`LedgerEntry`]).
+#[derive(Deserialize)]
+struct StoredLedgerEntry {
+    id: u64,
+    transaction_id: String,
+    #[serde(rename = "type")]
+    kind: TransactionType,
+    amount: Money,
+    #[serde(default)]
+    ledger_balance: Option<Money>,
+    /// What the customer owed after the entry (the earlier records' sign).
+    #[serde(default)]
+    balance_after: Option<Money>,
+    transaction_date: NaiveDate,
+    posted_at: DateTime<Utc>,
+}
+
+impl From<StoredLedgerEntry> for LedgerEntry {
+    fn from(stored: StoredLedgerEntry) -> Self {
+        Self {
+            id: stored.id,
+            transaction_id: stored.transaction_id,
+            kind: stored.kind,
+            amount: stored.amount,
+            balance_after: balance_in_real_sign(stored.ledger_balance, stored.balance_after),
+            transaction_date: stored.transaction_date,
+            posted_at: stored.posted_at,
+        }
+    }
+}
+
+/// A balance as stored: `credit_positive` as written now, else `owed` as written before the
+/// real platform's sign was taken (what the customer owed), turned round.
+fn balance_in_real_sign(credit_positive: Option<Money>, owed: Option<Money>) -> Money {
+    match (credit_positive, owed) {
+        (Some(balance), _) => balance,
+        (None, Some(owed)) => Money(-owed.0),
+        (None, None) => Money::ZERO,
+    }
+}
+
+/// The initial closed statement of an account's ledger: the account document's historical
+/// transactions, closed on its `last_statement_closing_date` (else its
+/// `last_billed_to_date`) and issued on its `last_statement_issue_date` (else the closing
+/// date), with its `last_statement_balance`. The platform bills from the day after.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClosedStatement {
+    /// The document's ledger (its code, else its identifier), when it declared `ledgers`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ledger: Option<String>,
+    /// The date of its earliest transaction (none: it has no transactions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_transaction_date: Option<NaiveDate>,
+    pub closing_date: NaiveDate,
+    pub issued_date: NaiveDate,
+    /// Credit positive, debit negative.
+    pub closing_balance: Money,
+    /// How many transactions are on it.
+    pub transactions: usize,
+}
+
+/// The running state of an account's ledger and imported data.
+///
+/// Stored with the balance under `ledger_balance`, credit positive; records written before the
+/// real platform's sign was taken hold `balance`, what the customer owed, and are read turned
+/// round ([`LedgerEntry`] likewise).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "StoredSummary")]
 pub struct AccountSummary {
-    /// What the customer owes (negative: in credit).
+    /// The account's balance: credit positive, debit negative.
+    #[serde(rename = "ledger_balance")]
     pub balance: Money,
-    /// `bill_period_to_date` of the latest imported historical statement.
+    /// The last day the account's closed statements cover: the initial closed statement's
+    /// closing date, or the `bill_period_to_date` of the latest historical statement, whichever
+    /// is later. The open statement period starts the day after.
     pub latest_statement_to: Option<NaiveDate>,
+    /// The initial closed statement of each of the document's ledgers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub closed_statements: Vec<ClosedStatement>,
+}
+
+/// An account summary as stored, in either sign ([`AccountSummary`]).
+#[derive(Deserialize)]
+struct StoredSummary {
+    #[serde(default)]
+    ledger_balance: Option<Money>,
+    /// What the customer owed (the earlier records' sign).
+    #[serde(default)]
+    balance: Option<Money>,
+    #[serde(default)]
+    latest_statement_to: Option<NaiveDate>,
+    #[serde(default)]
+    closed_statements: Vec<ClosedStatement>,
+}
+
+impl From<StoredSummary> for AccountSummary {
+    fn from(stored: StoredSummary) -> Self {
+        Self {
+            balance: balance_in_real_sign(stored.ledger_balance, stored.balance),
+            latest_statement_to: stored.latest_statement_to,
+            closed_statements: stored.closed_statements,
+        }
+    }
 }
 
 impl AccountSummary {
     /// Posts `transaction`, returning the new balance; `None` (and nothing posted) when the
     /// balance would leave the range of amounts Ferry can hold exactly.
     pub fn post(&mut self, kind: TransactionType, amount: Money) -> Option<Money> {
-        let signed = if kind.is_debit() { amount.0 } else { -amount.0 };
-        self.balance = Money(self.balance.0.checked_add(signed)?);
+        self.balance = Money(self.balance.0.checked_add(kind.signed(amount))?);
         Some(self.balance)
     }
+
+    /// Records that the account's statements are closed through `to`.
+    pub fn closed_through(&mut self, to: NaiveDate) {
+        self.latest_statement_to =
+            Some(self.latest_statement_to.map_or(to, |latest| latest.max(to)));
+    }
 }
+
+/// `transaction`, posted as ledger entry `id` at `posted_at` with the ledger's balance after it:
+/// the transaction as kept (imported, naming its entry) and the entry.
+pub fn kept_with_entry(
+    mut transaction: Transaction,
+    id: u64,
+    balance_after: Money,
+    posted_at: DateTime<Utc>,
+) -> (Transaction, LedgerEntry) {
+    let entry = LedgerEntry {
+        id,
+        transaction_id: transaction.transaction_id.clone(),
+        kind: transaction.kind,
+        amount: transaction.amount,
+        balance_after,
+        transaction_date: transaction.transaction_date,
+        posted_at,
+    };
+    transaction.status = Some(TRANSACTION_IMPORT_SUCCESS.to_owned());
+    transaction.ledger_entry_id = Some(id);
+    (transaction, entry)
+}
+
+/// The status of a transaction once kept.
+pub const TRANSACTION_IMPORT_SUCCESS: &str = "TRANSACTION_IMPORT_SUCCESS";
 
 /// The first day of the open statement period: the day after the latest imported statement,
 /// else the account's own `open_statement_period_start`.
@@ -390,16 +537,25 @@ pub fn read_transactions(
                 }
             }
         })
-        .map_err(|mut errors| {
-            for error in &mut errors.0 {
-                if transaction_field(error).is_some_and(|(_, field)| field == "transaction_id")
-                    && matches!(error.code.as_str(), "required" | "blank" | "null")
-                {
-                    error.code = "missing_transaction_id".to_owned();
-                }
-            }
-            errors
-        })
+        .map_err(with_missing_transaction_ids)
+}
+
+/// `errors` with the real platform's own code for a transaction without its id
+/// (`missing_transaction_id`, where the schema says `required`, `blank` or `null`), wherever the
+/// transaction is: in a transactions body, or in an account document's ledger.
+pub fn with_missing_transaction_ids(mut errors: FieldErrors) -> FieldErrors {
+    for error in &mut errors.0 {
+        let Some(attr) = error.attr.as_deref() else {
+            continue;
+        };
+        if attr.ends_with(".transaction_id")
+            && attr.contains("transactions.")
+            && matches!(error.code.as_str(), "required" | "blank" | "null")
+        {
+            error.code = "missing_transaction_id".to_owned();
+        }
+    }
+    errors
 }
 
 /// The index of the transaction an error of [`read_transactions`] is about (`None` for an
@@ -761,7 +917,8 @@ mod tests {
             batch.iter().zip(known),
         )
         .expect("posted");
-        assert_eq!(posted.summary.balance.to_string(), "5.50");
+        // Credit positive: 10.00 charged, 4.50 paid.
+        assert_eq!(posted.summary.balance.to_string(), "-5.50");
         assert_eq!(posted.moved, ["P-1"]);
         let Posting::Added {
             kept,
@@ -772,7 +929,7 @@ mod tests {
         };
         assert_eq!(
             (kept.transaction_date, balance_after.to_string()),
-            (start, "5.50".into())
+            (start, "-5.50".into())
         );
         assert_eq!(
             kept.original_transaction_date
@@ -821,24 +978,64 @@ mod tests {
                 to_the_penny("0.005".parse().expect("decimal")),
             );
         }
-        assert_eq!(summary.balance.to_string(), "0.03");
+        assert_eq!(summary.balance.to_string(), "-0.03");
     }
 
     #[test]
     fn a_balance_out_of_range_is_refused_and_left_as_it_was() {
         let mut summary = AccountSummary {
             balance: Money(Decimal::ONE),
-            latest_statement_to: None,
+            ..AccountSummary::default()
         };
         assert_eq!(
-            summary.post(TransactionType::Charge, Money(Decimal::MAX)),
+            summary.post(TransactionType::Credit, Money(Decimal::MAX)),
             None
         );
         assert_eq!(summary.balance, Money(Decimal::ONE));
         assert_eq!(
-            summary.post(TransactionType::Credit, Money(Decimal::MAX)),
+            summary.post(TransactionType::Charge, Money(Decimal::MAX)),
             Some(Money(Decimal::ONE - Decimal::MAX))
         );
+    }
+
+    /// Summaries and ledger entries written before the real platform's sign was taken held
+    /// what the customer owed: read, they keep their meaning in the real sign.
+    #[test]
+    fn balances_stored_as_owed_are_read_in_the_real_sign() {
+        let earlier: AccountSummary =
+            serde_json::from_value(json!({"balance": "40.00", "latest_statement_to": null}))
+                .expect("an earlier summary");
+        assert_eq!(earlier.balance.to_string(), "-40.00");
+        let now = serde_json::to_value(&earlier).expect("stored");
+        assert_eq!(now["ledger_balance"], "-40.00");
+        assert!(now.get("balance").is_none(), "{now}");
+        let back: AccountSummary = serde_json::from_value(now).expect("read back");
+        assert_eq!(back, earlier);
+
+        let entry = json!({"id": 7, "transaction_id": "T1", "type": "CHARGE", "amount": "40.00",
+            "balance_after": "40.00", "transaction_date": "2025-05-01",
+            "posted_at": "2025-05-01T10:00:00Z"});
+        let earlier: LedgerEntry = serde_json::from_value(entry).expect("an earlier entry");
+        assert_eq!(earlier.balance_after.to_string(), "-40.00");
+        let now = serde_json::to_value(&earlier).expect("stored");
+        assert_eq!(now["ledger_balance"], "-40.00");
+        let back: LedgerEntry = serde_json::from_value(now).expect("read back");
+        assert_eq!(back, earlier);
+    }
+
+    #[test]
+    fn payments_and_credits_add_charges_and_repayments_take_away() {
+        let mut summary = AccountSummary::default();
+        for (kind, amount) in [
+            (TransactionType::Payment, 20),
+            (TransactionType::Credit, 5),
+            (TransactionType::Charge, 12),
+            (TransactionType::SupplyCharge, 3),
+            (TransactionType::Repayment, 4),
+        ] {
+            summary.post(kind, Money(Decimal::from(amount)));
+        }
+        assert_eq!(summary.balance.to_string(), "6.00");
     }
 
     fn date(days: u32) -> NaiveDate {

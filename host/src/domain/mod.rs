@@ -6,6 +6,7 @@
 //! Nothing here imports the backends, HTTP or the relay.
 
 pub mod account;
+pub mod account_ledger;
 pub mod additions;
 pub mod admin;
 pub mod api_key;
@@ -20,6 +21,7 @@ pub mod meter_points;
 pub mod migrations;
 pub mod money;
 pub mod notes;
+pub mod opening;
 pub mod operations_team;
 pub mod payment_instruction;
 pub mod plugin;

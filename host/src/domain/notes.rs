@@ -103,7 +103,7 @@ pub fn read_notes(body: &Value, max_items: usize) -> Result<PostedNotes, FieldEr
 }
 
 /// The rules of a note the schema does not state.
-fn check_note(note: &Map<String, Value>, at: &str, errors: &mut FieldErrors) {
+pub(crate) fn check_note(note: &Map<String, Value>, at: &str, errors: &mut FieldErrors) {
     for (index, document) in elements(note, "document_paths").iter().enumerate() {
         if let Some(Value::String(path)) = document.get("document_path")
             && check_payload_path(path).is_err()
@@ -152,6 +152,22 @@ pub fn note_key(note: &NoteInput) -> String {
 }
 
 impl Note {
+    /// The note `input` posted, kept as note `id`, created at `created_at` (its own
+    /// `created_at`, or when it was added).
+    pub fn new(id: u64, input: &NoteInput, source: NoteSource, created_at: DateTime<Utc>) -> Self {
+        Note {
+            id,
+            body: input.body.clone(),
+            document_paths: input.document_paths.clone(),
+            created_at,
+            is_pinned: input.is_pinned,
+            unpin_at: input.unpin_at,
+            source,
+            external_id: input.external_id.clone(),
+            is_archived: input.is_archived,
+        }
+    }
+
     /// The [`note_key`] the note was added under (a store can derive its index from its notes).
     pub fn key(&self) -> String {
         dedupe_key(

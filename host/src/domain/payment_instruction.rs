@@ -1,6 +1,8 @@
 //! Payment instructions: a vendor's reference to a customer's payment method, confirmed with
 //! the vendor before it is kept.
 
+use super::error::DomainError;
+use super::ports::{PaymentVendors, VendorError};
 use super::request_document::{AccountReference, RequestDocument};
 use super::validation::{FieldError, FieldErrors};
 use chrono::{DateTime, NaiveDate, Utc};
@@ -87,6 +89,12 @@ pub struct InstructionTerms {
     pub valid_from: Option<NaiveDate>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub use_for_scheduled_payments: Option<bool>,
+    /// The customer's reference at the vendor (an account document's instruction).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub customer_reference: Option<String>,
+    /// What the rest of the account document calls the instruction (its payment preferences).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instruction_identifier: Option<String>,
 }
 
 /// An instruction as stored on the account, with the vendor's details.
@@ -97,12 +105,61 @@ pub struct PaymentInstruction {
     pub reference: String,
     #[serde(rename = "type")]
     pub kind: String,
-    /// What the vendor answered about the instruction.
+    /// What the vendor answered about the instruction (pending: nothing yet).
     pub details: Value,
     pub added_at: DateTime<Utc>,
+    /// Recorded, not yet confirmed with the vendor: its account document says it is valid
+    /// only from a day still to come (`valid_from`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pending: bool,
     #[serde(default, flatten)]
     pub terms: InstructionTerms,
 }
+
+/// An instruction of an account document (the real `PaymentInstruction`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct DocumentInstruction {
+    pub vendor: String,
+    pub reference: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(flatten)]
+    pub terms: InstructionTerms,
+}
+
+impl DocumentInstruction {
+    /// Whether it is recorded pending rather than confirmed now: valid only from after `today`.
+    pub fn is_pending(&self, today: NaiveDate) -> bool {
+        self.terms.valid_from.is_some_and(|from| from > today)
+    }
+}
+
+/// Asks `vendor` to confirm the instruction `reference`: its details, or why not in the
+/// answers of `payment-instruction/create/` (a refusal not to retry as is, or a vendor that
+/// could not be reached in time, to retry).
+pub async fn confirm_with_vendor(
+    vendors: &dyn PaymentVendors,
+    vendor: &str,
+    reference: &str,
+) -> Result<Value, DomainError> {
+    vendors
+        .fetch_instruction(vendor, reference)
+        .await
+        .map_err(|error| match error {
+            VendorError::NotFound => DomainError::VendorRejected {
+                code: INSTRUCTION_NOT_FOUND,
+                detail: format!("{vendor} has no payment instruction with reference {reference}."),
+            },
+            VendorError::Refused { status } => DomainError::VendorRejected {
+                code: "payment_vendor_refused",
+                detail: format!("{vendor} refused to confirm the instruction (HTTP {status})."),
+            },
+            VendorError::Unavailable(reason) => DomainError::VendorUnavailable(reason),
+        })
+}
+
+/// The code of an instruction its vendor does not have.
+pub const INSTRUCTION_NOT_FOUND: &str = "payment_instruction_not_found";
 
 /// The key of an instruction on its account.
 pub fn instruction_key(vendor: &str, reference: &str) -> String {
@@ -135,6 +192,7 @@ mod tests {
                 ledger_code: Some("ENERGY".into()),
                 valid_from: NaiveDate::from_ymd_opt(2024, 1, 1),
                 use_for_scheduled_payments: None,
+                ..InstructionTerms::default()
             }
         );
     }

@@ -41,6 +41,34 @@ pub trait PaymentVendors: Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<Value, VendorError>>;
 }
 
+/// No bucket: every document is missing (imports without a document store configured).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoDocuments;
+
+impl Documents for NoDocuments {
+    fn exists<'a>(&'a self, _key: &'a str) -> BoxFuture<'a, Result<bool, DocumentStoreError>> {
+        Box::pin(async { Ok(false) })
+    }
+}
+
+/// No payment vendor is configured.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoVendors;
+
+impl PaymentVendors for NoVendors {
+    fn knows(&self, _vendor: &str) -> bool {
+        false
+    }
+
+    fn fetch_instruction<'a>(
+        &'a self,
+        _vendor: &'a str,
+        _reference: &'a str,
+    ) -> BoxFuture<'a, Result<Value, VendorError>> {
+        Box::pin(async { Err(VendorError::NotFound) })
+    }
+}
+
 /// The hooks a supplier's rules may implement.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, utoipa::ToSchema,

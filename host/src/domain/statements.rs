@@ -9,6 +9,9 @@ use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+/// The real platform's code for a statement the account already has (or is sent twice).
+pub const STATEMENT_EXISTS: &str = "historical_statement_already_exists";
+
 /// A historical statement as kept. `issued_date`, `number` and `gross_amount` are optional,
 /// as on the real platform; `gross_amount` arrives in pence (the currency's lowest
 /// denomination) and is kept as an amount of money.
@@ -65,6 +68,16 @@ impl From<PostedStatement> for Statement {
     }
 }
 
+/// The `statements` of a checked account document, as kept.
+pub fn document_statements(
+    document: &Map<String, Value>,
+) -> Result<Vec<Statement>, serde_json::Error> {
+    elements(document, "statements")
+        .iter()
+        .map(|statement| PostedStatement::deserialize(statement).map(Statement::from))
+        .collect()
+}
+
 /// Reads and checks a `historical-statements/create/` body, reporting every problem at once.
 pub fn read_statements(body: &Value, max_items: usize) -> Result<PostedStatements, FieldErrors> {
     RequestDocument::Statements.read(body, max_items, |document, errors| {
@@ -77,7 +90,7 @@ pub fn read_statements(body: &Value, max_items: usize) -> Result<PostedStatement
 }
 
 /// The rules of a statement the schema does not state.
-fn check_statement(statement: &Map<String, Value>, at: &str, errors: &mut FieldErrors) {
+pub(crate) fn check_statement(statement: &Map<String, Value>, at: &str, errors: &mut FieldErrors) {
     let date =
         |name: &str| NaiveDate::parse_from_str(statement.get(name)?.as_str()?, "%Y-%m-%d").ok();
     if let (Some(from), Some(to)) = (date("bill_period_from_date"), date("bill_period_to_date"))

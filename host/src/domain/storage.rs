@@ -200,7 +200,8 @@ pub trait AccountUnit: Send {
         mpxn: &'a str,
     ) -> BoxFuture<'a, Result<Option<MeterPoint>, StoreError>>;
     fn set_meter_point(&mut self, point: &MeterPoint) -> Result<(), StoreError>;
-    /// A number never handed out before (ledger entry ids, note ids).
+    /// A number never handed out before (ledger entry ids, note ids); within an account, the
+    /// ids of a later unit are greater.
     fn next_id(&mut self) -> BoxFuture<'_, Result<u64, StoreError>>;
     /// Puts `event` in the outbox with this change.
     fn enqueue(&mut self, event: Event) -> Result<(), StoreError>;
@@ -261,6 +262,8 @@ pub struct ImportChange {
     pub process: ImportProcess,
     /// A platform account created by this change.
     pub account: Option<PlatformAccount>,
+    /// The records the new account opens with, kept in the same transaction as the account.
+    pub opening: Option<Box<AccountOpening>>,
     /// Events describing the change, written to the outbox in the same transaction.
     pub events: Vec<Event>,
 }
@@ -268,12 +271,36 @@ pub struct ImportChange {
 impl ImportChange {
     /// A change of the process alone.
     pub fn process(process: ImportProcess) -> Self {
+        Self::with_events(process, Vec::new())
+    }
+
+    /// A change of the process alone, described by `events`.
+    pub fn with_events(process: ImportProcess, events: Vec<Event>) -> Self {
         Self {
             process,
             account: None,
-            events: Vec::new(),
+            opening: None,
+            events,
         }
     }
+}
+
+/// The records a migration opens a new account with: what its document carries (the ledger,
+/// statements, notes, payment instructions), kept by the change that creates the account
+/// ([`ImportChange::opening`]), as its units of work would keep them, with no unit of the
+/// account before it. Ids come from [`Store::new_ids`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AccountOpening {
+    pub summary: AccountSummary,
+    /// The transactions posted, in order, each with its `ledger_entry_id`.
+    pub transactions: Vec<Transaction>,
+    /// Their ledger entries, one per transaction, in the same order.
+    pub ledger_entries: Vec<LedgerEntry>,
+    pub notes: Vec<Note>,
+    /// The creation dates of the notes of each dedupe key ([`Note::key`]).
+    pub note_keys: BTreeMap<String, Vec<DateTime<Utc>>>,
+    pub statements: Vec<Statement>,
+    pub payment_instructions: Vec<PaymentInstruction>,
 }
 
 /// How many import processes of a supplier are in each state.
@@ -402,6 +429,9 @@ pub trait Store: Send + Sync + 'static {
         })
     }
     fn account<'a>(&'a self, number: &'a str) -> StoreFuture<'a, Option<PlatformAccount>>;
+    /// `count` numbers never handed out before ([`AccountUnit::next_id`]'s), in increasing
+    /// order: the ids of an account's opening records, made before the change that keeps them.
+    fn new_ids(&self, count: usize) -> StoreFuture<'_, Vec<u64>>;
 
     /// Opens a unit of work on account `number`'s records, waiting for the one open on it.
     fn account_unit<'a>(

@@ -5,7 +5,8 @@
 //! old events leave the log only once published and only from its start, a plugin's
 //! component leaves the store once no plugin runs it (and settings go only to the component
 //! they were meant for), an import change carries its
-//! account, counts and events together, what was committed is there after the store is
+//! account, counts and events together (and a migration's opening records with its account),
+//! what was committed is there after the store is
 //! opened again, lists come whole and in key order however many pages they take, a record
 //! read again once its change is durable is read changed (a backend may keep what it read),
 //! and while its [`StorageHealth`] refuses writes every write answers
@@ -22,7 +23,9 @@ use crate::domain::account::{AccountLimits, read_account};
 use crate::domain::api_key::ApiKeyRecord;
 use crate::domain::error::DomainError;
 use crate::domain::events::Event;
-use crate::domain::import_process::{ImportProcess, ImportState, PlatformAccount};
+use crate::domain::import_process::{
+    ImportProcess, ImportState, PlatformAccount, new_platform_account_number,
+};
 use crate::domain::ledger::{LedgerEntry, Transaction, TransactionType};
 use crate::domain::meter_points::MeterPoint;
 use crate::domain::money::Money;
@@ -30,7 +33,9 @@ use crate::domain::notes::{Note, NoteSource};
 use crate::domain::payment_instruction::PaymentInstruction;
 use crate::domain::plugin::PluginRecord;
 use crate::domain::statements::Statement;
-use crate::domain::storage::{AccountUnit, ImportChange, Store, StoreError, Unwritable};
+use crate::domain::storage::{
+    AccountOpening, AccountUnit, ImportChange, Store, StoreError, Unwritable,
+};
 use crate::domain::supplier::read_new_supplier;
 use crate::events::outbox::Outbox;
 use crate::store::StorageHealth;
@@ -78,6 +83,7 @@ macro_rules! contract_tests {
             a_component_leaves_the_store_once_no_plugin_runs_it,
             an_import_change_carries_its_account_counts_and_events,
             a_migration_to_a_taken_account_number_is_decided_again,
+            a_migration_opens_its_account_with_every_record,
             refused_writes_change_nothing_and_reads_go_on,
             a_lease_has_one_holder_at_a_time,
             flushed_changes_are_there_after_a_reopen,
@@ -681,11 +687,7 @@ pub async fn an_import_change_carries_its_account_counts_and_events(backend: &dy
     let staged = store
         .change_import("OLD_CO", "ACC-1", &mut |current| {
             let (process, _) = ImportProcess::stage(current, payload.clone(), None, now)?;
-            Ok(ImportChange {
-                process,
-                account: None,
-                events: vec![event("ACC-1")],
-            })
+            Ok(ImportChange::with_events(process, vec![event("ACC-1")]))
         })
         .await
         .expect("staged");
@@ -778,14 +780,18 @@ pub async fn a_migration_to_a_taken_account_number_is_decided_again(backend: &dy
     let migrated = store
         .change_import("OLD_CO", "ACC-2", &mut |current| {
             let current = current.ok_or(DomainError::AccountNotFound)?;
-            let mut account = PlatformAccount::open(current, None, now);
+            let mut account = opened(current, now);
             decisions += 1;
             if decisions == 1 {
                 account.number = taken.clone();
             }
+            // Each decision opens the account with records of its own.
+            let mut opening = AccountOpening::default();
+            opening.summary.balance = Money::from_pence(decisions);
             Ok(ImportChange {
                 process: current.processed(&account),
                 account: Some(account),
+                opening: Some(Box::new(opening)),
                 events: vec![event(&format!("decision {decisions}"))],
             })
         })
@@ -794,6 +800,19 @@ pub async fn a_migration_to_a_taken_account_number_is_decided_again(backend: &dy
     assert_eq!(decisions, 2);
     let number = migrated.account.expect("an account").number;
     assert_ne!(number, taken);
+    let balance = |number: String| {
+        let store = store.clone();
+        async move {
+            let records = store.account_records(&number).await.expect("records");
+            records.summary.balance
+        }
+    };
+    assert_eq!(
+        balance(taken.clone()).await,
+        Money::ZERO,
+        "the taken account is as it was"
+    );
+    assert_eq!(balance(number.clone()).await, Money::from_pence(2));
     let owner = |number: String| {
         let store = store.clone();
         async move {
@@ -886,15 +905,141 @@ async fn migrate(
     store
         .change_import("OLD_CO", external, &mut |current| {
             let current = current.ok_or(DomainError::AccountNotFound)?;
-            let account = PlatformAccount::open(current, None, now);
+            let account = opened(current, now);
             Ok(ImportChange {
                 process: current.processed(&account),
                 account: Some(account),
+                opening: None,
                 events: events.clone(),
             })
         })
         .await
         .expect("migrated")
+}
+
+/// A new account for `process`, with a fresh number.
+fn opened(process: &ImportProcess, now: DateTime<Utc>) -> PlatformAccount {
+    let number = new_platform_account_number(&mut rand::thread_rng());
+    PlatformAccount::open_as(number, process, None, now)
+}
+
+/// A migration opens its account with every kind of record in the change that creates it: the
+/// account's units then find them as if they had added them, and what they add comes after.
+pub async fn a_migration_opens_its_account_with_every_record(backend: &dyn Backend) {
+    let store = backend.open();
+    staged(store.as_ref(), "OLD_CO", "ACC-1", None).await;
+    let ids = store.new_ids(3).await.expect("ids");
+    assert_eq!(ids.len(), 3);
+    assert!(ids.windows(2).all(|pair| pair[0] < pair[1]), "{ids:?}");
+    let (first, mut first_entry) = transaction("T-1");
+    let (second, mut second_entry) = transaction("T-2");
+    first_entry.id = ids[0];
+    second_entry.id = ids[1];
+    let note = note(ids[2], "brought from the old supplier");
+    let statement: Statement = serde_json::from_value(json!({"statement_id": "S-1",
+        "bill_period_from_date": "2025-01-01", "bill_period_to_date": "2025-01-31"}))
+    .expect("a statement");
+    let instruction: PaymentInstruction = serde_json::from_value(json!({"vendor": "STRIPE",
+        "reference": "PM-1", "type": "CARD", "details": {}, "added_at": "2025-01-02T00:00:00Z",
+        "pending": true, "valid_from": "2099-01-01"}))
+    .expect("an instruction");
+    let mut opening = AccountOpening {
+        transactions: vec![
+            Transaction {
+                ledger_entry_id: Some(ids[0]),
+                ..first
+            },
+            Transaction {
+                ledger_entry_id: Some(ids[1]),
+                ..second
+            },
+        ],
+        ledger_entries: vec![first_entry.clone(), second_entry.clone()],
+        notes: vec![note.clone()],
+        note_keys: BTreeMap::from([(note.key(), vec![note.created_at])]),
+        statements: vec![statement.clone()],
+        payment_instructions: vec![instruction.clone()],
+        ..AccountOpening::default()
+    };
+    opening.summary.balance = Money::from_pence(-200);
+    opening
+        .summary
+        .closed_through(statement.bill_period_to_date);
+    let expected = opening.clone();
+    let now = Utc::now();
+    let mut opening = Some(opening);
+    let migrated = store
+        .change_import("OLD_CO", "ACC-1", &mut |current| {
+            let current = current.ok_or(DomainError::AccountNotFound)?;
+            let account = opened(current, now);
+            Ok(ImportChange {
+                process: current.processed(&account),
+                account: Some(account),
+                opening: opening.take().map(Box::new),
+                events: vec![event("ACC-1")],
+            })
+        })
+        .await
+        .expect("migrated");
+    let number = migrated.account.expect("an account").number;
+
+    let records = store.account_records(&number).await.expect("records");
+    assert_eq!(records.summary, expected.summary);
+    assert_eq!(records.transactions, expected.transactions);
+    assert_eq!(records.ledger_entries, expected.ledger_entries);
+    assert_eq!(records.notes, expected.notes);
+    assert_eq!(records.statements, expected.statements);
+    assert_eq!(records.payment_instructions, expected.payment_instructions);
+
+    let mut unit = store.account_unit(&number).await.expect("a unit");
+    assert_eq!(unit.summary().await.expect("summary"), expected.summary);
+    assert!(unit.transaction("T-2").await.expect("read").is_some());
+    assert_eq!(
+        unit.note_dates(&note.key()).await.expect("dates"),
+        vec![note.created_at]
+    );
+    assert!(unit.has_statement("S-1").await.expect("read"));
+    assert!(
+        unit.payment_instruction("STRIPE", "PM-1")
+            .await
+            .expect("read")
+            .is_some()
+    );
+    let (mut third, mut third_entry) = transaction("T-3");
+    third_entry.id = unit.next_id().await.expect("an id");
+    third.ledger_entry_id = Some(third_entry.id);
+    assert!(
+        ids.iter().all(|id| *id < third_entry.id),
+        "{ids:?} then {}",
+        third_entry.id
+    );
+    let refused = unit
+        .add_transaction(&first_entry_transaction(&expected), &third_entry)
+        .await;
+    assert!(
+        matches!(refused, Err(StoreError::Duplicate { .. })),
+        "{refused:?}"
+    );
+    unit.add_transaction(&third, &third_entry)
+        .await
+        .expect("added after the opening");
+    unit.commit().await.expect("commit");
+    let records = store.account_records(&number).await.expect("records");
+    let ids_kept: Vec<&str> = records
+        .transactions
+        .iter()
+        .map(|t| t.transaction_id.as_str())
+        .collect();
+    assert_eq!(ids_kept, ["T-1", "T-2", "T-3"]);
+    assert_eq!(logged(store.as_ref()).await.len(), 1);
+}
+
+/// The opening's first transaction, as a request would post it again.
+fn first_entry_transaction(opening: &AccountOpening) -> Transaction {
+    Transaction {
+        ledger_entry_id: None,
+        ..opening.transactions[0].clone()
+    }
 }
 
 /// What a request about account `ACC-1` of `OLD_CO` with key `key-1` reads: whether the key

@@ -19,7 +19,7 @@ use crate::domain::meter_points::MeterPoint;
 use crate::domain::notes::Note;
 use crate::domain::payment_instruction::PaymentInstruction;
 use crate::domain::statements::Statement;
-use crate::domain::storage::{AccountRecords, AccountUnit, StoreError};
+use crate::domain::storage::{AccountOpening, AccountRecords, AccountUnit, StoreError};
 use chrono::{DateTime, Utc};
 use futures_util::future::BoxFuture;
 use serde::de::DeserializeOwned;
@@ -118,115 +118,19 @@ impl PgAccountUnit {
     async fn write(mut self) -> Result<(), StoreError> {
         let mut change = Change::default();
         let account = change.bind(&self.number)?;
-        if self.summary_changed {
-            let balance = change.bind(self.summary.balance.to_string())?;
-            let record = change.bind(Json(&self.summary))?;
-            change.part(
-                "summary_set",
-                format!(
-                    "UPDATE account_summaries SET balance = {balance}::numeric, record = {record} \
-                     WHERE account = {account}"
-                ),
-            );
+        RecordWrites {
+            summary: self
+                .summary_changed
+                .then_some(SummaryWrite::Update(&self.summary)),
+            entries: &self.entries,
+            transactions: &self.transactions,
+            notes: &self.notes,
+            note_keys: &self.note_keys,
+            statements: &self.statements,
+            instructions: self.instructions.values().collect(),
+            meter_points: self.meter_points.values().collect(),
         }
-        if !self.entries.is_empty() {
-            let ids = change.bind_array(self.entries.iter().map(|e| id_param(e.id)))?;
-            let amounts = change.bind_array(self.entries.iter().map(|e| e.amount.to_string()))?;
-            let balances =
-                change.bind_array(self.entries.iter().map(|e| e.balance_after.to_string()))?;
-            let records = change.bind_array(self.entries.iter().map(Json))?;
-            change.part(
-                "ledger_entries_added",
-                format!(
-                    "INSERT INTO ledger_entries (account, id, amount, balance_after, record) \
-                     SELECT {account}, id, amount::numeric, balance::numeric, record \
-                     FROM UNNEST({ids}::bigint[], {amounts}::text[], {balances}::text[], \
-                     {records}::jsonb[]) AS entry (id, amount, balance, record)"
-                ),
-            );
-        }
-        if !self.transactions.is_empty() {
-            let ids =
-                change.bind_array(self.transactions.iter().map(|t| t.transaction_id.as_str()))?;
-            let entries = change.bind_array(
-                self.transactions
-                    .iter()
-                    .map(|t| t.ledger_entry_id.map(id_param)),
-            )?;
-            let records = change.bind_array(self.transactions.iter().map(Json))?;
-            change.part(
-                "transactions_added",
-                format!(
-                    "INSERT INTO transactions (account, transaction_id, ledger_entry_id, record) \
-                     SELECT {account}, id, entry, record \
-                     FROM UNNEST({ids}::text[], {entries}::bigint[], {records}::jsonb[]) \
-                     AS kept (id, entry, record)"
-                ),
-            );
-        }
-        if !self.notes.is_empty() {
-            let ids = change.bind_array(self.notes.iter().map(|n| id_param(n.id)))?;
-            let records = change.bind_array(self.notes.iter().map(Json))?;
-            change.part(
-                "notes_added",
-                format!(
-                    "INSERT INTO notes (account, id, record) SELECT {account}, id, record \
-                     FROM UNNEST({ids}::bigint[], {records}::jsonb[]) AS note (id, record)"
-                ),
-            );
-        }
-        if !self.note_keys.is_empty() {
-            let keys = change.bind_array(self.note_keys.keys().map(|key| key.as_bytes()))?;
-            let dates = change.bind_array(self.note_keys.values().map(Json))?;
-            change.part(
-                "note_keys_set",
-                format!(
-                    "INSERT INTO note_keys (account, dedupe_key, created_at) \
-                     SELECT {account}, dedupe_key, created_at \
-                     FROM UNNEST({keys}::bytea[], {dates}::jsonb[]) AS kept (dedupe_key, created_at) \
-                     ON CONFLICT (account, dedupe_key) DO UPDATE SET created_at = EXCLUDED.created_at"
-                ),
-            );
-        }
-        if !self.statements.is_empty() {
-            let ids = change.bind_array(self.statements.iter().map(|s| s.statement_id.as_str()))?;
-            let records = change.bind_array(self.statements.iter().map(Json))?;
-            change.part(
-                "statements_added",
-                format!(
-                    "INSERT INTO statements (account, statement_id, record) \
-                     SELECT {account}, id, record \
-                     FROM UNNEST({ids}::text[], {records}::jsonb[]) AS kept (id, record)"
-                ),
-            );
-        }
-        if !self.instructions.is_empty() {
-            let keys = self.instructions.keys();
-            let vendors = change.bind_array(keys.clone().map(|(vendor, _)| vendor.as_str()))?;
-            let references = change.bind_array(keys.map(|(_, reference)| reference.as_str()))?;
-            let records = change.bind_array(self.instructions.values().map(Json))?;
-            change.part(
-                "payment_instructions_added",
-                format!(
-                    "INSERT INTO payment_instructions (account, vendor, reference, record) \
-                     SELECT {account}, vendor, reference, record \
-                     FROM UNNEST({vendors}::text[], {references}::text[], {records}::jsonb[]) \
-                     AS kept (vendor, reference, record)"
-                ),
-            );
-        }
-        if !self.meter_points.is_empty() {
-            let mpxns = change.bind_array(self.meter_points.keys().map(String::as_str))?;
-            let records = change.bind_array(self.meter_points.values().map(Json))?;
-            change.part(
-                "meter_points_set",
-                format!(
-                    "INSERT INTO meter_points (account, mpxn, record) SELECT {account}, mpxn, record \
-                     FROM UNNEST({mpxns}::text[], {records}::jsonb[]) AS kept (mpxn, record) \
-                     ON CONFLICT (account, mpxn) DO UPDATE SET record = EXCLUDED.record"
-                ),
-            );
-        }
+        .add_to(&mut change, &account, "")?;
         change.events(&self.events, "")?;
         let (sql, arguments) = change.statement("SELECT 1");
         sqlx::query_with(&sql, arguments)
@@ -281,6 +185,204 @@ impl PgAccountUnit {
             && self.meter_points.is_empty()
             && self.events.is_empty()
     }
+}
+
+/// The records a change adds to one account (or sets on it), whoever made them: a unit of
+/// work, or a migration opening the account ([`AccountOpening`]). Each kind is one part of the
+/// change's statement (`UNNEST` of arrays), so a change is one round trip whatever it holds.
+pub(super) struct RecordWrites<'a> {
+    pub(super) summary: Option<SummaryWrite<'a>>,
+    pub(super) entries: &'a [LedgerEntry],
+    pub(super) transactions: &'a [Transaction],
+    pub(super) notes: &'a [Note],
+    pub(super) note_keys: &'a BTreeMap<String, Vec<DateTime<Utc>>>,
+    pub(super) statements: &'a [Statement],
+    pub(super) instructions: Vec<&'a PaymentInstruction>,
+    pub(super) meter_points: Vec<&'a MeterPoint>,
+}
+
+/// How an account's summary row is written: set on the row its units lock, or made with the
+/// account it opens.
+pub(super) enum SummaryWrite<'a> {
+    Update(&'a AccountSummary),
+    Insert(&'a AccountSummary),
+}
+
+impl<'a> RecordWrites<'a> {
+    /// The records a migration opens a new account with.
+    pub(super) fn opening(opening: &'a AccountOpening) -> Self {
+        Self {
+            summary: Some(SummaryWrite::Insert(&opening.summary)),
+            entries: &opening.ledger_entries,
+            transactions: &opening.transactions,
+            notes: &opening.notes,
+            note_keys: &opening.note_keys,
+            statements: &opening.statements,
+            instructions: opening.payment_instructions.iter().collect(),
+            meter_points: Vec::new(),
+        }
+    }
+
+    /// Adds the parts that write these records of the account bound at `account` to `change`,
+    /// each written only where `guard` (a `WHERE` clause, or nothing) holds.
+    pub(super) fn add_to(
+        &self,
+        change: &mut Change,
+        account: &str,
+        guard: &str,
+    ) -> Result<(), StoreError> {
+        match self.summary {
+            Some(SummaryWrite::Update(summary)) => {
+                let balance = change.bind(summary.balance.to_string())?;
+                let record = change.bind(Json(summary))?;
+                change.part(
+                    "summary_set",
+                    format!(
+                        "UPDATE account_summaries SET balance = {balance}::numeric, \
+                         record = {record} WHERE account = {account}"
+                    ),
+                );
+            }
+            Some(SummaryWrite::Insert(summary)) => {
+                let balance = change.bind(summary.balance.to_string())?;
+                let record = change.bind(Json(summary))?;
+                change.part(
+                    "summary_set",
+                    format!(
+                        "INSERT INTO account_summaries (account, balance, record) \
+                         SELECT {account}, {balance}::numeric, {record} {guard}"
+                    ),
+                );
+            }
+            None => {}
+        }
+        if !self.entries.is_empty() {
+            let ids = change.bind_array(self.entries.iter().map(|e| id_param(e.id)))?;
+            let amounts = change.bind_array(self.entries.iter().map(|e| e.amount.to_string()))?;
+            let balances =
+                change.bind_array(self.entries.iter().map(|e| e.balance_after.to_string()))?;
+            let records = change.bind_array(self.entries.iter().map(Json))?;
+            change.part(
+                "ledger_entries_added",
+                format!(
+                    "INSERT INTO ledger_entries (account, id, amount, balance_after, record) \
+                     SELECT {account}, id, amount::numeric, balance::numeric, record \
+                     FROM UNNEST({ids}::bigint[], {amounts}::text[], {balances}::text[], \
+                     {records}::jsonb[]) AS entry (id, amount, balance, record) {guard}"
+                ),
+            );
+        }
+        if !self.transactions.is_empty() {
+            let ids =
+                change.bind_array(self.transactions.iter().map(|t| t.transaction_id.as_str()))?;
+            let entries = change.bind_array(
+                self.transactions
+                    .iter()
+                    .map(|t| t.ledger_entry_id.map(id_param)),
+            )?;
+            let records = change.bind_array(self.transactions.iter().map(Json))?;
+            change.part(
+                "transactions_added",
+                format!(
+                    "INSERT INTO transactions (account, transaction_id, ledger_entry_id, record) \
+                     SELECT {account}, id, entry, record \
+                     FROM UNNEST({ids}::text[], {entries}::bigint[], {records}::jsonb[]) \
+                     AS kept (id, entry, record) {guard}"
+                ),
+            );
+        }
+        if !self.notes.is_empty() {
+            let ids = change.bind_array(self.notes.iter().map(|n| id_param(n.id)))?;
+            let records = change.bind_array(self.notes.iter().map(Json))?;
+            change.part(
+                "notes_added",
+                format!(
+                    "INSERT INTO notes (account, id, record) SELECT {account}, id, record \
+                     FROM UNNEST({ids}::bigint[], {records}::jsonb[]) AS note (id, record) \
+                     {guard}"
+                ),
+            );
+        }
+        if !self.note_keys.is_empty() {
+            let keys = change.bind_array(self.note_keys.keys().map(|key| key.as_bytes()))?;
+            let dates = change.bind_array(self.note_keys.values().map(Json))?;
+            change.part(
+                "note_keys_set",
+                format!(
+                    "INSERT INTO note_keys (account, dedupe_key, created_at) \
+                     SELECT {account}, dedupe_key, created_at \
+                     FROM UNNEST({keys}::bytea[], {dates}::jsonb[]) AS kept (dedupe_key, created_at) \
+                     {guard} \
+                     ON CONFLICT (account, dedupe_key) DO UPDATE SET created_at = EXCLUDED.created_at"
+                ),
+            );
+        }
+        if !self.statements.is_empty() {
+            let ids = change.bind_array(self.statements.iter().map(|s| s.statement_id.as_str()))?;
+            let records = change.bind_array(self.statements.iter().map(Json))?;
+            change.part(
+                "statements_added",
+                format!(
+                    "INSERT INTO statements (account, statement_id, record) \
+                     SELECT {account}, id, record \
+                     FROM UNNEST({ids}::text[], {records}::jsonb[]) AS kept (id, record) {guard}"
+                ),
+            );
+        }
+        if !self.instructions.is_empty() {
+            let vendors = change.bind_array(self.instructions.iter().map(|i| i.vendor.as_str()))?;
+            let references =
+                change.bind_array(self.instructions.iter().map(|i| i.reference.as_str()))?;
+            let records = change.bind_array(self.instructions.iter().map(Json))?;
+            change.part(
+                "payment_instructions_added",
+                format!(
+                    "INSERT INTO payment_instructions (account, vendor, reference, record) \
+                     SELECT {account}, vendor, reference, record \
+                     FROM UNNEST({vendors}::text[], {references}::text[], {records}::jsonb[]) \
+                     AS kept (vendor, reference, record) {guard}"
+                ),
+            );
+        }
+        if !self.meter_points.is_empty() {
+            let mpxns = change.bind_array(self.meter_points.iter().map(|p| p.mpxn.as_str()))?;
+            let records = change.bind_array(self.meter_points.iter().map(Json))?;
+            change.part(
+                "meter_points_set",
+                format!(
+                    "INSERT INTO meter_points (account, mpxn, record) SELECT {account}, mpxn, record \
+                     FROM UNNEST({mpxns}::text[], {records}::jsonb[]) AS kept (mpxn, record) \
+                     {guard} \
+                     ON CONFLICT (account, mpxn) DO UPDATE SET record = EXCLUDED.record"
+                ),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// `count` new ids, in increasing order, from as many blocks of `record_id_blocks` as they
+/// need (taken in one statement).
+pub(super) async fn new_ids(pool: &PgPool, count: usize) -> Result<Vec<u64>, StoreError> {
+    if count == 0 {
+        return Ok(Vec::new());
+    }
+    let blocks = count.div_ceil(ID_BLOCK as usize);
+    let mut taken: Vec<i64> =
+        sqlx::query_scalar("SELECT nextval('record_id_blocks') FROM generate_series(1, $1)")
+            .bind(i64::try_from(blocks).unwrap_or(i64::MAX))
+            .fetch_all(pool)
+            .await
+            .map_err(classify)?;
+    taken.sort_unstable();
+    Ok(taken
+        .into_iter()
+        .flat_map(|block| {
+            let (start, end) = id_block(block);
+            start..end
+        })
+        .take(count)
+        .collect())
 }
 
 /// The ids `[start, end)` of block `block` of `record_id_blocks`.

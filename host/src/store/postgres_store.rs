@@ -13,7 +13,7 @@
 //! database answers).
 
 use super::health::StorageHealth;
-use super::postgres_account::PgAccountUnit;
+use super::postgres_account::{PgAccountUnit, RecordWrites};
 use super::{
     AccountRecords, AccountUnit, DecideImport, ImportChange, ImportCounts, ImportStream,
     ListingStream, Store, StoreError, StoreFuture,
@@ -254,7 +254,11 @@ impl PgStore {
                          ON CONFLICT DO NOTHING RETURNING number"
                     ),
                 );
-                "WHERE EXISTS (SELECT 1 FROM account_added)"
+                let guard = "WHERE EXISTS (SELECT 1 FROM account_added)";
+                if let Some(opening) = &change.opening {
+                    RecordWrites::opening(opening).add_to(&mut write, &number, guard)?;
+                }
+                guard
             }
             None => "",
         };
@@ -1015,6 +1019,10 @@ impl Store for PgStore {
 
     fn account<'a>(&'a self, number: &'a str) -> StoreFuture<'a, Option<PlatformAccount>> {
         self.bounded(self.one("SELECT record FROM accounts WHERE number = $1", number))
+    }
+
+    fn new_ids(&self, count: usize) -> StoreFuture<'_, Vec<u64>> {
+        self.bounded(super::postgres_account::new_ids(&self.pool, count))
     }
 
     fn account_unit<'a>(

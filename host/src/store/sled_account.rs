@@ -21,7 +21,7 @@ use crate::domain::meter_points::MeterPoint;
 use crate::domain::notes::Note;
 use crate::domain::payment_instruction::{PaymentInstruction, instruction_key};
 use crate::domain::statements::Statement;
-use crate::domain::storage::{AccountRecords, AccountUnit, StoreError};
+use crate::domain::storage::{AccountOpening, AccountRecords, AccountUnit, StoreError};
 use chrono::{DateTime, Utc};
 use futures_util::future::BoxFuture;
 use serde::de::DeserializeOwned;
@@ -278,19 +278,13 @@ impl SledAccountUnit {
     /// Writes the transactions this unit added as one batch record, and records them in the
     /// index (given back once durable).
     fn write_added_transactions(&mut self) -> Result<(), StoreError> {
-        let Some((transaction, entry)) = self.added_transactions.first() else {
+        let Some((batch, bytes)) = batch_record(
+            self.added_transactions
+                .iter()
+                .map(|(transaction, entry)| (transaction, entry)),
+        ) else {
             return Ok(());
         };
-        let batch = batch_key(entry.id, &transaction.transaction_id);
-        let records: Vec<TransactionRecord<'_>> = self
-            .added_transactions
-            .iter()
-            .map(|(transaction, ledger_entry)| TransactionRecord {
-                transaction,
-                ledger_entry,
-            })
-            .collect();
-        let bytes = encode_batch(&records);
         let added = std::mem::take(&mut self.added_transactions);
         self.added_ids.clear();
         self.transaction_index()?.change().add_batch(
@@ -318,6 +312,22 @@ impl SledAccountUnit {
         self.write(table, key, value);
         Ok(())
     }
+}
+
+/// The batch record of transactions added together with their ledger entries, in order: its
+/// key and bytes (none: no transactions).
+fn batch_record<'a>(
+    added: impl Iterator<Item = (&'a Transaction, &'a LedgerEntry)>,
+) -> Option<(String, Vec<u8>)> {
+    let records: Vec<TransactionRecord<'a>> = added
+        .map(|(transaction, ledger_entry)| TransactionRecord {
+            transaction,
+            ledger_entry,
+        })
+        .collect();
+    let first = records.first()?;
+    let key = batch_key(first.ledger_entry.id, &first.transaction.transaction_id);
+    Some((key, encode_batch(&records)))
 }
 
 fn ready<'a, T: Send + 'a>(value: T) -> BoxFuture<'a, T> {
@@ -575,6 +585,61 @@ impl SledStore {
         })
     }
 
+    /// Lists the writes of a new account's opening records, as its units of work would write
+    /// them: the summary, one batch record of its transactions with their ledger entries, its
+    /// notes, statements and payment instructions. The indexes kept in memory are read from
+    /// them by the account's first unit.
+    pub(super) fn write_opening(
+        &self,
+        changes: &mut Changes,
+        number: &str,
+        opening: &AccountOpening,
+    ) {
+        let mut writes = Vec::with_capacity(
+            1 + opening.notes.len() + opening.statements.len() + opening.payment_instructions.len(),
+        );
+        writes.push((
+            AccountTable::Summary,
+            String::new(),
+            encode(&opening.summary),
+        ));
+        if let Some((batch, bytes)) =
+            batch_record(opening.transactions.iter().zip(&opening.ledger_entries))
+        {
+            writes.push((AccountTable::TransactionBatches, batch, bytes));
+        }
+        for note in &opening.notes {
+            writes.push((AccountTable::Notes, numbered(note.id), encode(note)));
+        }
+        for statement in &opening.statements {
+            writes.push((
+                AccountTable::Statements,
+                statement.statement_id.clone(),
+                encode(statement),
+            ));
+        }
+        for instruction in &opening.payment_instructions {
+            writes.push((
+                AccountTable::PaymentInstructions,
+                instruction_key(&instruction.vendor, &instruction.reference),
+                encode(instruction),
+            ));
+        }
+        self.list_account_writes(changes, number, writes);
+    }
+
+    /// Lists `writes` of account `number`'s records in `changes`.
+    fn list_account_writes(
+        &self,
+        changes: &mut Changes,
+        number: &str,
+        writes: Vec<(AccountTable, String, Vec<u8>)>,
+    ) {
+        for (table, key, bytes) in writes {
+            changes.insert(self.account_tree(table), pair_key(number, &key), bytes);
+        }
+    }
+
     /// Commits a unit's writes and events as one change (blind writes, under the account's
     /// lock: nothing else writes these keys meanwhile). Everything is encoded before the
     /// commit lock is taken; under it, the events are given their seqs. The change's journal
@@ -586,9 +651,7 @@ impl SledStore {
         events: &[Event],
     ) -> Option<u64> {
         let mut changes = Changes::default();
-        for (table, key, bytes) in writes {
-            changes.insert(self.account_tree(table), pair_key(number, &key), bytes);
-        }
+        self.list_account_writes(&mut changes, number, writes);
         let events = LoggedEvents::new(events);
         self.journal
             .commit_blind(changes, |changes| self.write_events(changes, events))

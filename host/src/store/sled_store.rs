@@ -695,6 +695,13 @@ impl Store for SledStore {
         })
     }
 
+    fn new_ids(&self, count: usize) -> StoreFuture<'_, Vec<u64>> {
+        let first = self.next_ids(count as u64);
+        Box::pin(std::future::ready(Ok(
+            (first..first + count as u64).collect()
+        )))
+    }
+
     fn account_unit<'a>(
         &'a self,
         number: &'a str,
@@ -979,6 +986,11 @@ impl SledStore {
                 if let Some(account) = &change.account {
                     if self.exists(&self.accounts, account.number.as_bytes())? {
                         continue;
+                    }
+                    // The account's records before the account and its listing: sled makes a
+                    // change's writes in order, so whoever finds the account finds them.
+                    if let Some(opening) = &change.opening {
+                        self.write_opening(changes, &account.number, opening);
                     }
                     changes.insert(&self.accounts, account.number.as_bytes(), encode(account));
                 }

@@ -692,7 +692,7 @@ pub fn account(supplier: &str, external: &str) -> Value {
                 "agreements": [{"tariff_code": "VAR-22", "effective_from": "2024-01-01"}]
             }]
         }],
-        "transfer_balance": "-12.5"
+        "transfer_balance": "0.00"
     })
 }
 

@@ -14,8 +14,8 @@ use axum::extract::State;
 use axum::routing::{get, patch};
 use axum::{Json, Router};
 use ferry_admin_api::{
-    AccountDetail, LedgerEntry, MeterPoint, MeterPointChange, Note, PaymentInstruction, Statement,
-    Transaction,
+    AccountDetail, ClosedStatement, LedgerEntry, MeterPoint, MeterPointChange, Note,
+    PaymentInstruction, Statement, Transaction,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -94,6 +94,18 @@ fn account_answer(view: AccountView) -> AccountDetail {
         open_statement_period_start: view.open_statement_period_start.to_string(),
         operations_team_name: view.operations_team_name,
         balance: view.balance.to_string(),
+        closed_statements: view
+            .closed_statements
+            .into_iter()
+            .map(|statement| ClosedStatement {
+                ledger: statement.ledger,
+                first_transaction_date: statement.first_transaction_date.map(|d| d.to_string()),
+                closing_date: statement.closing_date.to_string(),
+                issued_date: statement.issued_date.to_string(),
+                closing_balance: statement.closing_balance.to_string(),
+                transactions: statement.transactions,
+            })
+            .collect(),
         notes: view
             .notes
             .into_iter()
@@ -139,6 +151,8 @@ fn account_answer(view: AccountView) -> AccountDetail {
                     .map(|date| date.to_string()),
                 status: transaction.status,
                 ledger_entry_id: transaction.ledger_entry_id,
+                historical: transaction.historical,
+                ledger: transaction.ledger,
             })
             .collect(),
         ledger_entries: view
@@ -176,6 +190,7 @@ fn account_answer(view: AccountView) -> AccountDetail {
                 kind: instruction.kind,
                 details: instruction.details,
                 added_at: moment(instruction.added_at),
+                pending: instruction.pending,
                 ledger_code: instruction.terms.ledger_code,
                 valid_from: instruction.terms.valid_from.map(|date| date.to_string()),
                 use_for_scheduled_payments: instruction.terms.use_for_scheduled_payments,

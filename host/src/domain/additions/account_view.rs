@@ -20,8 +20,10 @@ pub struct AccountView {
     pub open_statement_period_start: NaiveDate,
     /// The operations team the account was allocated to, if any.
     pub operations_team_name: Option<String>,
-    /// What the customer owes (negative: in credit).
+    /// The account's balance: credit positive, debit negative.
     pub balance: crate::domain::money::Money,
+    /// The initial closed statement of each of the account document's ledgers.
+    pub closed_statements: Vec<crate::domain::ledger::ClosedStatement>,
     pub notes: Vec<Note>,
     pub transactions: Vec<Transaction>,
     pub ledger_entries: Vec<LedgerEntry>,
@@ -53,6 +55,7 @@ impl Additions {
                 records.summary.latest_statement_to,
             ),
             balance: records.summary.balance,
+            closed_statements: records.summary.closed_statements,
             notes: records.notes,
             transactions: records.transactions,
             ledger_entries: records.ledger_entries,

@@ -39,17 +39,7 @@ pub(super) async fn add_note(
         });
     }
     let created_at = input.created_at.unwrap_or(now);
-    let note = Note {
-        id: unit.next_id().await?,
-        body: input.body.clone(),
-        document_paths: input.document_paths.clone(),
-        created_at,
-        is_pinned: input.is_pinned,
-        unpin_at: input.unpin_at,
-        source,
-        external_id: input.external_id.clone(),
-        is_archived: input.is_archived,
-    };
+    let note = Note::new(unit.next_id().await?, input, source, created_at);
     dates.push(created_at);
     unit.add_note(&note, &key, &dates)?;
     Ok(NoteResult {

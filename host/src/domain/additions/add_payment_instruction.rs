@@ -5,9 +5,9 @@ use crate::domain::api_key::ApiKeyRecord;
 use crate::domain::error::DomainError;
 use crate::domain::events;
 use crate::domain::payment_instruction::{
-    PaymentInstruction, PaymentInstructionInput, read_payment_instruction,
+    PaymentInstruction, PaymentInstructionInput, confirm_with_vendor, read_payment_instruction,
 };
-use crate::domain::ports::{Hook, VendorError};
+use crate::domain::ports::Hook;
 use crate::domain::storage::retrying;
 use crate::domain::validation::Reported;
 use chrono::Utc;
@@ -69,29 +69,14 @@ impl Additions {
         }
         // Not worth asking the vendor for what could not be kept.
         self.store.writable()?;
-        let details = self
-            .vendors
-            .fetch_instruction(&vendor, &reference)
-            .await
-            .map_err(|error| match error {
-                VendorError::NotFound => DomainError::VendorRejected {
-                    code: "payment_instruction_not_found",
-                    detail: format!(
-                        "{vendor} has no payment instruction with reference {reference}."
-                    ),
-                },
-                VendorError::Refused { status } => DomainError::VendorRejected {
-                    code: "payment_vendor_refused",
-                    detail: format!("{vendor} refused to confirm the instruction (HTTP {status})."),
-                },
-                VendorError::Unavailable(reason) => DomainError::VendorUnavailable(reason),
-            })?;
+        let details = confirm_with_vendor(self.vendors.as_ref(), &vendor, &reference).await?;
         let instruction = PaymentInstruction {
             vendor,
             reference: reference.clone(),
             kind,
             details,
             added_at: Utc::now(),
+            pending: false,
             terms,
         };
         retrying(|| async {

@@ -9,8 +9,7 @@ use crate::domain::storage::retrying;
 use crate::domain::validation::{FieldError, FieldErrors, Reported};
 use serde_json::Value;
 
-/// The real platform's code for a statement the account already has.
-pub const STATEMENT_EXISTS: &str = "historical_statement_already_exists";
+pub use crate::domain::statements::STATEMENT_EXISTS;
 
 /// Historical statements kept on an account.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,7 +8,7 @@ use crate::domain::error::{DomainError, TransactionFailure};
 use crate::domain::events;
 pub use crate::domain::ledger::TransactionOptions;
 use crate::domain::ledger::{
-    LedgerEntry, Posting, PostingRefusal, Transaction, open_period_start, post_batch,
+    Posting, PostingRefusal, Transaction, kept_with_entry, open_period_start, post_batch,
     read_transactions, transaction_index,
 };
 use crate::domain::notes::{NoteInput, NoteSource};
@@ -19,7 +19,7 @@ use chrono::{NaiveDate, Utc};
 use serde::Serialize;
 use serde_json::Value;
 
-pub const TRANSACTION_IMPORT_SUCCESS: &str = "TRANSACTION_IMPORT_SUCCESS";
+pub use crate::domain::ledger::TRANSACTION_IMPORT_SUCCESS;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -137,7 +137,7 @@ impl Additions {
             })?;
             let mut results = Vec::with_capacity(transactions.len());
             for posting in posted.postings {
-                let (mut kept, balance_after) = match posting {
+                let (kept, balance_after) = match posting {
                     Posting::AlreadyAdded(existing) => {
                         results.push(TransactionResult {
                             status: TransactionStatus::TransactionAlreadyExists,
@@ -150,17 +150,7 @@ impl Additions {
                         balance_after,
                     } => (kept, balance_after),
                 };
-                let entry = LedgerEntry {
-                    id: unit.next_id().await?,
-                    transaction_id: kept.transaction_id.clone(),
-                    kind: kept.kind,
-                    amount: kept.amount,
-                    balance_after,
-                    transaction_date: kept.transaction_date,
-                    posted_at: now,
-                };
-                kept.status = Some(TRANSACTION_IMPORT_SUCCESS.to_owned());
-                kept.ledger_entry_id = Some(entry.id);
+                let (kept, entry) = kept_with_entry(kept, unit.next_id().await?, balance_after, now);
                 unit.enqueue(events::ledger_entry_posted(number, &entry))?;
                 unit.add_transaction(&kept, &entry).await?;
                 results.push(TransactionResult {

@@ -14,13 +14,12 @@
 
 use super::account::AccountLimits;
 use super::api_key::ApiKeyRecord;
-use super::documents::{INVALID_PATH_CODE, INVALID_PATH_DETAIL, document_key};
 use super::error::DomainError;
 use super::import_process::{ImportState, PlatformAccount};
 use super::ports::{AccountTarget, Documents, Hook, NoRules, PaymentVendors, SupplierRules};
 use super::supplier::NamedSupplier;
 use super::supplier::Supplier;
-use super::validation::{FieldError, FieldErrors, reading};
+use super::validation::{FieldErrors, reading};
 use crate::domain::storage::Store;
 use serde_json::{Map, Value};
 use std::sync::Arc;
@@ -165,27 +164,14 @@ impl Additions {
         attr: String,
         errors: &mut FieldErrors,
     ) -> Result<(), DomainError> {
-        let Ok(key) = document_key(&supplier.document_root, path) else {
-            errors.push(FieldError::new(
-                attr,
-                INVALID_PATH_CODE,
-                INVALID_PATH_DETAIL,
-            ));
-            return Ok(());
-        };
-        let exists = self
-            .documents
-            .exists(&key)
-            .await
-            .map_err(|error| DomainError::DocumentStore(error.to_string()))?;
-        if !exists {
-            errors.push(FieldError::new(
-                attr,
-                "path_does_not_exist_in_file_store",
-                format!("No document at {path} in the supplier's document store."),
-            ));
-        }
-        Ok(())
+        super::documents::check_document(
+            self.documents.as_ref(),
+            &supplier.document_root,
+            path,
+            attr,
+            errors,
+        )
+        .await
     }
 
     /// Reads a data-adding request: `parse` reads `body` (its unknown fields ignored and named,
