@@ -21,6 +21,37 @@ fn oe_account(external: &str) -> Value {
     body
 }
 
+/// `oe_account` with its money in two ledgers, as the real document sends it: electricity in
+/// credit (a payment on its last statement, a supply charge on the current one, in the
+/// supplier's product code), gas in debt; their balances add up to the transfer balance.
+/// The transactions have fields the WIT's `transaction` record does not carry, and numbers.
+fn oe_account_with_ledgers(external: &str) -> Value {
+    let mut body = oe_account(external);
+    body["transfer_balance"] = json!("-12.50");
+    body["ledgers"] = json!([
+        {"ledger_code": "ELECTRICITY", "ledger_identifier": "E-1", "ledger_balance": "30.00",
+         "last_statement_balance": 40, "last_statement_closing_date": "2025-01-31",
+         "last_statement_issue_date": "2025-02-03",
+         "historical_statement_transactions": [
+             {"transaction_id": "EH-1", "transaction_date": "2025-01-05", "amount": "40.00",
+              "type": "PAYMENT", "payment_type": "DD_REGULAR_COLLECTION",
+              "billing_document_identifier": "B-1"}],
+         "current_statement_transactions": [
+             {"transaction_id": "EC-1", "transaction_date": "2025-02-10", "amount": 10,
+              "type": "SUPPLY_CHARGE", "product_code": "OLDVAR",
+              "supply_point_identifier": "1200023305967",
+              "line_items": [{"rate_band": "CONSUMPTION_STANDARD", "start_date": "2025-02-01",
+                              "end_date": "2025-02-10", "number_of_units": 40, "net_amount": "10.00",
+                              "price_per_unit": "0.25", "rate_specification_code": "STANDARD"}]}]},
+        {"ledger_code": "GAS", "ledger_identifier": "G-1", "ledger_balance": "-42.50",
+         "last_statement_balance": "-42.50", "last_statement_closing_date": "2025-01-31",
+         "historical_statement_transactions": [
+             {"transaction_id": "GH-1", "transaction_date": "2025-01-10", "amount": "42.50",
+              "type": "CHARGE", "reason": "IMPORTED_CHARGE"}]}
+    ]);
+    body
+}
+
 #[tokio::test]
 async fn the_example_plugin_maps_what_is_validated_and_stored() {
     let server = Server::start().await;
@@ -31,24 +62,92 @@ async fn the_example_plugin_maps_what_is_validated_and_stored() {
     example_plugin_at_work(&server, &token, &installed).await;
 }
 
+/// The example plugin, built against `ferry:supplier-rules@0.3.0`, sees the account's ledgers:
+/// it maps the supplier's product codes of their statement transactions, keeping every field
+/// its record does not carry, and refuses a last statement balance below its setting.
+#[tokio::test]
+async fn the_example_plugin_sees_the_money_of_the_account() {
+    let server = Server::start().await;
+    let token = server.supplier_with_token("OLD_CO").await;
+    server
+        .install_plugin("OLD_CO", "example_plugin", example_config())
+        .await;
+    ledgers_at_work(&server, &token, LedgerView::Mapped).await;
+
+    let (status, body) = server
+        .admin(
+            Method::PUT,
+            "/admin/v1/suppliers/OLD_CO/plugin/config",
+            Some(&json!({"min_statement_balance": "-40.00"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = server
+        .post(VALIDATE, &token, &oe_account_with_ledgers("OE-2002"))
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(
+        error_pairs(&body),
+        vec![(
+            "ledgers.1.last_statement_balance".to_owned(),
+            "statement_balance_below_minimum".to_owned()
+        )]
+    );
+}
+
 /// The example plugin as built against `ferry:supplier-rules@0.1.0` and committed then
 /// (`tests/fixtures/plugins/`): the same behaviour from the same bytes, now that the host's
-/// newest version is 0.2.0 (the example plugin itself is built against 0.2.0, whose account
-/// record is the document's own fields: the two map the same fields the same way).
+/// newest version is 0.3.0 (the example plugin itself is built against 0.3.0, whose account
+/// record is the document's own fields: the two map the same fields the same way), and the
+/// account's ledgers, which its record does not have, pass through as sent.
 #[tokio::test]
 async fn a_component_built_against_wit_0_1_0_keeps_working() {
-    committed_example_plugin_at_work("0.1.0").await;
+    committed_example_plugin_at_work("0.1.0", LedgerView::Unseen).await;
 }
 
 /// The same for `ferry:supplier-rules@0.2.0`.
 #[tokio::test]
 async fn a_component_built_against_wit_0_2_0_keeps_working() {
-    committed_example_plugin_at_work("0.2.0").await;
+    committed_example_plugin_at_work("0.2.0", LedgerView::Unseen).await;
+}
+
+/// The same for `ferry:supplier-rules@0.3.0`, which sees the ledgers.
+#[tokio::test]
+async fn a_component_built_against_wit_0_3_0_keeps_working() {
+    committed_example_plugin_at_work("0.3.0", LedgerView::Mapped).await;
+}
+
+/// What a version of the example plugin does with the account's ledgers.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum LedgerView {
+    /// Its account record has none (before 0.3.0): they pass through as sent.
+    Unseen,
+    /// It maps the product codes of their transactions.
+    Mapped,
+}
+
+/// Validates, stages and migrates an account with ledgers for OLD_CO, whose plugin is the
+/// example plugin with [`example_config`], and checks what came of its ledgers.
+async fn ledgers_at_work(server: &Server, token: &str, view: LedgerView) {
+    let sent = oe_account_with_ledgers("OE-2001");
+    let mut expected = sent["ledgers"].clone();
+    if view == LedgerView::Mapped {
+        expected[0]["current_statement_transactions"][0]["product_code"] = json!("VAR-22");
+    }
+    let (status, body) = server.post(VALIDATE, token, &sent).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["ledgers"], expected, "{body}");
+    assert_eq!(body["transfer_balance"], "-12.50", "{body}");
+
+    server.stage(token, &sent).await;
+    let number = server.migrate(token, "OLD_CO", "OE-2001").await;
+    let migrated = server.account_view(&number).await;
+    assert_eq!(migrated["account"]["ledgers"], expected, "{migrated}");
 }
 
 /// The example plugin as committed when `version` was the newest (`tests/fixtures/plugins/`),
-/// at work on a supplier.
-async fn committed_example_plugin_at_work(version: &str) {
+/// at work on a supplier, then on an account with ledgers.
+async fn committed_example_plugin_at_work(version: &str, ledgers: LedgerView) {
     let server = Server::start().await;
     let token = server.supplier_with_token("OLD_CO").await;
     let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
@@ -62,6 +161,7 @@ async fn committed_example_plugin_at_work(version: &str) {
     // The operator sees which version of the world it was built against.
     assert_eq!(installed["wit_version"], version, "{installed}");
     example_plugin_at_work(&server, &token, &installed).await;
+    ledgers_at_work(&server, &token, ledgers).await;
 }
 
 /// What the example plugin does to OLD_CO's accounts and supply charges.
@@ -535,12 +635,15 @@ async fn the_plugin_commands_check_run_and_install() {
     let (ok, checked, err) = ferry(&["plugin", "check", &example]);
     assert!(ok, "{err}");
     assert_eq!(checked["hooks"].as_array().map(Vec::len), Some(5));
-    assert_eq!(checked["world"], "ferry:supplier-rules@0.2.0");
-    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/fixtures/plugins/example_plugin-wit-0.1.0.wasm");
-    let (ok, checked, err) = ferry(&["plugin", "check", &fixture.display().to_string()]);
-    assert!(ok, "{err}");
-    assert_eq!(checked["world"], "ferry:supplier-rules@0.1.0");
+    assert_eq!(checked["world"], "ferry:supplier-rules@0.3.0");
+    for version in ["0.1.0", "0.2.0"] {
+        let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
+            "../tests/fixtures/plugins/example_plugin-wit-{version}.wasm"
+        ));
+        let (ok, checked, err) = ferry(&["plugin", "check", &fixture.display().to_string()]);
+        assert!(ok, "{err}");
+        assert_eq!(checked["world"], format!("ferry:supplier-rules@{version}"));
+    }
     let wrong = plugin("fault_wrong_world").display().to_string();
     let (ok, _, err) = ferry(&["plugin", "check", &wrong]);
     assert!(!ok);

@@ -7,6 +7,11 @@
 //!   hook left as it was keeps its value, a changed one is replaced, a `None` one is removed,
 //!   and keys the WIT does not carry are dropped. The JSON that comes out is the hook's answer
 //!   in request shape; Ferry's readers validate it again.
+//!
+//! A record that carries part of the account document (the account records of 0.2.0 and
+//! later, [`super::account_document`], and the transactions of 0.3.0's account) is written
+//! over the document the same way, except that every key the record does not carry stays and
+//! a `None` over a field the document left out or sent as `null` leaves it so.
 
 use super::bindings::latest::ferry::supplier_rules::types;
 use super::wire;
@@ -33,9 +38,9 @@ fn position(names: &[&str], key: &str) -> Option<usize> {
 }
 
 /// The fields of a JSON object that a WIT record carries, found in one pass over the object.
-/// A record has a dozen fields at most, so finding one by name compares a few short strings,
-/// which costs less than hashing the name for the object's own map (a hook call reads and
-/// writes some fifty fields).
+/// A record has a few dozen fields at most, so finding one by name compares a few short
+/// strings, which costs less than hashing the name for the object's own map (a hook call reads
+/// and writes some fifty fields).
 pub(super) struct Fields<'v, const N: usize> {
     names: &'static [&'static str; N],
     values: [Option<&'v Value>; N],
@@ -272,6 +277,8 @@ pub(super) struct FieldsMut<'v, const N: usize> {
     slots: [Option<&'v mut Value>; N],
     added: Vec<(&'static str, Value)>,
     removed: Vec<&'static str>,
+    /// Whether the object is a request's own record or part of the account document.
+    others: Others,
 }
 
 impl<const N: usize> FieldsMut<'_, N> {
@@ -329,10 +336,12 @@ impl<const N: usize> FieldsMut<'_, N> {
         });
     }
 
-    /// A text field, removed when `None`.
+    /// A text field, removed when `None` (in part of the account document, as
+    /// [`Self::nullable`]).
     pub(super) fn optional(&mut self, name: &'static str, text: Option<String>) {
         match text {
             Some(text) => self.text(name, text),
+            None if self.others == Others::Keep => self.nullable(name, None),
             None => self.remove(name),
         }
     }
@@ -368,7 +377,7 @@ impl<const N: usize> FieldsMut<'_, N> {
         &mut self,
         name: &'static str,
         items: Vec<T>,
-        write: fn(&mut Value, T),
+        write: impl FnMut(&mut Value, T),
     ) {
         if !items.is_empty() || self.given(name) {
             self.list(name, Some(items), write);
@@ -379,17 +388,28 @@ impl<const N: usize> FieldsMut<'_, N> {
         self.put(name, |slot| *slot = Value::Bool(flag));
     }
 
-    /// A list written over the array that is there, element by element (`None`: removed).
-    fn list<T>(&mut self, name: &'static str, items: Option<Vec<T>>, write: fn(&mut Value, T)) {
+    /// A list written over the array that is there, element by element (`None`: removed, as
+    /// [`Self::optional`] removes a text).
+    fn list<T>(
+        &mut self,
+        name: &'static str,
+        items: Option<Vec<T>>,
+        write: impl FnMut(&mut Value, T),
+    ) {
         match items {
             Some(items) => self.put(name, |slot| write_array(slot, items, write)),
+            None if self.others == Others::Keep && !self.given(name) => {}
             None => self.remove(name),
         }
     }
 
-    /// A list of strings, left out when empty (as the API does for `units` and document paths).
+    /// A list of strings, left out when empty (as the API does for `units` and document paths;
+    /// in part of the account document, as [`Self::list_if_given`]).
     fn strings(&mut self, name: &'static str, strings: Vec<String>, write: fn(&mut Value, String)) {
-        self.list(name, (!strings.is_empty()).then_some(strings), write);
+        match self.others {
+            Others::Keep => self.list_if_given(name, strings, write),
+            Others::Drop => self.list(name, (!strings.is_empty()).then_some(strings), write),
+        }
     }
 }
 
@@ -403,8 +423,9 @@ fn write_object<const N: usize>(
     write_object_with(value, names, Others::Drop, write);
 }
 
-/// As [`write_object`], keeping the fields outside `names` (a record that carries part of a
-/// document: the account of `0.2.0`).
+/// As [`write_object`], for a record that carries part of the account document (the account
+/// records of `0.2.0` and later): the fields outside `names` stay, and a `None` over a field
+/// that is missing or `null` leaves it so.
 pub(super) fn write_part_of_object<const N: usize>(
     value: &mut Value,
     names: &'static [&'static str; N],
@@ -413,7 +434,10 @@ pub(super) fn write_part_of_object<const N: usize>(
     write_object_with(value, names, Others::Keep, write);
 }
 
-/// What writing a record does with an object's fields the record does not carry.
+/// What writing a record does with what its answer does not say. A request's own record
+/// drops the object's fields the record does not carry, and removes a field the answer has as
+/// `None`. Part of the account document keeps those fields, and leaves a field it left out or
+/// sent as `null` so when the answer has it as `None`.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Others {
     Drop,
@@ -438,6 +462,7 @@ fn write_object_with<const N: usize>(
         slots: std::array::from_fn(|_| None),
         added: Vec::new(),
         removed: Vec::new(),
+        others,
     };
     for (key, slot) in object.iter_mut() {
         match position(names, key) {
@@ -461,7 +486,7 @@ fn write_object_with<const N: usize>(
 
 /// Writes `items` over the array in `slot`, element by element (it becomes an array if it was
 /// not one).
-fn write_array<T>(slot: &mut Value, items: Vec<T>, write: fn(&mut Value, T)) {
+fn write_array<T>(slot: &mut Value, items: Vec<T>, mut write: impl FnMut(&mut Value, T)) {
     if !slot.is_array() {
         *slot = Value::Array(Vec::with_capacity(items.len()));
     }
@@ -501,39 +526,93 @@ pub fn write_notes(value: &mut Value, notes: Vec<types::Note>) {
 /// Writes the transactions a hook returned over the transactions that were sent to it.
 pub fn write_transactions(value: &mut Value, transactions: Vec<types::Transaction>) {
     write_array(value, transactions, |slot, transaction| {
-        write_object(slot, &TRANSACTION_FIELDS, |fields| {
-            fields.text("transaction_id", transaction.transaction_id);
-            fields.text("transaction_date", transaction.transaction_date);
-            fields.text("amount", transaction.amount);
-            fields.text("type", transaction.type_);
-            fields.optional("reason", transaction.reason);
-            fields.optional("reference", transaction.reference);
-            fields.optional("payment_type", transaction.payment_type);
-            fields.optional("display_note", transaction.display_note);
-            fields.optional("note", transaction.note);
-            fields.optional("product_code", transaction.product_code);
-            fields.list("line_items", transaction.line_items, |slot, item| {
-                write_object(slot, &LINE_ITEM_FIELDS, |fields| {
-                    fields.text_if_given("rate_band", item.rate_band);
-                    fields.text("start_date", item.start_date);
-                    fields.text("end_date", item.end_date);
-                    fields.text("number_of_units", item.number_of_units);
-                    fields.text("net_amount", item.net_amount);
-                    fields.text_if_given("price_per_unit", item.price_per_unit);
-                    fields.strings("units", item.units, write_text);
-                });
+        write_transaction(slot, transaction, Others::Drop);
+    });
+}
+
+/// Writes a transaction of the account document (the statement transactions of 0.3.0's
+/// account and ledgers) over the one that was sent, as part of the document.
+pub(super) fn write_document_transaction(slot: &mut Value, transaction: types::Transaction) {
+    write_transaction(slot, transaction, Others::Keep);
+}
+
+fn write_transaction(slot: &mut Value, transaction: types::Transaction, others: Others) {
+    write_object_with(slot, &TRANSACTION_FIELDS, others, |fields| {
+        fields.text("transaction_id", transaction.transaction_id);
+        fields.text("transaction_date", transaction.transaction_date);
+        fields.text("amount", transaction.amount);
+        fields.text("type", transaction.type_);
+        fields.optional("reason", transaction.reason);
+        fields.optional("reference", transaction.reference);
+        fields.optional("payment_type", transaction.payment_type);
+        fields.optional("display_note", transaction.display_note);
+        fields.optional("note", transaction.note);
+        fields.optional("product_code", transaction.product_code);
+        fields.list("line_items", transaction.line_items, |slot, item| {
+            write_object_with(slot, &LINE_ITEM_FIELDS, others, |fields| {
+                fields.text_if_given("rate_band", item.rate_band);
+                fields.text("start_date", item.start_date);
+                fields.text("end_date", item.end_date);
+                fields.text("number_of_units", item.number_of_units);
+                fields.text("net_amount", item.net_amount);
+                fields.text_if_given("price_per_unit", item.price_per_unit);
+                fields.strings("units", item.units, write_text);
             });
-            fields.list("tax_items", transaction.tax_items, |slot, item| {
-                write_object(slot, &TAX_ITEM_FIELDS, |fields| {
-                    fields.text("amount", item.amount);
-                    fields.text("tax_type", item.tax_type);
-                    fields.text("value_taxed", item.value_taxed);
-                    fields.text("rate", item.rate);
-                    fields.text("unit_type", item.unit_type);
-                });
+        });
+        fields.list("tax_items", transaction.tax_items, |slot, item| {
+            write_object_with(slot, &TAX_ITEM_FIELDS, others, |fields| {
+                fields.text("amount", item.amount);
+                fields.text("tax_type", item.tax_type);
+                fields.text("value_taxed", item.value_taxed);
+                fields.text("rate", item.rate);
+                fields.text("unit_type", item.unit_type);
             });
         });
     });
+}
+
+/// The transaction a hook was sent, owned: what a hook that changes nothing answers.
+#[cfg(test)]
+pub(super) fn owned_transaction(transaction: &wire::Transaction<'_>) -> types::Transaction {
+    let owned = |text: &str| text.to_owned();
+    types::Transaction {
+        transaction_id: owned(transaction.transaction_id),
+        transaction_date: owned(transaction.transaction_date),
+        amount: owned(transaction.amount),
+        type_: owned(transaction.type_),
+        reason: transaction.reason.map(owned),
+        reference: transaction.reference.map(owned),
+        payment_type: transaction.payment_type.map(owned),
+        display_note: transaction.display_note.map(owned),
+        note: transaction.note.map(owned),
+        product_code: transaction.product_code.map(owned),
+        line_items: transaction.line_items.as_ref().map(|items| {
+            items
+                .iter()
+                .map(|item| types::LineItem {
+                    rate_band: owned(item.rate_band),
+                    start_date: owned(item.start_date),
+                    end_date: owned(item.end_date),
+                    number_of_units: owned(item.number_of_units),
+                    net_amount: owned(item.net_amount),
+                    price_per_unit: owned(item.price_per_unit),
+                    units: item.units.iter().copied().map(owned).collect(),
+                })
+                .collect()
+        }),
+        tax_items: transaction.tax_items.as_ref().map(|items| {
+            items
+                .iter()
+                .map(|item| types::TaxItem {
+                    amount: owned(item.amount),
+                    tax_type: owned(item.tax_type),
+                    value_taxed: owned(item.value_taxed),
+                    rate: owned(item.rate),
+                    unit_type: owned(item.unit_type),
+                })
+                .collect()
+        }),
+    }
 }
 
 /// Writes the statements a hook returned over the statements that were sent to it.
@@ -576,7 +655,7 @@ mod tests {
             ("statement", &STATEMENT_FIELDS[..]),
             ("payment-instruction", &INSTRUCTION_FIELDS[..]),
         ] {
-            for version in ["0.1.0", "0.2.0"] {
+            for version in ["0.1.0", "0.2.0", "0.3.0"] {
                 assert_eq!(
                     record_fields(version, record),
                     fields,
@@ -686,47 +765,7 @@ mod tests {
         let tax = &read.tax_items.as_ref().expect("tax items")[0];
         assert_eq!((tax.tax_type, tax.unit_type), ("VAT", "PERCENT"));
 
-        let answer = wire
-            .iter()
-            .map(|transaction| types::Transaction {
-                transaction_id: owned(transaction.transaction_id),
-                transaction_date: owned(transaction.transaction_date),
-                amount: owned(transaction.amount),
-                type_: owned(transaction.type_),
-                reason: transaction.reason.map(owned),
-                reference: transaction.reference.map(owned),
-                payment_type: transaction.payment_type.map(owned),
-                display_note: transaction.display_note.map(owned),
-                note: transaction.note.map(owned),
-                product_code: transaction.product_code.map(owned),
-                line_items: transaction.line_items.as_ref().map(|items| {
-                    items
-                        .iter()
-                        .map(|item| types::LineItem {
-                            rate_band: owned(item.rate_band),
-                            start_date: owned(item.start_date),
-                            end_date: owned(item.end_date),
-                            number_of_units: owned(item.number_of_units),
-                            net_amount: owned(item.net_amount),
-                            price_per_unit: owned(item.price_per_unit),
-                            units: item.units.iter().copied().map(owned).collect(),
-                        })
-                        .collect()
-                }),
-                tax_items: transaction.tax_items.as_ref().map(|items| {
-                    items
-                        .iter()
-                        .map(|item| types::TaxItem {
-                            amount: owned(item.amount),
-                            tax_type: owned(item.tax_type),
-                            value_taxed: owned(item.value_taxed),
-                            rate: owned(item.rate),
-                            unit_type: owned(item.unit_type),
-                        })
-                        .collect()
-                }),
-            })
-            .collect();
+        let answer = wire.iter().map(owned_transaction).collect();
         let mut value = request.clone();
         write_transactions(&mut value, answer);
         assert_eq!(value, request);

@@ -1,8 +1,9 @@
 //! The WebAssembly plugin host: per-supplier validation and mapping rules as sandboxed
 //! components of the WIT package `ferry:supplier-rules`, every published version of it
 //! (`wit/since_v*/`; [`bindings`] has one set of bindings per version, and
-//! [`account_v0_1_0`] and [`account_v0_2_0`] give each version's account record its view of
-//! the account document).
+//! [`account_v0_1_0`], [`account_v0_2_0`] and [`account_v0_3_0`] give each version's account
+//! record its view of the account document, the last two with the records of
+//! [`account_document`], each stated once).
 //!
 //! [`runtime`] runs components (wasmtime, one engine, a fresh store per call with deadline
 //! and memory cap), [`prepared`] makes instances ahead of their calls and drops used stores
@@ -12,8 +13,10 @@
 //! [`threads`] runs plugins that overran their deadline below the host's CPU priority, and
 //! [`watch`] hot-reloads plugins from a directory during development.
 
+mod account_document;
 mod account_v0_1_0;
 mod account_v0_2_0;
+mod account_v0_3_0;
 mod bindings;
 mod cache;
 mod convert;

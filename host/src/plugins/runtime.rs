@@ -22,7 +22,7 @@ use super::cache::ArtifactCache;
 use super::output::CappedOutput;
 use super::prepared::{Prepared, Spare, Stock};
 use super::running_time::RunningTime;
-use super::{account_v0_1_0, account_v0_2_0, convert, wire};
+use super::{account_v0_1_0, account_v0_2_0, account_v0_3_0, convert, wire};
 use crate::domain::ports::{AccountTarget, Hook};
 use crate::domain::validation::FieldErrors;
 use serde_json::Value;
@@ -51,17 +51,19 @@ pub const PACKAGE: &str = "ferry:supplier-rules";
 pub enum WitVersion {
     V0_1_0,
     V0_2_0,
+    V0_3_0,
 }
 
 impl WitVersion {
     /// Newest first: a hook is looked for under the newest version first.
-    pub const ALL: [WitVersion; 2] = [WitVersion::V0_2_0, WitVersion::V0_1_0];
-    pub const LATEST: WitVersion = WitVersion::V0_2_0;
+    pub const ALL: [WitVersion; 3] = [WitVersion::V0_3_0, WitVersion::V0_2_0, WitVersion::V0_1_0];
+    pub const LATEST: WitVersion = WitVersion::V0_3_0;
 
     pub fn as_str(self) -> &'static str {
         match self {
             WitVersion::V0_1_0 => "0.1.0",
             WitVersion::V0_2_0 => "0.2.0",
+            WitVersion::V0_3_0 => "0.3.0",
         }
     }
 
@@ -616,10 +618,16 @@ impl Signature for ValidateAccountV0_1_0 {
     type Results = Answer<types_v0_1_0::Account>;
 }
 
-struct ValidateAccount;
-impl Signature for ValidateAccount {
-    type Params<'a> = (account_v0_2_0::Account<'a>,);
-    type Results = Answer<types::Account>;
+struct ValidateAccountV0_2_0;
+impl Signature for ValidateAccountV0_2_0 {
+    type Params<'a> = (account_v0_2_0::account::Wire<'a>,);
+    type Results = Answer<account_v0_2_0::account::Owned>;
+}
+
+struct ValidateAccountV0_3_0;
+impl Signature for ValidateAccountV0_3_0 {
+    type Params<'a> = (account_v0_3_0::account::Wire<'a>,);
+    type Results = Answer<account_v0_3_0::account::Owned>;
 }
 
 struct MapNotes;
@@ -664,7 +672,8 @@ fn check_signature(
     match hook {
         Hook::ValidateAccount => match exported.version {
             WitVersion::V0_1_0 => check::<ValidateAccountV0_1_0>(store, instance, index),
-            WitVersion::V0_2_0 => check::<ValidateAccount>(store, instance, index),
+            WitVersion::V0_2_0 => check::<ValidateAccountV0_2_0>(store, instance, index),
+            WitVersion::V0_3_0 => check::<ValidateAccountV0_3_0>(store, instance, index),
         },
         Hook::MapNotes => check::<MapNotes>(store, instance, index),
         Hook::MapTransactions => check::<MapTransactions>(store, instance, index),
@@ -702,19 +711,27 @@ async fn invoke(
     let target = convert::account_ref(target);
     let index = &exported.index;
     let answer = match hook {
-        Hook::ValidateAccount if exported.version == WitVersion::V0_1_0 => {
-            let function = hook_func::<ValidateAccountV0_1_0>(store, instance, index)?;
-            let start = account_v0_1_0::open_period_start(&input);
-            let account = account_v0_1_0::account_to_wit(&input, start.as_deref());
-            let (result,) = function.call_async(&mut *store, (account,)).await?;
-            result.map(|account| account_v0_1_0::write_account(&mut input, account))
-        }
-        Hook::ValidateAccount => {
-            let function = hook_func::<ValidateAccount>(store, instance, index)?;
-            let account = account_v0_2_0::account_to_wit(&input);
-            let (result,) = function.call_async(&mut *store, (account,)).await?;
-            result.map(|account| account_v0_2_0::write_account(&mut input, account))
-        }
+        Hook::ValidateAccount => match exported.version {
+            WitVersion::V0_1_0 => {
+                let function = hook_func::<ValidateAccountV0_1_0>(store, instance, index)?;
+                let start = account_v0_1_0::open_period_start(&input);
+                let account = account_v0_1_0::account_to_wit(&input, start.as_deref());
+                let (result,) = function.call_async(&mut *store, (account,)).await?;
+                result.map(|account| account_v0_1_0::write_account(&mut input, account))
+            }
+            WitVersion::V0_2_0 => {
+                let function = hook_func::<ValidateAccountV0_2_0>(store, instance, index)?;
+                let account = account_v0_2_0::account::read(&input);
+                let (result,) = function.call_async(&mut *store, (account,)).await?;
+                result.map(|account| account_v0_2_0::account::write(&mut input, account))
+            }
+            WitVersion::V0_3_0 => {
+                let function = hook_func::<ValidateAccountV0_3_0>(store, instance, index)?;
+                let account = account_v0_3_0::account::read(&input);
+                let (result,) = function.call_async(&mut *store, (account,)).await?;
+                result.map(|account| account_v0_3_0::account::write(&mut input, account))
+            }
+        },
         Hook::MapNotes => {
             let function = hook_func::<MapNotes>(store, instance, index)?;
             let notes = convert::list(&input, convert::note_to_wit);

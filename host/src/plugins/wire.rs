@@ -3,8 +3,9 @@
 //! memory. What a hook returns is lifted into the owned records `bindgen!` generates
 //! ([`super::bindings`]).
 //!
-//! These mirror `wit/since_v0.2.0/supplier-rules.wit` field for field, and the account records
-//! `wit/since_v0.1.0/` (`0.2.0`'s are in [`super::account_v0_2_0`]). Wasmtime checks them
+//! These mirror the records every version shares (`wit/since_v0.3.0/supplier-rules.wit`) field
+//! for field, and the account records of `wit/since_v0.1.0/` (those of 0.2.0 and later are in
+//! [`super::account_document`] and the version's own module). Wasmtime checks them
 //! against the component's own types when a plugin is loaded (`Runtime::load` types every hook it
 //! exports), so a mismatch refuses the plugin and never reaches a call; the end-to-end tests
 //! load the example plugin, which exports every hook.

@@ -1,19 +1,23 @@
 //! Ferry's example supplier plugin. Copy this crate to start your own (see PLUGINS.md).
 //!
-//! It implements every hook of `ferry:supplier-rules@0.2.0` (its account record mirrors the
-//! real platform's account document):
+//! It implements every hook of `ferry:supplier-rules@0.3.0` (its account record mirrors the
+//! real platform's account document, the account's ledgers included):
 //! - accounts: phone numbers become E.164 (`07700 900123` → `+447700900123`, with the
 //!   country code from the `default_country_code` setting, default `44`), and external
 //!   account numbers must start with the `account_number_prefix` setting (when set) followed
 //!   by digits;
-//! - transactions and the tariffs of meter points' agreements: the supplier's own product
-//!   codes are mapped to the platform's through settings `product_code.<THEIRS>` = `<OURS>`;
+//! - accounts' money: a last statement balance (the account's own, or a ledger's) below the
+//!   `min_statement_balance` setting (when set; a debt is negative) is refused, for the
+//!   supplier to migrate such accounts by hand;
+//! - transactions, the account's statement transactions and the tariffs of meter points'
+//!   agreements: the supplier's own product codes are mapped to the platform's through
+//!   settings `product_code.<THEIRS>` = `<OURS>`;
 //! - notes, statements and payment instructions pass through unchanged.
 //!
 //! Settings are the supplier's plugin configuration, set by the operator.
 
 wit_bindgen::generate!({
-    path: "../../wit/since_v0.2.0",
+    path: "../../wit/since_v0.3.0",
     world: "plugin",
 });
 
@@ -119,6 +123,21 @@ impl account_rules::Guest for Plugin {
                 agreement.tariff_code = mapped;
             }
         }
+
+        if let Some(minimum) = settings.get("min_statement_balance") {
+            check_statement_balances(&account, minimum, &mut errors);
+        }
+        let statement_transactions = account
+            .current_statement_transactions
+            .iter_mut()
+            .chain(account.historical_statement_transactions.iter_mut())
+            .chain(account.ledgers.iter_mut().flat_map(|ledger| {
+                ledger
+                    .current_statement_transactions
+                    .iter_mut()
+                    .chain(ledger.historical_statement_transactions.iter_mut())
+            }));
+        map_product_codes(&settings, statement_transactions);
         host::log(
             Level::Info,
             "account checked",
@@ -138,21 +157,72 @@ impl account_rules::Guest for Plugin {
     }
 }
 
+/// Refuses a last statement balance, the account's own or one of its ledgers', below
+/// `minimum`.
+fn check_statement_balances(account: &Account, minimum: &str, errors: &mut Vec<FieldError>) {
+    let own = (String::new(), &account.last_statement_balance);
+    let ledgers = account
+        .ledgers
+        .iter()
+        .enumerate()
+        .map(|(index, ledger)| (format!("ledgers.{index}."), &ledger.last_statement_balance));
+    for (path, balance) in std::iter::once(own).chain(ledgers) {
+        let Some(balance) = balance else {
+            continue;
+        };
+        if hundredths(balance) < hundredths(minimum) {
+            errors.push(error(
+                format!("{path}last_statement_balance"),
+                "statement_balance_below_minimum",
+                format!("A last statement balance below {minimum} is migrated by hand."),
+            ));
+        }
+    }
+}
+
+/// A decimal (`"-42.5"`) in hundredths, anything past them cut off; `None` when it is not a
+/// decimal (Ferry has checked the account's, so only a mistyped setting is `None`, which is
+/// below every balance and refuses none).
+fn hundredths(decimal: &str) -> Option<i64> {
+    let (negative, digits) = match decimal.trim().strip_prefix('-') {
+        Some(digits) => (true, digits),
+        None => (false, decimal.trim()),
+    };
+    let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
+    let cents: String = fraction.chars().chain("00".chars()).take(2).collect();
+    if !whole
+        .chars()
+        .chain(cents.chars())
+        .all(|c| c.is_ascii_digit())
+    {
+        return None;
+    }
+    let value: i64 = format!("0{whole}{cents}").parse().ok()?;
+    Some(if negative { -value } else { value })
+}
+
+/// Maps the supplier's product codes of `transactions` to the platform's.
+fn map_product_codes<'a>(
+    settings: &Settings,
+    transactions: impl IntoIterator<Item = &'a mut Transaction>,
+) {
+    for transaction in transactions {
+        if let Some(mapped) = transaction
+            .product_code
+            .as_deref()
+            .and_then(|code| settings.product_code(code))
+        {
+            transaction.product_code = Some(mapped);
+        }
+    }
+}
+
 impl transaction_rules::Guest for Plugin {
     fn map_transactions(
         _target: AccountRef,
         mut transactions: Vec<Transaction>,
     ) -> Result<Vec<Transaction>, Vec<FieldError>> {
-        let settings = Settings::load();
-        for transaction in &mut transactions {
-            if let Some(mapped) = transaction
-                .product_code
-                .as_deref()
-                .and_then(|code| settings.product_code(code))
-            {
-                transaction.product_code = Some(mapped);
-            }
-        }
+        map_product_codes(&Settings::load(), &mut transactions);
         Ok(transactions)
     }
 }
