@@ -3,7 +3,9 @@
 //!
 //! A token is an HS256 JWT naming the API key it was issued for; every request looks the key
 //! up again, so revoking a key invalidates its tokens at once. Access tokens live 60 minutes,
-//! refresh tokens 7 days (the real platform's lifetimes).
+//! refresh tokens 7 days (the real platform's lifetimes). A supplier sends its token or key in
+//! `Authorization` in either of the real platform's forms, bare or after `Token `; the
+//! operator sends `Token <operator key>`.
 //!
 //! A token's signature is checked once: the claims of the tokens seen are kept
 //! ([`VerifiedTokens`]), and a token seen again is only checked for its expiry and kind.
@@ -210,10 +212,11 @@ impl Authenticator {
         Ok(self.pair(&record))
     }
 
-    /// The API key behind an `Authorization` header value: `Token <platform token>`, or, as on
-    /// the real platform, `Token <API key>` itself. A revoked key is refused either way.
+    /// The API key behind an `Authorization` header value: a platform token or, as on the real
+    /// platform, the API key itself, each bare or after `Token ` (`supplier_credential_of`).
+    /// A revoked key is refused either way.
     pub async fn supplier_caller(&self, header: Option<&str>) -> Result<ApiKeyRecord, AuthError> {
-        let token = token_of(header)?;
+        let token = supplier_credential_of(header)?;
         if is_api_key(token) {
             return self
                 .store
@@ -230,8 +233,9 @@ impl Authenticator {
             .ok_or(AuthError::AuthenticationFailed)
     }
 
-    /// Checks an `Authorization` header for the operator key. A valid supplier token or API key
-    /// is refused with `permission_denied`.
+    /// Checks an `Authorization` header for the operator key, `Token <operator key>` only (the
+    /// admin API is Ferry's own, with no real platform's scheme to follow). A valid supplier
+    /// token or API key is refused with `permission_denied`.
     pub async fn operator_caller(&self, header: Option<&str>) -> Result<(), AuthError> {
         let token = token_of(header)?;
         let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
@@ -259,18 +263,33 @@ fn is_api_key(token: &str) -> bool {
     !token.contains('.')
 }
 
+/// What follows the `Token ` prefix (any case) of an `Authorization` value; None without it.
+fn after_token_prefix(value: &str) -> Option<&str> {
+    let (scheme, rest) = value.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("token").then(|| rest.trim())
+}
+
 /// The token of `Authorization: Token <token>`.
 fn token_of(header: Option<&str>) -> Result<&str, AuthError> {
     let header = header.ok_or(AuthError::NotAuthenticated)?;
-    let (scheme, token) = header
-        .trim()
-        .split_once(' ')
-        .ok_or(AuthError::AuthenticationFailed)?;
-    let token = token.trim();
-    if !scheme.eq_ignore_ascii_case("token") || token.is_empty() {
+    match after_token_prefix(header.trim()) {
+        Some(token) if !token.is_empty() => Ok(token),
+        _ => Err(AuthError::AuthenticationFailed),
+    }
+}
+
+/// The credential of a supplier's `Authorization` value, in either of the real platform's
+/// forms: the credential alone (its `DRFKrakenTokenAuthentication` takes the header's value as
+/// the token) or after the prefix `Token ` (its `DataImportViewerAPIKeyAuthentication`, and
+/// the spec's example). Either form carries either credential. A value of another scheme
+/// (`Bearer …`) or with spaces inside is no credential.
+fn supplier_credential_of(header: Option<&str>) -> Result<&str, AuthError> {
+    let header = header.ok_or(AuthError::NotAuthenticated)?.trim();
+    let credential = after_token_prefix(header).unwrap_or(header);
+    if credential.is_empty() || credential.contains(char::is_whitespace) {
         return Err(AuthError::AuthenticationFailed);
     }
-    Ok(token)
+    Ok(credential)
 }
 
 fn constant_time_eq(left: &[u8; 32], right: &[u8; 32]) -> bool {
@@ -326,11 +345,12 @@ mod tests {
         );
 
         let (expired, _) = auth.sign(&record, TokenKind::Access, Duration::seconds(-1));
-        let header = format!("Token {expired}");
-        assert!(matches!(
-            auth.supplier_caller(Some(&header)).await,
-            Err(AuthError::AuthenticationFailed)
-        ));
+        for header in [format!("Token {expired}"), expired] {
+            assert!(matches!(
+                auth.supplier_caller(Some(&header)).await,
+                Err(AuthError::AuthenticationFailed)
+            ));
+        }
 
         let (expired_refresh, _) = auth.sign(&record, TokenKind::Refresh, Duration::seconds(-1));
         assert!(matches!(
@@ -393,6 +413,49 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_supplier_credential_is_taken_bare_or_after_token() {
+        let (_dir, store, auth) = authenticator().await;
+        let record = key(&store).await;
+        let (token, _) = auth.sign(&record, TokenKind::Access, ACCESS_TOKEN_LIFETIME);
+        for credential in [token.as_str(), "ferry_secret"] {
+            for header in [
+                credential.to_owned(),
+                format!("Token {credential}"),
+                format!("token {credential}"),
+                format!("  TOKEN   {credential}  "),
+            ] {
+                assert_eq!(
+                    auth.supplier_caller(Some(&header)).await.map(|k| k.id).ok(),
+                    Some("key-1".into()),
+                    "{header}"
+                );
+            }
+        }
+        assert!(matches!(
+            auth.supplier_caller(None).await,
+            Err(AuthError::NotAuthenticated)
+        ));
+        for header in [
+            String::new(),
+            "Token".to_owned(),
+            "Token ".to_owned(),
+            "ferry_wrong".to_owned(),
+            format!("Bearer {token}"),
+            format!("JWT {token}"),
+            format!("Token Token {token}"),
+            format!("{token} ferry_secret"),
+        ] {
+            assert!(
+                matches!(
+                    auth.supplier_caller(Some(&header)).await,
+                    Err(AuthError::AuthenticationFailed)
+                ),
+                "{header}"
+            );
+        }
+    }
+
+    #[tokio::test]
     async fn operator_key_checks() {
         let (_dir, store, auth) = authenticator().await;
         assert!(auth.operator_caller(Some("Token operator")).await.is_ok());
@@ -402,6 +465,11 @@ mod tests {
         ));
         assert!(matches!(
             auth.operator_caller(Some("Token operato")).await,
+            Err(AuthError::AuthenticationFailed)
+        ));
+        // The operator key keeps its one form.
+        assert!(matches!(
+            auth.operator_caller(Some("operator")).await,
             Err(AuthError::AuthenticationFailed)
         ));
         let record = key(&store).await;

@@ -291,9 +291,10 @@ fn is_code(value: &Value) -> bool {
 }
 
 /// What an `account_import_process_already_imported` answer adds: the account it names.
-const ACCOUNT_NUMBERS: [&str; 3] = [
+const ACCOUNT_NUMBERS: [&str; 4] = [
     "account_number",
     "external_account_number",
+    "kraken_account_number",
     "platform_account_number",
 ];
 

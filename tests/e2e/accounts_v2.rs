@@ -109,6 +109,8 @@ async fn a_scheduled_creation_runs_in_the_background_and_reports_its_events() {
     );
     assert_eq!(done["latest_error"], Value::Null);
     let number = done["platform_identifier"].as_str().expect("the account");
+    // The real platform's name beside the spec's.
+    assert_eq!(done["kraken_identifier"], number);
     // v1 sees the same process.
     let (_, v1) = server
         .get(
@@ -117,6 +119,7 @@ async fn a_scheduled_creation_runs_in_the_background_and_reports_its_events() {
         )
         .await;
     assert_eq!(v1["platform_account_number"], number);
+    assert_eq!(v1["kraken_account_number"], number);
     // Scheduling it again: already imported, with its numbers.
     let (status, answer) = server
         .post(
@@ -128,6 +131,7 @@ async fn a_scheduled_creation_runs_in_the_background_and_reports_its_events() {
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_error(&answer, "account_import_process_already_imported");
     assert_eq!(answer["account_number"], number);
+    assert_eq!(answer["kraken_account_number"], number);
 
     // A dry run: recorded, nothing created.
     let (status, _) = server
@@ -143,6 +147,12 @@ async fn a_scheduled_creation_runs_in_the_background_and_reports_its_events() {
     })
     .await;
     assert_eq!(dry["platform_identifier"], Value::Null);
+    assert_eq!(dry["kraken_identifier"], Value::Null);
+    assert!(
+        dry.as_object()
+            .is_some_and(|o| o.contains_key("kraken_identifier")),
+        "{dry}"
+    );
     assert_eq!(
         dry["latest_event"]["event"],
         "EVENT_ACCOUNT_IMPORT_PROCESS_DRY_RUN_SUCCEEDED"

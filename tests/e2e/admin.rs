@@ -259,7 +259,8 @@ async fn acknowledged_writes_survive_a_restart() {
         .await;
     assert_eq!(
         body,
-        json!({"status": "COMPLETED", "platform_account_number": number})
+        json!({"status": "COMPLETED", "platform_account_number": number,
+               "kraken_account_number": number, "account_number": number})
     );
     let (_, pending) = server
         .get(

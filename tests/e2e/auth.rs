@@ -276,3 +276,106 @@ async fn the_api_key_itself_is_accepted_as_the_token() {
     assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
     assert_error(&body, "authentication_failed");
 }
+
+/// The status, `WWW-Authenticate` and body of a GET with `authorization` as the header's value.
+async fn get_with(
+    server: &Server,
+    path: &str,
+    authorization: Option<&str>,
+) -> (StatusCode, Option<String>, serde_json::Value) {
+    let mut request = reqwest::Client::new().get(server.url(path));
+    if let Some(value) = authorization {
+        request = request.header("Authorization", value);
+    }
+    let response = request.send().await.expect("request");
+    let status = response.status();
+    let challenge = response
+        .headers()
+        .get("www-authenticate")
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned);
+    (status, challenge, response.json().await.expect("json"))
+}
+
+/// As the real platform's `DRFKrakenTokenAuthentication` takes it, the `Authorization` header
+/// may carry the credential alone; as its `DataImportViewerAPIKeyAuthentication` (and the
+/// spec's example) take it, after `Token `. Both forms take the platform token and the API
+/// key; anything else is refused as before.
+#[tokio::test]
+async fn the_credential_is_taken_bare_or_after_token() {
+    let server = Server::start().await;
+    server.create_supplier("OLD_CO").await;
+    let (id, key) = server.create_api_key(&["OLD_CO"]).await;
+    let token = server.token_for(&key).await;
+    server.stage(&token, &account("OLD_CO", "ACC-1")).await;
+    let path = "/v1/data-import/all-account-import-processes/OLD_CO/";
+
+    for credential in [token.as_str(), key.as_str()] {
+        for header in [
+            credential.to_owned(),
+            format!("Token {credential}"),
+            format!("token {credential}"),
+            format!("TOKEN {credential}"),
+        ] {
+            let (status, _, body) = get_with(&server, path, Some(&header)).await;
+            assert_eq!(status, StatusCode::OK, "{header}: {body}");
+            assert_eq!(body[0]["external_account_number"], "ACC-1", "{header}");
+        }
+    }
+    // A bare credential works on a write too.
+    let status = reqwest::Client::new()
+        .post(server.url(STAGE))
+        .header("Authorization", token.as_str())
+        .json(&account("OLD_CO", "ACC-2"))
+        .send()
+        .await
+        .expect("request")
+        .status();
+    assert_eq!(status, StatusCode::CREATED);
+
+    // Refused as before: nothing, a forged token, a stranger's key, another scheme, the prefix
+    // alone, or the operator key.
+    let (status, challenge, body) = get_with(&server, path, None).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_eq!(challenge.as_deref(), Some("Token"));
+    assert_error(&body, "not_authenticated");
+    let mut parts: Vec<&str> = token.split('.').collect();
+    let forged_signature = "AAAA".repeat(10);
+    parts[2] = &forged_signature;
+    let forged = parts.join(".");
+    for header in [
+        forged.clone(),
+        format!("Token {forged}"),
+        "ferry_0000000000000000000000000000000000000000000000000000000000000000".to_owned(),
+        format!("Bearer {token}"),
+        format!("JWT {token}"),
+        format!("Token Token {token}"),
+        "Token".to_owned(),
+        String::new(),
+        OPERATOR_KEY.to_owned(),
+    ] {
+        let (status, challenge, body) = get_with(&server, path, Some(&header)).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{header:?}: {body}");
+        assert_eq!(challenge.as_deref(), Some("Token"), "{header:?}");
+        assert_error(&body, "authentication_failed");
+    }
+
+    // The admin API keeps its one form: `Token <operator key>`.
+    let (status, _, body) = get_with(&server, "/admin/v1/suppliers", Some(OPERATOR_KEY)).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+    assert_error(&body, "authentication_failed");
+    let operator = format!("Token {OPERATOR_KEY}");
+    let (status, _, body) = get_with(&server, "/admin/v1/suppliers", Some(&operator)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+
+    // A revoked key is refused bare too, and so are its tokens.
+    let (status, _) = server
+        .admin(Method::DELETE, &format!("/admin/v1/api-keys/{id}"), None)
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    for header in [token.as_str(), key.as_str()] {
+        let (status, _, body) = get_with(&server, path, Some(header)).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{header}: {body}");
+        assert_error(&body, "authentication_failed");
+    }
+}

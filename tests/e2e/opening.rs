@@ -351,8 +351,8 @@ async fn a_failure_halfway_leaves_nothing_and_a_retry_succeeds_once() {
             "payment_instruction_not_found".to_owned()
         )]
     );
-    let imported = imported(&server, &token).await;
-    assert_eq!(imported, json!([]));
+    let listed = imported(&server, &token).await;
+    assert_eq!(listed, json!([]));
 
     // Once all is there, the account is made, once.
     let (status, body) = process(&server, &token, "ACC-1", false).await;
@@ -375,8 +375,8 @@ async fn a_failure_halfway_leaves_nothing_and_a_retry_succeeds_once() {
             .count(),
         4
     );
-    let imported = imported(&server, &token).await;
-    assert_eq!(imported.as_array().map(Vec::len), Some(1));
+    let listed = imported(&server, &token).await;
+    assert_eq!(listed.as_array().map(Vec::len), Some(1));
 }
 
 #[tokio::test]
@@ -406,8 +406,8 @@ async fn a_dry_run_runs_everything_and_keeps_nothing() {
         body["detail"],
         "Account would successfully import. Rolled back due to Dry Run."
     );
-    let imported = imported(&server, &token).await;
-    assert_eq!(imported, json!([]));
+    let listed = imported(&server, &token).await;
+    assert_eq!(listed, json!([]));
     // The vendor was asked (a dry run checks everything), and no ledger event was kept.
     assert!(
         !vendor

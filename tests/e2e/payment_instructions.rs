@@ -52,7 +52,8 @@ async fn a_confirmed_instruction_is_stored_once() {
         assert_eq!(status, StatusCode::CREATED, "{body}");
         assert_eq!(
             body,
-            json!({"platform_account_number": number, "account_number": number, "reference": "PM-1"})
+            json!({"platform_account_number": number, "kraken_account_number": number,
+                   "account_number": number, "reference": "PM-1"})
         );
     }
     let view = server.account_view(&number).await;

@@ -30,7 +30,8 @@ async fn status_and_lists_have_the_spec_shapes() {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(
         body,
-        json!({"status": "UNKNOWN", "platform_account_number": ""})
+        json!({"status": "UNKNOWN", "platform_account_number": "", "kraken_account_number": "",
+               "account_number": ""})
     );
     let (_, body) = server
         .get(
@@ -40,7 +41,8 @@ async fn status_and_lists_have_the_spec_shapes() {
         .await;
     assert_eq!(
         body,
-        json!({"status": "COMPLETED", "platform_account_number": number})
+        json!({"status": "COMPLETED", "platform_account_number": number,
+               "kraken_account_number": number, "account_number": number})
     );
     let (status, body) = server
         .get(
@@ -66,11 +68,13 @@ async fn status_and_lists_have_the_spec_shapes() {
     assert_eq!(numbers, ["ACC-1", "ACC-2", "ACC-3"]);
     assert_eq!(
         all[0],
-        json!({"external_account_number": "ACC-1", "platform_account_number": null, "account_created_at": null})
+        json!({"external_account_number": "ACC-1", "platform_account_number": null,
+               "kraken_account_number": null, "account_created_at": null})
     );
     assert_eq!(all[1]["platform_account_number"], number.as_str());
+    assert_eq!(all[1]["kraken_account_number"], number.as_str());
     assert!(is_api_datetime(&all[1]["account_created_at"]), "{}", all[1]);
-    assert_eq!(all[1].as_object().map(|o| o.len()), Some(3));
+    assert_eq!(all[1].as_object().map(|o| o.len()), Some(4));
 
     let (_, pending) = server
         .get(
@@ -81,8 +85,10 @@ async fn status_and_lists_have_the_spec_shapes() {
     assert_eq!(
         pending,
         json!([
-            {"external_account_number": "ACC-1", "platform_account_number": null, "account_created_at": null},
-            {"external_account_number": "ACC-3", "platform_account_number": null, "account_created_at": null}
+            {"external_account_number": "ACC-1", "platform_account_number": null,
+             "kraken_account_number": null, "account_created_at": null},
+            {"external_account_number": "ACC-3", "platform_account_number": null,
+             "kraken_account_number": null, "account_created_at": null}
         ])
     );
     let (_, imported) = server

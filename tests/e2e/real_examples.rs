@@ -104,9 +104,120 @@ async fn the_real_documents_own_examples_get_the_real_answers() {
     assert_eq!(status, StatusCode::CREATED, "{instruction}");
     assert_eq!(
         instruction,
-        json!({"platform_account_number": number, "account_number": number,
-               "reference": "THIS-IS-A-FAKE-REFERENCE"})
+        json!({"platform_account_number": number, "kraken_account_number": number,
+               "account_number": number, "reference": "THIS-IS-A-FAKE-REFERENCE"})
     );
+}
+
+/// Every field of the real document's answer examples that name the account is in Ferry's
+/// answer, with the value it means: a client reading `kraken_account_number` (or the status's
+/// `account_number`, or the v2 status's `kraken_identifier`) reads the platform account's
+/// number, as it does from the real platform.
+#[tokio::test]
+async fn answers_name_the_account_as_the_real_documents_examples_do() {
+    let server = Server::start().await;
+    let token = server.supplier_with_token("OLD_CO").await;
+    server.stage(&token, &account("OLD_CO", "ACC-1")).await;
+    server.stage(&token, &account("OLD_CO", "ACC-2")).await;
+    let (status, processed) = server
+        .post(
+            PROCESS,
+            &token,
+            &json!({"import_supplier_code": "OLD_CO", "external_account_number": "ACC-2"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{processed}");
+    let number = processed["platform_account_number"].clone();
+    let created_at = |list: &Value| list[0]["account_created_at"].clone();
+
+    // (path, the real example's answer with its values as Ferry's mean them)
+    let (_, imported) = server
+        .get(
+            "/v1/data-import/imported-account-import-processes/OLD_CO/",
+            &token,
+        )
+        .await;
+    let checks = [
+        (
+            "/v1/data-import/account-transfer-status/OLD_CO/ACC-2/",
+            json!({"status": "COMPLETED", "account_number": number, "kraken_account_number": number}),
+        ),
+        (
+            "/v1/data-import/account-transfer-status/OLD_CO/ACC-1/",
+            json!({"status": "UNKNOWN", "account_number": "", "kraken_account_number": ""}),
+        ),
+        (
+            "/v1/data-import/all-account-import-processes/OLD_CO/",
+            json!([{"external_account_number": "ACC-1", "kraken_account_number": null, "account_created_at": null},
+                   {"external_account_number": "ACC-2", "kraken_account_number": number,
+                    "account_created_at": created_at(&imported)}]),
+        ),
+        (
+            "/v1/data-import/pending-account-import-processes/OLD_CO/",
+            json!([{"external_account_number": "ACC-1", "kraken_account_number": null, "account_created_at": null}]),
+        ),
+        (
+            "/v1/data-import/imported-account-import-processes/OLD_CO/",
+            json!([{"external_account_number": "ACC-2", "kraken_account_number": number,
+                    "account_created_at": created_at(&imported)}]),
+        ),
+        (
+            "/v2/data-import/accounts/OLD_CO/ACC-2/",
+            json!({"status": "PROCESSED", "kraken_identifier": number}),
+        ),
+        (
+            "/v2/data-import/accounts/OLD_CO/ACC-1/",
+            json!({"status": "PENDING", "kraken_identifier": null}),
+        ),
+    ];
+    assert!(created_at(&imported).is_string(), "{imported}");
+    for (path, real) in checks {
+        let (status, answer) = server.get(path, &token).await;
+        assert_eq!(status, StatusCode::OK, "{path} {answer}");
+        assert_contains(path, &answer, &real);
+    }
+    // `process/`'s example: `external_account_number`, `kraken_account_number`, `account_number`.
+    assert_contains(
+        PROCESS,
+        &processed,
+        &json!({"external_account_number": "ACC-2", "kraken_account_number": number, "account_number": number}),
+    );
+    // And its already-imported answer: `external_account_number`, `kraken_account_number`.
+    let (status, again) = server
+        .post(
+            PROCESS,
+            &token,
+            &json!({"import_supplier_code": "OLD_CO", "external_account_number": "ACC-2"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{again}");
+    assert_contains(
+        PROCESS,
+        &again,
+        &json!({"external_account_number": "ACC-2", "kraken_account_number": number}),
+    );
+}
+
+/// Every field of `real` (objects, and arrays element by element) is in `answer` with the
+/// same value.
+fn assert_contains(path: &str, answer: &Value, real: &Value) {
+    match (answer, real) {
+        (Value::Object(answer), Value::Object(real)) => {
+            for (name, value) in real {
+                let Some(found) = answer.get(name) else {
+                    panic!("{path}: no {name} in {answer:?}");
+                };
+                assert_contains(&format!("{path} {name}"), found, value);
+            }
+        }
+        (Value::Array(answer), Value::Array(real)) => {
+            assert_eq!(answer.len(), real.len(), "{path}: {answer:?}");
+            for (answer, real) in answer.iter().zip(real) {
+                assert_contains(path, answer, real);
+            }
+        }
+        (answer, real) => assert_eq!(answer, real, "{path}"),
+    }
 }
 
 /// A POST's status, `Ferry-Ignored-Fields` and body.
@@ -130,9 +241,9 @@ async fn post_naming_ignored(
 }
 
 /// The real document's account examples (the v2 operations'; v1's `validate-account/` and
-/// `create-or-update/` take the same document): valid as they are, every field kept but
-/// `ledgers` (which the document's account schema does not define: ignored and named), and
-/// migrated with the meter point they name.
+/// `create-or-update/` take the same document): valid as they are, every field kept (their
+/// `ledgers` included), and migrated with the meter point, the money and the documents they
+/// name.
 #[tokio::test]
 async fn the_real_account_examples_are_validated_staged_and_migrated() {
     let server = Server::start().await;
@@ -146,20 +257,26 @@ async fn the_real_account_examples_are_validated_staged_and_migrated() {
     )
     .await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    assert_eq!(ignored.as_deref(), Some("ledgers"));
+    assert_eq!(ignored, None);
 
     let (status, ignored, body) = post_naming_ignored(&server, VALIDATE, &token, &validate).await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    assert_eq!(ignored.as_deref(), Some("ledgers"));
-    let mut kept = validate.clone();
-    kept.as_object_mut().expect("object").remove("ledgers");
-    assert_eq!(serde_json::from_str::<Value>(&body).expect("JSON"), kept);
+    assert_eq!(ignored, None);
+    assert_eq!(serde_json::from_str::<Value>(&body).expect("JSON"), validate);
 
+    // The documents its notes and statements name, in the supplier's root of the file store.
+    for document in [
+        "old_co/notes/1234/attachment.jpg",
+        "old_co/EXTERNAL-1234/2019-06-01-to-2019-07-01.pdf",
+        "old_co/EXTERNAL-1234/2019-07-01-to-2019-08-01.pdf",
+    ] {
+        server.put_document(document);
+    }
     let schedule = example("POST /v2/data-import/accounts/");
     let (status, ignored, body) =
         post_naming_ignored(&server, "/v2/data-import/accounts/", &token, &schedule).await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
-    assert_eq!(ignored.as_deref(), Some("ledgers"));
+    assert_eq!(ignored, None);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     let status = loop {
         let (status, body) = server
@@ -177,7 +294,10 @@ async fn the_real_account_examples_are_validated_staged_and_migrated() {
     };
     assert_eq!(status["status"], "PROCESSED", "{status}");
     let number = status["platform_identifier"].as_str().expect("a number");
+    assert_eq!(status["kraken_identifier"], number);
     let view = server.account_view(number).await;
+    assert_eq!(view["balance"], "30.00", "{view}");
+    assert_eq!(view["closed_statements"][0]["closing_balance"], "20.00");
     assert_eq!(view["account"]["billing_postcode"], "W1F 9DE");
     assert_eq!(
         view["account"]["supply_addresses"][0]["meter_points"][0]["identifier"],

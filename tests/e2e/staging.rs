@@ -101,13 +101,15 @@ async fn staging_creates_then_updates_until_the_account_is_migrated() {
     );
 
     // Staging or processing it again: refused, with the account numbers, as on the real
-    // platform (its `kraken_account_number` is `platform_account_number`, and `account_number`).
+    // platform (its `kraken_account_number`, beside the spec's `platform_account_number` and
+    // `account_number`).
     let already = json!({
         "detail": "The account import process with the account number ACC-1 has already been imported.",
         "code": "account_import_process_already_imported",
         "errors": [],
         "external_account_number": "ACC-1",
         "platform_account_number": number,
+        "kraken_account_number": number,
         "account_number": number,
     });
     let (status, body) = server.post(STAGE, &token, &changed).await;
@@ -154,7 +156,8 @@ async fn a_dry_run_keeps_nothing_and_answers_as_the_real_platform() {
         .await;
     assert_eq!(
         status_body,
-        json!({"status": "UNKNOWN", "platform_account_number": ""})
+        json!({"status": "UNKNOWN", "platform_account_number": "", "kraken_account_number": "",
+               "account_number": ""})
     );
     let (_, imported) = server
         .get(
@@ -245,6 +248,7 @@ async fn concurrent_migrations_of_one_account_create_one_platform_account() {
         )
         .await;
     assert_eq!(status["platform_account_number"], created[0]);
+    assert_eq!(status["kraken_account_number"], created[0]);
 }
 
 #[tokio::test]
@@ -360,6 +364,12 @@ async fn an_account_is_allocated_to_an_existing_operations_team_only() {
         .await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
     let number = body["platform_account_number"].as_str().expect("number");
+    // Under the spec's name, the real platform's, and the real document's older one.
+    assert_eq!(
+        body,
+        json!({"external_account_number": "ACC-1", "platform_account_number": number,
+               "kraken_account_number": number, "account_number": number})
+    );
     assert_eq!(
         server.account_view(number).await["operations_team_name"],
         "Billing Operations"

@@ -31,9 +31,12 @@ pub struct ImportStatusBody {
     /// `PENDING`, `IN_PROGRESS`, `PROCESSED`, `ERRORED`, `CANCELLED`, `DRY_RUN_SUCCEEDED` or
     /// `DRY_RUN_ERRORED`.
     pub status: &'static str,
-    /// The platform account number once the account exists (the real `kraken_identifier`).
+    /// The platform account number once the account exists.
     #[schema(required = true)]
     pub platform_identifier: Option<String>,
+    /// The same number under the real platform's name.
+    #[schema(required = true)]
+    pub kraken_identifier: Option<String>,
     pub created_at: String,
     pub modified_at: String,
     pub latest_event: ImportEventBody,
@@ -132,6 +135,7 @@ pub async fn import_status(
     Ok(Json(ImportStatusBody {
         status: process.v2_status(),
         platform_identifier: process.platform_account_number.clone(),
+        kraken_identifier: process.platform_account_number.clone(),
         created_at: format_datetime(process.created_at.unwrap_or(process.staged_at)),
         modified_at: format_datetime(process.updated_at),
         latest_event: ImportEventBody {

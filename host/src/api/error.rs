@@ -20,12 +20,14 @@ pub struct ErrorBody {
     pub code: String,
     pub errors: Vec<FieldError>,
     /// With `account_import_process_already_imported`: the account's external number, its
-    /// platform account number, and the same number under the real platform's brand-neutral
-    /// name `account_number`.
+    /// platform account number, and the same number under the real platform's names
+    /// `kraken_account_number` and `account_number`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub external_account_number: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub platform_account_number: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kraken_account_number: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub account_number: Option<String>,
 }
@@ -194,6 +196,7 @@ impl ApiError {
             detail,
             code: code.to_owned(),
             errors,
+            kraken_account_number: platform_account_number.clone(),
             account_number: platform_account_number.clone(),
             external_account_number,
             platform_account_number,
@@ -401,10 +404,12 @@ mod tests {
         .await;
         assert_eq!(status, StatusCode::BAD_REQUEST);
         assert_eq!(body["platform_account_number"], "A-00C0FFEE");
+        assert_eq!(body["kraken_account_number"], "A-00C0FFEE");
         assert_eq!(body["account_number"], "A-00C0FFEE");
         assert_eq!(body["external_account_number"], "EXT-1");
         let (_, _, body) = answer(DomainError::DryRunWouldSucceed).await;
         assert!(body.get("account_number").is_none(), "{body}");
+        assert!(body.get("kraken_account_number").is_none(), "{body}");
         assert_eq!(
             body["detail"],
             "Account would successfully import. Rolled back due to Dry Run."

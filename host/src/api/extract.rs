@@ -73,7 +73,8 @@ fn authorization(parts: &Parts) -> Option<&str> {
         .and_then(|value| value.to_str().ok())
 }
 
-/// A supplier integration, identified by its platform token.
+/// A supplier integration, identified by its platform token or API key, sent bare or after
+/// `Token ` ([`crate::auth::Authenticator::supplier_caller`]).
 #[derive(Debug)]
 pub struct SupplierCaller(pub ApiKeyRecord);
 

@@ -141,7 +141,8 @@ pub struct ObtainJsonWebTokenInput {
 #[derive(Debug, SimpleObject)]
 #[graphql(name = "ObtainJSONWebToken")]
 pub struct ObtainJsonWebToken {
-    /// The platform token: `Authorization: Token <token>`, valid 60 minutes.
+    /// The platform token: `Authorization: <token>` or `Authorization: Token <token>`, valid
+    /// 60 minutes.
     pub token: String,
     /// Valid 7 days; exchange it for a new token.
     pub refresh_token: String,

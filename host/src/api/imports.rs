@@ -2,6 +2,7 @@
 //! pending and imported account imports of a supplier (streamed, never held in memory).
 
 use super::AppState;
+use super::account_number::{AccountNumbers, ListedAccountNumbers};
 use super::error::{ApiError, ErrorBody};
 use super::extract::{PathParams, SupplierCaller};
 use super::stream::json_array;
@@ -37,8 +38,9 @@ pub fn router() -> Router<AppState> {
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct TransferStatusBody {
     pub status: TransferStatus,
-    /// Empty string while no account has been created.
-    pub platform_account_number: String,
+    /// Empty strings while no account has been created.
+    #[serde(flatten)]
+    pub number: AccountNumbers,
 }
 
 /// One element of the list endpoints.
@@ -46,8 +48,8 @@ pub struct TransferStatusBody {
 pub struct ImportProcessItem {
     pub external_account_number: String,
     /// Null while pending.
-    #[schema(required = true)]
-    pub platform_account_number: Option<String>,
+    #[serde(flatten)]
+    pub number: ListedAccountNumbers,
     /// `YYYY-MM-DDTHH:MM:SSZ`; null while pending.
     #[schema(required = true)]
     pub account_created_at: Option<String>,
@@ -57,7 +59,7 @@ impl From<ImportListing> for ImportProcessItem {
     fn from(process: ImportListing) -> Self {
         Self {
             external_account_number: process.external_account_number,
-            platform_account_number: process.platform_account_number,
+            number: ListedAccountNumbers::new(process.platform_account_number),
             account_created_at: process.account_created_at.map(format_datetime),
         }
     }
@@ -78,7 +80,7 @@ pub async fn account_transfer_status(
         .await?;
     Ok(Json(TransferStatusBody {
         status: crate::domain::import_process::transfer_status(process.state),
-        platform_account_number: process.platform_account_number.unwrap_or_default(),
+        number: AccountNumbers::new(process.platform_account_number),
     }))
 }
 

@@ -4,6 +4,7 @@
 //! the answer. Framework-level failures (unknown route, wrong method, wrong content type,
 //! oversized or malformed body) answer in the same error format as everything else.
 
+pub mod account_number;
 pub mod accounts_v2;
 pub mod admin;
 pub mod connections;

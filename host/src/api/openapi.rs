@@ -27,8 +27,12 @@ use utoipa::{Modify, OpenApi};
         version = "1",
         description = "Stage and migrate accounts from a retiring supplier, and read their import state. \
             Obtain a token with the GraphQL mutation `obtainPlatformToken` at `POST /v1/graphql/`, then send \
-            `Authorization: Token <token>` (or, as on the real platform, `Token <API key>`). The admin \
-            API takes the operator key the same way. \
+            it in `Authorization`, bare or after `Token ` (`Authorization: <token>` or \
+            `Authorization: Token <token>`, as on the real platform), or the API key itself in its place, \
+            either way. The admin API takes the operator key as `Token <operator key>`. \
+            Answers name the platform account's number `platform_account_number` and, with the same \
+            value, `kraken_account_number`, the real platform's name (the v2 status: `platform_identifier` \
+            and `kraken_identifier`). \
             Fields Ferry does not know are ignored, as on the real platform, and named in the \
             answer's `Ferry-Ignored-Fields` header (`Ferry-Ignored-Field-Count` gives their number); \
             a supplier the operators set strict has them refused (`unknown_field`). \
@@ -105,7 +109,12 @@ impl Modify for Security {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
         let components = openapi.components.get_or_insert_with(Default::default);
         for (name, what) in [
-            (SUPPLIER_SCHEME, "Token <platform token> or Token <API key>"),
+            (
+                SUPPLIER_SCHEME,
+                "The platform token or the API key, bare or after `Token `: `<token>`, \
+                 `Token <token>`, `<API key>` or `Token <API key>` (the real platform's \
+                 `DRFKrakenTokenAuthentication` and `DataImportViewerAPIKeyAuthentication`).",
+            ),
             (OPERATOR_SCHEME, "Token <operator key>"),
         ] {
             components.add_security_scheme(
@@ -446,6 +455,130 @@ mod tests {
         assert!(schemas["real.ElectricityMeterPoint"]["properties"]["mpid"].is_object());
         let text = document.to_string();
         assert!(!text.contains("#/$defs/"), "every reference resolved");
+    }
+
+    /// The properties of `schema` with whether each is required, through `$ref`s, `allOf`s
+    /// (a flattened struct) and arrays.
+    fn properties(
+        document: &serde_json::Value,
+        schema: &serde_json::Value,
+    ) -> std::collections::BTreeMap<String, (serde_json::Value, bool)> {
+        let mut found = std::collections::BTreeMap::new();
+        if let Some(reference) = schema["$ref"].as_str() {
+            let name = reference.trim_start_matches("#/components/schemas/");
+            return properties(document, &document["components"]["schemas"][name]);
+        }
+        if schema.get("items").is_some() {
+            return properties(document, &schema["items"]);
+        }
+        for part in schema["allOf"].as_array().into_iter().flatten() {
+            found.extend(properties(document, part));
+        }
+        let required = schema["required"].as_array().cloned().unwrap_or_default();
+        for (name, property) in schema["properties"].as_object().into_iter().flatten() {
+            let is_required = required.iter().any(|r| r == name);
+            found.insert(name.clone(), (property.clone(), is_required));
+        }
+        found
+    }
+
+    #[test]
+    fn answers_naming_the_account_give_the_real_name_beside_the_specs() {
+        let document = document();
+        let answer = |path: &str, method: &str, status: &str| {
+            let response = &document["paths"][path][method]["responses"][status];
+            properties(
+                &document,
+                &response["content"]["application/json"]["schema"],
+            )
+        };
+        let nullable = |property: &serde_json::Value| property.to_string().contains("null");
+        for (path, method, status, names, null_while_pending) in [
+            (
+                "/v1/data-import/account-transfer-status/{supplier}/{external}/",
+                "get",
+                "200",
+                &[
+                    "platform_account_number",
+                    "kraken_account_number",
+                    "account_number",
+                ][..],
+                false,
+            ),
+            (
+                "/v1/data-import/account-import-process/process/",
+                "post",
+                "201",
+                &[
+                    "platform_account_number",
+                    "kraken_account_number",
+                    "account_number",
+                ],
+                false,
+            ),
+            (
+                "/v1/data-import/payment-instruction/create/",
+                "post",
+                "201",
+                &[
+                    "platform_account_number",
+                    "kraken_account_number",
+                    "account_number",
+                ],
+                false,
+            ),
+            (
+                "/v1/data-import/all-account-import-processes/{supplier}/",
+                "get",
+                "200",
+                &["platform_account_number", "kraken_account_number"],
+                true,
+            ),
+            (
+                "/v1/data-import/pending-account-import-processes/{supplier}/",
+                "get",
+                "200",
+                &["platform_account_number", "kraken_account_number"],
+                true,
+            ),
+            (
+                "/v1/data-import/imported-account-import-processes/{supplier}/",
+                "get",
+                "200",
+                &["platform_account_number", "kraken_account_number"],
+                true,
+            ),
+            (
+                "/v2/data-import/accounts/{supplier}/{external}/",
+                "get",
+                "200",
+                &["platform_identifier", "kraken_identifier"],
+                true,
+            ),
+        ] {
+            let properties = answer(path, method, status);
+            for name in names {
+                let Some((property, required)) = properties.get(*name) else {
+                    panic!("{path}: no {name} in {properties:?}");
+                };
+                assert!(required, "{path}: {name} is not required");
+                assert_eq!(nullable(property), null_while_pending, "{path}: {name}");
+            }
+        }
+        let errors = properties(
+            &document,
+            &serde_json::json!({"$ref": "#/components/schemas/ErrorBody"}),
+        );
+        for name in [
+            "platform_account_number",
+            "kraken_account_number",
+            "account_number",
+        ] {
+            assert!(
+                matches!(errors.get(name), Some((_, false))),
+                "ErrorBody: {name}"
+            );
+        }
     }
 
     #[test]

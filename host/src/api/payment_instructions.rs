@@ -2,6 +2,7 @@
 //! its vendor.
 
 use super::AppState;
+use super::account_number::AccountNumbers;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{JsonBody, SupplierCaller};
 use super::ignored::IgnoredFields;
@@ -21,9 +22,8 @@ pub fn router() -> Router<AppState> {
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct PaymentInstructionCreated {
-    pub platform_account_number: String,
-    /// The same number under the real platform's brand-neutral name.
-    pub account_number: String,
+    #[serde(flatten)]
+    pub number: AccountNumbers,
     pub reference: String,
 }
 
@@ -47,8 +47,7 @@ pub async fn create_payment_instruction(
         StatusCode::CREATED,
         IgnoredFields::new("payment_instructions", added.ignored),
         Json(PaymentInstructionCreated {
-            account_number: platform_account_number.clone(),
-            platform_account_number,
+            number: AccountNumbers::new(Some(platform_account_number)),
             reference,
         }),
     ))

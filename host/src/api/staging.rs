@@ -2,6 +2,7 @@
 //! platform's paths.
 
 use super::AppState;
+use super::account_number::AccountNumbers;
 use super::error::{ApiError, ErrorBody};
 use super::extract::{JsonBody, SupplierCaller};
 use super::ignored::IgnoredFields;
@@ -37,9 +38,8 @@ pub struct StagedAccount {
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ProcessedAccount {
     pub external_account_number: String,
-    pub platform_account_number: String,
-    /// The same number under the real platform's brand-neutral name.
-    pub account_number: String,
+    #[serde(flatten)]
+    pub number: AccountNumbers,
 }
 
 /// Validates an account and returns it as it would be staged. Writes nothing.
@@ -105,8 +105,7 @@ pub async fn process(
         IgnoredFields::new("process", processed.ignored),
         Json(ProcessedAccount {
             external_account_number: account.external_account_number,
-            account_number: account.number.clone(),
-            platform_account_number: account.number,
+            number: AccountNumbers::new(Some(account.number)),
         }),
     ))
 }
