@@ -5,10 +5,10 @@
 //! a status before changing it.
 
 pub use ferry_admin_api::{
-    AccountDetail, ClientError, Event, EventPage, ImportFailure, ImportItem, ImportPage,
-    ImportQuery, ImportState, Migration, MigrationState, Note, PaymentInstruction, Plugin,
-    PluginFailure, PluginRecord, RelayStatus, Statement, StorageState, StorageStatus, Supplier,
-    SupplierPlugin, SupplierStatus, Transaction,
+    AccountDetail, ClientError, ClosedStatement, Event, EventPage, ImportFailure, ImportItem,
+    ImportPage, ImportQuery, ImportState, LedgerEntry, Migration, MigrationState, Note,
+    PaymentInstruction, Plugin, PluginFailure, PluginRecord, RelayStatus, Statement, StorageState,
+    StorageStatus, Supplier, SupplierPlugin, SupplierStatus, Transaction,
 };
 use std::future::Future;
 

@@ -149,6 +149,10 @@ pub fn imports() -> Vec<ImportItem> {
     rows
 }
 
+/// A migrated account in debit whose document carried its money: a closed statement with two
+/// historical transactions, two open ones after it, a confirmed and a pending payment
+/// instruction, and fields Ferry keeps only in the document (campaigns, consents, debts,
+/// payment plans and schedules, metadata, references, ...).
 pub fn account() -> AccountDetail {
     serde_json::from_value(json!({
         "platform_account_number": "A-1B2C3D4E",
@@ -156,28 +160,75 @@ pub fn account() -> AccountDetail {
         "external_account_number": "ACC-1001",
         "created_at": "2025-03-03T10:02:00.482113Z",
         "account": {
+            "import_supplier": "OLD_CO",
+            "external_account_number": "ACC-1001",
+            "account_type": "DOMESTIC",
             "billing_name": "Ada Lovelace",
             "billing_address": {"street_address": "1 Analytical St", "locality": "London", "postal_code": "N1 1AA", "country": "GB"},
-            "customers": [{"given_name": "Ada", "family_name": "Lovelace", "email": "ada@example.com"}]
+            "customers": [{"given_name": "Ada", "family_name": "Lovelace", "email": "ada@example.com"}],
+            "supply_addresses": [{"supply_address1": "1 Analytical St", "supply_postcode": "N1 1AA", "meter_points": [{"identifier": "1200023305967"}, {"identifier": "3406086401"}]}],
+            "transfer_balance": "-35.00",
+            "last_statement_balance": "-18.40",
+            "last_statement_closing_date": "2025-02-28",
+            "last_statement_issue_date": "2025-03-03",
+            "historical_statement_transactions": [
+                {"transaction_id": "OLDCO-TX-000117", "transaction_date": "2025-01-31", "amount": "58.40", "type": "CHARGE"},
+                {"transaction_id": "OLDCO-TX-000118", "transaction_date": "2025-02-14", "amount": "40.00", "type": "PAYMENT"}
+            ],
+            "current_statement_transactions": [
+                {"transaction_id": "OLDCO-TX-000119", "transaction_date": "2025-03-01", "amount": "23.77", "type": "CHARGE"},
+                {"transaction_id": "OLDCO-TX-000120", "transaction_date": "2025-03-02", "amount": "7.17", "type": "PAYMENT"}
+            ],
+            "notes": [{"body": "Customer prefers contact by email.", "is_pinned": true}],
+            "payment_instructions": [
+                {"vendor": "GOCARDLESS", "reference": "MD-00042", "type": "DIRECT_DEBIT"},
+                {"vendor": "GOCARDLESS", "reference": "MD-00077", "type": "DIRECT_DEBIT", "valid_from": "2025-04-01"}
+            ],
+            "account_campaigns": [{"slug": "winter-saver-2024", "campaign_name": "Winter Saver", "start_date": "2024-11-01"}],
+            "consents": [
+                {"type": "MARKETING_EMAIL", "value": "OPTED_OUT", "signed_at": "2024-06-01T09:00:00Z"},
+                {"type": "SMART_METER_DATA", "value": "HALF_HOURLY", "signed_at": "2024-06-01T09:00:00Z"}
+            ],
+            "debts": [{"agency_name": "Northern Recoveries", "start_date": "2024-09-01", "is_insolvent": false, "aged_debt": [{"debt_amount": "18.40", "due_date": "2025-03-20"}]}],
+            "payment_plans": [{"strategy_name": "MONTHLY_INSTALMENTS", "accepted_at": "2025-02-20T12:00:00Z", "payments": [{"amount": "9.20"}, {"amount": "9.20"}]}],
+            "payment_schedules": [{"amount": "35.00", "day_of_month": 14, "frequency": "MONTHLY", "means": "DD", "start_date": "2025-04-14"}],
+            "metadata": [{"key": "legacy_tariff", "value": "OC-FIX-24"}, {"key": "crm", "value": {"segment": "loyal", "since": 2016}}],
+            "references": [{"namespace": "old-co.crm-id", "value": "CRM-88213"}],
+            "dunning_path": {"path_name": "standard_domestic", "start_date": "2025-03-20"},
+            "warm_home_discount": [],
+            "billing_sub_name": "",
+            "smart_read_cycle_day": 10,
+            "unknown_occupier": false,
+            "last_billed_to_date": "2025-02-28"
         },
         "open_statement_period_start": "2025-03-01",
-        "balance": "42.17",
+        "balance": "-35.00",
+        "closed_statements": [
+            {"first_transaction_date": "2025-01-31", "closing_date": "2025-02-28", "issued_date": "2025-03-03", "closing_balance": "-18.40", "transactions": 2}
+        ],
         "notes": [
             {"id": 1, "body": "Customer prefers contact by email.", "document_paths": [], "created_at": "2025-03-03T10:02:00Z", "is_pinned": true, "source": "IMPORT"},
             {"id": 2, "document_paths": ["old_co/letters/ACC-1001-welcome.pdf"], "created_at": "2025-03-03T10:05:00Z", "is_pinned": false, "source": "SYSTEM"}
         ],
         "transactions": [
-            {"transaction_id": "OLDCO-TX-000117", "transaction_date": "2025-01-31", "amount": "58.40", "type": "CHARGE", "reason": "IMPORTED_CHARGE", "reference": "INV-2025-01", "display_note": "January electricity", "status": "TRANSACTION_IMPORT_SUCCESS", "ledger_entry_id": 1},
-            {"transaction_id": "OLDCO-TX-000118", "transaction_date": "2025-02-14", "amount": "-40.00", "type": "PAYMENT", "reason": "ACCOUNT_CHARGE_PAYMENT", "reference": "DD-0214", "payment_type": "DIRECT_DEBIT", "display_note": "Direct Debit payment, thank you", "status": "TRANSACTION_IMPORT_SUCCESS", "ledger_entry_id": 2},
-            {"transaction_id": "OLDCO-TX-000119", "transaction_date": "2025-03-01", "amount": "23.77", "type": "CHARGE", "reason": "IMPORTED_CHARGE", "reference": "OLDCO/INV/2025-02/REISSUE-0003", "description": "Moved from 2025-02-28 into the open statement period", "original_transaction_date": "2025-02-28", "status": "TRANSACTION_IMPORT_SUCCESS", "ledger_entry_id": 3}
+            {"transaction_id": "OLDCO-TX-000117", "transaction_date": "2025-01-31", "amount": "58.40", "type": "CHARGE", "reason": "IMPORTED_CHARGE", "reference": "INV-2025-01", "display_note": "January electricity", "status": "TRANSACTION_IMPORT_SUCCESS", "ledger_entry_id": 1, "historical": true},
+            {"transaction_id": "OLDCO-TX-000118", "transaction_date": "2025-02-14", "amount": "40.00", "type": "PAYMENT", "reason": "ACCOUNT_CHARGE_PAYMENT", "reference": "DD-0214", "payment_type": "DIRECT_DEBIT", "display_note": "Direct Debit payment, thank you", "status": "TRANSACTION_IMPORT_SUCCESS", "ledger_entry_id": 2, "historical": true},
+            {"transaction_id": "OLDCO-TX-000119", "transaction_date": "2025-03-01", "amount": "23.77", "type": "CHARGE", "reason": "IMPORTED_CHARGE", "reference": "OLDCO/INV/2025-02/REISSUE-0003", "description": "Moved from 2025-02-28 into the open statement period", "original_transaction_date": "2025-02-28", "status": "TRANSACTION_IMPORT_SUCCESS", "ledger_entry_id": 3, "historical": false},
+            {"transaction_id": "OLDCO-TX-000120", "transaction_date": "2025-03-02", "amount": "7.17", "type": "PAYMENT", "reason": "ACCOUNT_CHARGE_PAYMENT", "reference": "DD-0302", "payment_type": "DIRECT_DEBIT", "status": "TRANSACTION_IMPORT_SUCCESS", "ledger_entry_id": 4}
         ],
-        "ledger_entries": [],
+        "ledger_entries": [
+            {"id": 1, "transaction_id": "OLDCO-TX-000117", "type": "CHARGE", "amount": "58.40", "balance_after": "-58.40", "transaction_date": "2025-01-31", "posted_at": "2025-03-03T10:02:00Z"},
+            {"id": 2, "transaction_id": "OLDCO-TX-000118", "type": "PAYMENT", "amount": "40.00", "balance_after": "-18.40", "transaction_date": "2025-02-14", "posted_at": "2025-03-03T10:02:00Z"},
+            {"id": 3, "transaction_id": "OLDCO-TX-000119", "type": "CHARGE", "amount": "23.77", "balance_after": "-42.17", "transaction_date": "2025-03-01", "posted_at": "2025-03-03T10:02:00Z"},
+            {"id": 4, "transaction_id": "OLDCO-TX-000120", "type": "PAYMENT", "amount": "7.17", "balance_after": "-35.00", "transaction_date": "2025-03-02", "posted_at": "2025-03-03T10:02:00Z"}
+        ],
         "statements": [
             {"bill_period_from_date": "2025-01-01", "bill_period_to_date": "2025-01-31", "statement_id": "S-1", "issued_date": "2025-02-03", "number": "ST-0001", "gross_amount": "58.40", "statement_path": "old_co/statements/ST-0001.pdf"},
             {"bill_period_from_date": "2025-02-01", "bill_period_to_date": "2025-02-28", "statement_id": "S-2", "issued_date": "2025-03-03", "number": "ST-0002", "gross_amount": "23.77"}
         ],
         "payment_instructions": [
-            {"vendor": "GOCARDLESS", "reference": "MD-00042", "type": "DIRECT_DEBIT", "details": {"mandate_id": "MD-00042", "day_of_month": 14}, "added_at": "2025-03-03T10:02:00Z"}
+            {"vendor": "GOCARDLESS", "reference": "MD-00042", "type": "DIRECT_DEBIT", "details": {"mandate_id": "MD-00042", "day_of_month": 14}, "added_at": "2025-03-03T10:02:00Z"},
+            {"vendor": "GOCARDLESS", "reference": "MD-00077", "type": "DIRECT_DEBIT", "details": {}, "added_at": "2025-03-03T10:02:00Z", "pending": true, "valid_from": "2025-04-01"}
         ],
         "operations_team_name": "Billing Operations",
         "meter_points": [

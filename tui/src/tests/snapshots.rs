@@ -1,6 +1,7 @@
 //! Snapshot tests: every screen and dialog drawn on a 120×32 test terminal from the fixtures,
 //! reached with the same keys an operator would press; the list screens and the account page
-//! also at 80 and 200 columns with long codes, types and references.
+//! also at 80 and 200 columns with long codes, types and references (the account page whole,
+//! on a terminal tall enough).
 
 use super::fake::{FakeApi, Host, press, started, typed};
 use crate::app::App;
@@ -8,6 +9,9 @@ use crate::ui::render;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::KeyCode;
+
+/// Rows that show the fixture account's page whole, with the tab bar, message line and footer.
+const ACCOUNT_PAGE_HEIGHT: u16 = 67;
 
 fn draw(app: &App) -> String {
     draw_at(app, 120, 32)
@@ -152,19 +156,30 @@ async fn account_detail() {
 }
 
 #[tokio::test]
+async fn account_detail_scrolled_to_the_rest_of_the_document() {
+    let api = FakeApi::new(Host::Complete);
+    let mut app = started(&api).await;
+    press(&mut app, &api, &[KeyCode::Enter, KeyCode::Enter]).await;
+    press(&mut app, &api, &[KeyCode::PageDown; 3]).await;
+    insta::assert_snapshot!(draw(&app));
+}
+
+/// The whole page, tall enough to show every section.
+#[tokio::test]
 async fn account_detail_at_80_columns() {
     let api = FakeApi::new(Host::Complete);
     let mut app = started(&api).await;
     press(&mut app, &api, &[KeyCode::Enter, KeyCode::Enter]).await;
-    insta::assert_snapshot!(draw_at(&app, 80, 40));
+    insta::assert_snapshot!(draw_at(&app, 80, ACCOUNT_PAGE_HEIGHT));
 }
 
+/// The whole page, tall enough to show every section.
 #[tokio::test]
 async fn account_detail_at_200_columns() {
     let api = FakeApi::new(Host::Complete);
     let mut app = started(&api).await;
     press(&mut app, &api, &[KeyCode::Enter, KeyCode::Enter]).await;
-    insta::assert_snapshot!(draw_at(&app, 200, 40));
+    insta::assert_snapshot!(draw_at(&app, 200, ACCOUNT_PAGE_HEIGHT));
 }
 
 #[tokio::test]
