@@ -72,6 +72,10 @@ pub struct RunArgs {
     /// Connections used to stage those accounts.
     #[arg(long, env = "FERRY_BENCH_STAGING_CONNECTIONS", default_value_t = 64)]
     pub staging_connections: usize,
+    /// Transactions in each of the two statement lists of every account the benchmark stages
+    /// (historical and current): the money processing migrates. 0: accounts without money.
+    #[arg(long, env = "FERRY_BENCH_LEDGER_TRANSACTIONS", default_value_t = scenarios::DEFAULT_LEDGER_TRANSACTIONS)]
+    pub ledger_transactions: usize,
     /// Migrated accounts that notes and transactions are spread over (one per connection
     /// up to this many).
     #[arg(long, env = "FERRY_BENCH_ACCOUNTS", default_value_t = 64)]
@@ -136,6 +140,7 @@ pub struct RunArgs {
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
+    scenarios::set_ledger_transactions(cli.run.ledger_transactions);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;

@@ -566,7 +566,8 @@ fn conditions(args: &RunArgs, kinds: &[Kind], machine_cores: usize) -> String {
          the same {}-core machine. Ferry: the release binary on a fresh \
          data directory, rate limit off, {}, the relay writing to a \
          private redis-server (unix socket, no persistence); every 2xx is flushed to disk before it is sent. \
-         Notes and transactions go to {} migrated accounts (one per connection). Latency: from sending the \
+         Every account is staged with {} historical and {} current statement transactions (`--ledger-transactions`), \
+         which processing posts. Notes and transactions go to {} migrated accounts (one per connection). Latency: from sending the \
          request to reading the whole answer; an operation of two requests counts once. Server CPU: user + system \
          time of the server process from `/proc`, per successful operation.",
         args.duration_secs,
@@ -577,6 +578,8 @@ fn conditions(args: &RunArgs, kinds: &[Kind], machine_cores: usize) -> String {
         } else {
             "the example plugin installed for the supplier"
         },
+        args.ledger_transactions,
+        args.ledger_transactions,
         args.accounts.max(1),
     );
     if let Some(server) = &args.database_url

@@ -6,6 +6,7 @@ use crate::load::{Generator, OpContext, Step};
 use serde_json::json;
 use std::fmt::Write;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub const VALIDATE: &str = "/v1/data-import/validate-account/";
 pub const STAGE: &str = "/v1/data-import/account-import-process/create-or-update/";
@@ -31,9 +32,16 @@ pub fn external(number: u64) -> String {
     format!("OE-{number}")
 }
 
-/// Transactions in each of the account's two lists: its historical statement's and its
-/// current statement's (a realistic ledger to migrate).
-pub const LEDGER_TRANSACTIONS: usize = 50;
+/// Transactions in each of the staged account's two lists, its historical statement's and its
+/// current statement's (`--ledger-transactions`; 50: a realistic ledger to migrate, 0: an
+/// account without money). Set once, before any body is made.
+static LEDGER_TRANSACTIONS: AtomicUsize = AtomicUsize::new(DEFAULT_LEDGER_TRANSACTIONS);
+pub const DEFAULT_LEDGER_TRANSACTIONS: usize = 50;
+
+/// Makes every account staged from now on carry `count` transactions in each list.
+pub fn set_ledger_transactions(count: usize) {
+    LEDGER_TRANSACTIONS.store(count, Ordering::Relaxed);
+}
 
 /// One of the account's transactions: the `index`th of its list `prefix` (`H` or `C`), charges
 /// and payments by turns, dated a week apart from `first_day` (days since 2024-01-01).
@@ -81,16 +89,31 @@ fn chrono_like_date(days: usize) -> String {
     format!("{year}-{:02}-{:02}", month + 1, day + 1)
 }
 
-/// A valid account to stage, with its ledger: 50 historical transactions (25 charges of 30.00,
-/// 25 payments of 28.00: -50.00 on the last statement, closed 2024-12-31) and 50 current ones
-/// (25 charges of 30.00, 25 payments of 31.00: -25.00 transferred).
+/// A valid account to stage, with its ledger ([`set_ledger_transactions`]; by default 50
+/// historical transactions, 25 charges of 30.00 and 25 payments of 28.00, on the last
+/// statement closed 2024-12-31, and 50 current ones, 25 charges of 30.00 and 25 payments of
+/// 31.00: -50.00 on the last statement, -25.00 transferred).
 pub fn account(external_account_number: &str) -> String {
-    let historical: Vec<serde_json::Value> = (0..LEDGER_TRANSACTIONS)
+    let count = LEDGER_TRANSACTIONS.load(Ordering::Relaxed);
+    let historical: Vec<serde_json::Value> = (0..count)
         .map(|index| ledger_transaction("H", index, 0, "28.00"))
         .collect();
-    let current: Vec<serde_json::Value> = (0..LEDGER_TRANSACTIONS)
+    let current: Vec<serde_json::Value> = (0..count)
         .map(|index| ledger_transaction("C", index, 366, "31.00"))
         .collect();
+    // Charges and payments by turns: -2.00 each pair on the statement, +1.00 after it.
+    let pairs = i64::try_from(count / 2).unwrap_or_default();
+    let odd_charge = if count % 2 == 1 { 3000 } else { 0 };
+    let last_statement = -200 * pairs - odd_charge;
+    let transfer = last_statement + 100 * pairs - odd_charge;
+    let pounds = |pence: i64| {
+        format!(
+            "{}{}.{:02}",
+            if pence < 0 { "-" } else { "" },
+            pence.abs() / 100,
+            pence.abs() % 100
+        )
+    };
     json!({
         "import_supplier": SUPPLIER,
         "external_account_number": external_account_number,
@@ -119,8 +142,8 @@ pub fn account(external_account_number: &str) -> String {
             }]
         }],
         "last_billed_to_date": "2024-12-31",
-        "transfer_balance": "-25.00",
-        "last_statement_balance": "-50.00",
+        "transfer_balance": pounds(transfer),
+        "last_statement_balance": pounds(last_statement),
         "last_statement_closing_date": "2024-12-31",
         "historical_statement_transactions": historical,
         "current_statement_transactions": current
@@ -343,6 +366,8 @@ mod ledger_tests {
                 .iter()
                 .all(|d| d.as_str() > "2024-12-31" && d.as_str() < "2025-12-01")
         );
+        assert_eq!(account["transfer_balance"], "-25.00");
+        assert_eq!(account["last_statement_balance"], "-50.00");
         assert_eq!(chrono_like_date(0), "2024-01-01");
         assert_eq!(chrono_like_date(59), "2024-02-29");
         assert_eq!(chrono_like_date(366), "2025-01-01");

@@ -420,7 +420,7 @@ fn account(external: &str) -> Value {
                               "agreements": [{"tariff_code": "VAR-22", "effective_from": "2020-01-01"}]}]
         }],
         "last_billed_to_date": "2023-12-31",
-        "transfer_balance": "-12.50"
+        "transfer_balance": "0.00"
     })
 }
 

@@ -262,7 +262,10 @@ async fn the_real_account_examples_are_validated_staged_and_migrated() {
     let (status, ignored, body) = post_naming_ignored(&server, VALIDATE, &token, &validate).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(ignored, None);
-    assert_eq!(serde_json::from_str::<Value>(&body).expect("JSON"), validate);
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).expect("JSON"),
+        validate
+    );
 
     // The documents its notes and statements name, in the supplier's root of the file store.
     for document in [

@@ -111,7 +111,7 @@ pub fn sample_account() -> Value {
                               "supply_start_date": "2024-01-01",
                               "agreements": [{"tariff_code": "OLDVAR", "effective_from": "2024-01-01"}]}]
         }],
-        "transfer_balance": "12.30"
+        "transfer_balance": "0.00"
     })
 }
 
