@@ -3,8 +3,9 @@
 Reads ../shared/reference/real-platform-data-import-openapi.yml and writes it as JSON with:
 - `servers` set to Ferry's base URL;
 - every `import_supplier` / `import_supplier_code` enumeration (one tenancy's suppliers)
-  replaced by the demo supplier, and the `vendor` of `payment-instruction/create/` by the
-  demo vendor: in Ferry the operators create suppliers and configure vendors;
+  replaced by the demo supplier, and the payment vendors (of `payment-instruction/create/` and
+  of the account document's `payment_instructions`) by the demo vendor: in Ferry the operators
+  create suppliers and configure vendors;
 - `external_account_number` required in the account document, as the spec has it (every
   account is named by its supplier code and external account number; the real document
   leaves it optional and does not say what it does without one).
@@ -57,11 +58,12 @@ def main():
     document["servers"] = [{"url": base}]
     document["paths"] = {path: document["paths"][path] for path in COVERED}
     walk(document)
-    # The vendor `payment-instruction/create/` asks (the account document's vendor names are
-    # data Ferry keeps, and stay the real ones).
-    vendor = document["components"]["schemas"]["LegacyPaymentInstruction"]["properties"]["vendor"]
-    vendor["enum"] = ["SANDBOX"]
-    vendor.pop("x-enum-descriptions", None)
+    # The vendors Ferry asks: `payment-instruction/create/`'s, and the account document's
+    # instructions', which a migration confirms with them.
+    for schema in ("LegacyPaymentInstruction", "PaymentInstruction"):
+        vendor = document["components"]["schemas"][schema]["properties"]["vendor"]
+        vendor["enum"] = ["SANDBOX"]
+        vendor.pop("x-enum-descriptions", None)
     account = document["components"]["schemas"]["EnergyAccount"]
     account["required"] = sorted(set(account.get("required", [])) | {"external_account_number"})
     with open(out, "w") as file:
