@@ -1,6 +1,6 @@
 //! Per-account indexes the sled store keeps in memory, derived from the account's records (the
-//! notes' dedupe index, [`super::sled_note_index`]; the transactions' ids,
-//! [`super::sled_transaction_index`]), bounded by the entries they hold in all.
+//! notes' dedupe index, [`super::note_index`]; the transactions' ids,
+//! [`super::transaction_index`]), bounded by the entries they hold in all.
 //!
 //! A unit of work holds its account's lock, so it takes the account's index out
 //! ([`TakenIndex`]) and gives it back when its change is durable: no two units see one

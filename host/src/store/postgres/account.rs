@@ -10,9 +10,7 @@
 //! each statement is a round trip, and on PostgreSQL a round trip is most of what a statement
 //! costs, on both sides.
 
-use super::postgres_store::{
-    Change, PgStore, bounded, classify, decoded, is_unique_violation, record,
-};
+use super::{Change, PgStore, bounded, classify, decoded, is_unique_violation, record};
 use crate::domain::events::Event;
 use crate::domain::ledger::{AccountSummary, LedgerEntry, Transaction};
 use crate::domain::meter_points::MeterPoint;

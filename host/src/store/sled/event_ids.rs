@@ -13,8 +13,8 @@
 //! in the tree versions before kept every id in (the id → its `seq`), which lookups read
 //! last: the events those versions stored are found there.
 
+use super::be_u64;
 use super::journal::Changes;
-use super::sled_store::be_u64;
 
 /// Bytes of a UUID that name the millisecond it was made in (UUIDv7).
 const MILLISECOND_BYTES: usize = 6;

@@ -7,14 +7,14 @@
 //! commits them with its events as one change of the journal ([`super::journal`]), then
 //! waits for it to be durable.
 
+use super::event_log::LoggedEvents;
 use super::journal::{Changes, Journal};
-use super::sled_event_log::LoggedEvents;
-use super::sled_kept_indexes::TakenIndex;
-use super::sled_note_index::AccountNotes;
-use super::sled_store::{SledStore, decode, encode, pair_key};
-use super::sled_transaction_index::{
+use super::kept_indexes::TakenIndex;
+use super::note_index::AccountNotes;
+use super::transaction_index::{
     AccountTransactions, Location, batch_json, batch_key, decode_batch, encode_batch,
 };
+use super::{SledStore, decode, encode, pair_key};
 use crate::domain::events::Event;
 use crate::domain::ledger::{AccountSummary, LedgerEntry, Transaction};
 use crate::domain::meter_points::MeterPoint;
@@ -35,7 +35,7 @@ use tokio::sync::{Mutex, OwnedMutexGuard};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(super) enum AccountTable {
     /// Notes, keyed by their id, zero-padded (so they list in order). Their dedupe index is
-    /// derived from them, in memory ([`super::sled_note_index`]).
+    /// derived from them, in memory ([`super::note_index`]).
     Notes,
     /// Imported transactions as versions before kept them: one record each, keyed by the
     /// supplier's transaction id, with its ledger entry ([`TransactionRecord`]) or without.
@@ -53,7 +53,7 @@ pub(super) enum AccountTable {
     MeterPoints,
     /// Imported transactions, one record per unit that added some (an array of
     /// [`TransactionRecord`]s, [`batch_key`]): found by transaction id through
-    /// [`super::sled_transaction_index`].
+    /// [`super::transaction_index`].
     TransactionBatches,
 }
 
@@ -142,7 +142,7 @@ struct SledAccountUnit {
     absent: HashSet<(AccountTable, String)>,
     events: Vec<Event>,
     /// The account's notes' dedupe index, once a note was looked for, with the notes this unit
-    /// added: given back to the store's [`super::sled_note_index::NoteIndexes`] when the unit's
+    /// added: given back to the store's [`super::note_index::NoteIndexes`] when the unit's
     /// change is durable.
     note_index: Option<TakenIndex<AccountNotes>>,
     /// The transactions this unit added, in order, with their ledger entries, and the position
@@ -730,9 +730,9 @@ mod tests {
     use crate::domain::notes::{Note, NoteSource};
     use crate::domain::storage::{AccountUnit, Store, StoreError};
     use crate::store::contract::transaction;
-    use crate::store::sled_note_index::NoteIndexes;
-    use crate::store::sled_store::{SledStore, encode, pair_key};
-    use crate::store::sled_transaction_index::{TransactionIndexes, batch_key};
+    use crate::store::sled::note_index::NoteIndexes;
+    use crate::store::sled::transaction_index::{TransactionIndexes, batch_key};
+    use crate::store::sled::{SledStore, encode, pair_key};
     use std::sync::Arc;
 
     fn note(id: u64, body: &str) -> Note {

@@ -1,6 +1,6 @@
 //! How often each part of the sled trees has been written: a counter per stripe of keys,
 //! moved on each time a write is made in sled, so that a record kept decoded in memory
-//! ([`super::sled_decoded`]) can be known unchanged without reading sled again.
+//! ([`super::decoded`]) can be known unchanged without reading sled again.
 //!
 //! A key's stripe is a hash of its tree's name and the key; keys that share a stripe only
 //! cost each other a read of sled now and then. A write is made in sled first and its

@@ -1,5 +1,5 @@
 //! How many import processes each supplier has in each state, as the sled store keeps it: in
-//! memory, counted from the listings ([`super::sled_listing`]) when the store opens and moved
+//! memory, counted from the listings ([`super::listing`]) when the store opens and moved
 //! by each import change under the commit lock.
 //!
 //! The counts are derived from the listings and not stored, so they cannot drift from them,
@@ -12,8 +12,8 @@
 //! counts again from what is stored.
 
 use super::StoreError;
-use super::sled_listing;
-use super::sled_store::split_pair_key;
+use super::listing;
+use super::split_pair_key;
 use crate::domain::import_process::ImportState;
 use crate::domain::storage::ImportCounts;
 use std::collections::HashMap;
@@ -35,7 +35,7 @@ impl ImportCountsByState {
         for entry in listings.iter() {
             let (key, value) = entry?;
             // A key that is not `supplier \0 external` is corrupt: `state_of` says so.
-            let state = sled_listing::state_of(&key, &value)?;
+            let state = listing::state_of(&key, &value)?;
             let supplier = split_pair_key(&key).map_or(&key[..], |(supplier, _)| supplier);
             change_counts(
                 &mut suppliers,
@@ -100,10 +100,10 @@ fn change_counts(
 mod tests {
     use super::*;
     use crate::domain::import_process::ImportListing;
-    use crate::store::sled_store::pair_key;
+    use crate::store::sled::pair_key;
 
     fn listing(state: ImportState) -> Vec<u8> {
-        sled_listing::encode(&ImportListing {
+        listing::encode(&ImportListing {
             external_account_number: String::new(),
             state,
             platform_account_number: None,
@@ -167,7 +167,7 @@ mod tests {
                 .expect("insert");
             db.open_tree("layout")
                 .expect("tree")
-                .insert(sled_listing::LISTINGS_BUILT, &[])
+                .insert(listing::LISTINGS_BUILT, &[])
                 .expect("insert");
             db.flush().expect("flush");
         }

@@ -11,10 +11,10 @@
 //! [`Store::prune_events`]: crate::domain::storage::Store::prune_events
 
 use super::StoreError;
+use super::event_ids;
+use super::event_log::{LogRecord, corrupt, logged_time};
 use super::journal::Changes;
-use super::sled_event_ids;
-use super::sled_event_log::{LogRecord, corrupt, logged_time};
-use super::sled_store::{SledStore, be_u64};
+use super::{SledStore, be_u64};
 use chrono::{DateTime, Utc};
 
 impl SledStore {
@@ -75,7 +75,7 @@ impl SledStore {
         let Some(bound) = bound else {
             return Ok(0);
         };
-        for key in sled_event_ids::records_before(&self.event_ids_by_millisecond, bound)? {
+        for key in event_ids::records_before(&self.event_ids_by_millisecond, bound)? {
             changes.remove(&self.event_ids_by_millisecond, key);
         }
         // A run is keyed by its last `seq`; one that reaches the bound still names events kept.

@@ -1,17 +1,22 @@
 //! The sled implementation of [`Store`]: one tree per kind of record, JSON values, every
 //! change made through the journal ([`super::journal`]), which makes it atomic and durable.
 
+mod account;
+mod blocking;
+mod decoded;
+mod event_ids;
+mod event_log;
+mod event_retention;
+mod generations;
+mod import_counts;
+mod journal;
+mod kept_indexes;
+mod listing;
+mod note_index;
+mod outbox;
+mod transaction_index;
+
 use super::health::{StorageHealth, unwritable};
-use super::journal::{Changes, Journal, ROTATE_BYTES};
-use super::sled_account::{AccountLocks, AccountTable};
-use super::sled_decoded::{DecodedRecords, RecordReader};
-use super::sled_event_ids;
-use super::sled_event_log::{EVENT_GROUP_MAX, LogRecord, LoggedEvents, corrupt, logged_event};
-use super::sled_import_counts::{self, ImportCountsByState};
-use super::sled_listing;
-use super::sled_note_index::NoteIndexes;
-use super::sled_outbox::RelayCursor;
-use super::sled_transaction_index::TransactionIndexes;
 use super::{
     AccountRecords, AccountUnit, DecideImport, ImportChange, ImportCounts, ImportStream,
     ListingStream, Store, StoreError, StoreFuture,
@@ -25,15 +30,23 @@ use crate::domain::migrations::MigrationView;
 use crate::domain::operations_team::OperationsTeam;
 use crate::domain::plugin::PluginRecord;
 use crate::domain::supplier::Supplier;
+use account::{AccountLocks, AccountTable};
 use chrono::{DateTime, Utc};
+use decoded::{DecodedRecords, RecordReader};
+use event_log::{EVENT_GROUP_MAX, LogRecord, LoggedEvents, corrupt, logged_event};
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
+use import_counts::ImportCountsByState;
+use journal::{Changes, Journal, ROTATE_BYTES};
+use note_index::NoteIndexes;
+use outbox::RelayCursor;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use sled::IVec;
 use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::Arc;
+use transaction_index::TransactionIndexes;
 
 const SEPARATOR: u8 = 0;
 const NUMBER_ATTEMPTS: usize = 16;
@@ -59,7 +72,7 @@ pub struct SledStore {
     /// its staging wrote: before it revalidates, and again to change it).
     decoded_imports: Arc<DecodedRecords<ImportProcess>>,
     /// What the lists show of each import process, by the same key, written with the
-    /// process ([`sled_listing`]).
+    /// process ([`listing`]).
     import_listings: sled::Tree,
     /// The listings read lately, as decoded (every data-adding request reads its account's).
     decoded_listings: Arc<DecodedRecords<ImportListing>>,
@@ -73,40 +86,40 @@ pub struct SledStore {
     teams: sled::Tree,
     /// Bulk migrations, by supplier and id.
     migrations: sled::Tree,
-    /// The event log: every event, by `seq`, several to a record ([`super::sled_event_log`]);
+    /// The event log: every event, by `seq`, several to a record ([`event_log`]);
     /// what is not published yet is read from it from the relay's cursor on
-    /// ([`super::sled_outbox`]).
-    pub(super) events: sled::Tree,
+    /// ([`outbox`]).
+    events: sled::Tree,
     /// Events not yet published, by `seq`, as versions before the relay's cursor kept them.
-    pub(super) outbox: sled::Tree,
+    outbox: sled::Tree,
     /// The relay's cursor as last recorded.
-    pub(super) outbox_cursor: sled::Tree,
+    outbox_cursor: sled::Tree,
     /// The relay's cursor: the one it reads, ahead of what sled may hold meanwhile.
-    pub(super) relay_cursor: Arc<std::sync::Mutex<RelayCursor>>,
+    relay_cursor: Arc<std::sync::Mutex<RelayCursor>>,
     /// Event ids → `seq`s, by the millisecond the id was made in, a record per change and
-    /// millisecond ([`super::sled_event_ids`]).
-    pub(super) event_ids_by_millisecond: sled::Tree,
+    /// millisecond ([`event_ids`]).
+    event_ids_by_millisecond: sled::Tree,
     /// Event id → `seq`, as versions before kept every id; now only an id that is not a
     /// canonical UUID.
     event_ids: sled::Tree,
     /// `seq` → when the relay published it (RFC 3339), as written before `published_runs`.
-    pub(super) published: sled::Tree,
+    published: sled::Tree,
     /// When the relay published each run of consecutive `seq`s: the run's last `seq` →
     /// its first `seq` (8 bytes) and the time (RFC 3339). One write per run, not per event.
-    pub(super) published_runs: sled::Tree,
+    published_runs: sled::Tree,
     /// One tree per [`AccountTable`], in `AccountTable::ALL` order.
-    pub(super) account_trees: Vec<sled::Tree>,
+    account_trees: Vec<sled::Tree>,
     /// One lock per stripe of accounts, held by a unit of work from open to commit.
-    pub(super) account_locks: std::sync::Arc<AccountLocks>,
+    account_locks: std::sync::Arc<AccountLocks>,
     /// The notes' dedupe index of the accounts used lately, derived from their notes.
-    pub(super) note_indexes: Arc<NoteIndexes>,
-    /// Each account's transaction ids, where they are stored ([`super::sled_transaction_index`]).
-    pub(super) transaction_indexes: Arc<TransactionIndexes>,
+    note_indexes: Arc<NoteIndexes>,
+    /// Each account's transaction ids, where they are stored ([`transaction_index`]).
+    transaction_indexes: Arc<TransactionIndexes>,
     /// Whether writes are taken (the data directory's free space, a failed write).
-    pub(super) health: Arc<StorageHealth>,
+    health: Arc<StorageHealth>,
     /// What every change goes through ([`Journal::commit`]: durable and readable once
     /// [`Store::flush`] returns), and what makes it durable.
-    pub(super) journal: Arc<Journal>,
+    journal: Arc<Journal>,
     /// Event `seq`s and record ids, handed out from blocks reserved in the journal.
     ids: Arc<std::sync::Mutex<IdBlock>>,
     /// The end of the last id block reserved (key [`IDS_RESERVED`]).
@@ -191,7 +204,7 @@ impl SledStore {
             decoded_listings: Arc::new(DecodedRecords::keeping(
                 LISTINGS_KEPT_DECODED,
                 generations,
-                sled_listing::decode,
+                listing::decode,
             )),
             import_counts: Arc::default(),
             accounts: db.open_tree("accounts")?,
@@ -218,16 +231,16 @@ impl SledStore {
             health,
             journal,
         };
-        // The notes' dedupe index is kept in memory now (`sled_note_index`); the tree that
+        // The notes' dedupe index is kept in memory now (`note_index`); the tree that
         // versions before kept it in (written again by the replay of their journal) goes.
         db.drop_tree(OLD_NOTE_INDEX_TREE)?;
-        sled_listing::build_listings(
+        listing::build_listings(
             &store.imports,
             &store.import_listings,
             &db.open_tree("layout")?,
         )?;
         store.import_counts = Arc::new(ImportCountsByState::counted(&store.import_listings)?);
-        db.drop_tree(sled_import_counts::OLD_COUNTS_TREE)?;
+        db.drop_tree(import_counts::OLD_COUNTS_TREE)?;
         store.relay_cursor = Arc::new(std::sync::Mutex::new(store.open_relay_cursor()?));
         Ok(store)
     }
@@ -253,7 +266,7 @@ impl SledStore {
     /// reserved by a journal record that precedes every change using them, so that after
     /// a crash the ids go on past every one a kept change used. (sled's own `generate_id`
     /// starts again from 0 in a directory sled had not flushed yet.)
-    pub(super) fn next_id(&self) -> u64 {
+    fn next_id(&self) -> u64 {
         self.next_ids(1)
     }
 
@@ -275,9 +288,9 @@ impl SledStore {
     }
 
     /// Lists the writes of a change's events, under consecutive new `seq`s in their order: the
-    /// event log's records ([`super::sled_event_log`]; the relay reads them too) and the id
+    /// event log's records ([`event_log`]; the relay reads them too) and the id
     /// index.
-    pub(super) fn write_events(&self, changes: &mut Changes, events: LoggedEvents) {
+    fn write_events(&self, changes: &mut Changes, events: LoggedEvents) {
         if events.len() == 0 {
             return;
         }
@@ -335,7 +348,7 @@ impl SledStore {
 impl SledStore {
     /// Calls `visit` with each logged event's `seq` and stored bytes from `start` on, in
     /// order, until it breaks.
-    pub(super) fn for_each_logged(
+    fn for_each_logged(
         &self,
         start: u64,
         mut visit: impl FnMut(u64, &[u8]) -> Result<ControlFlow<()>, StoreError>,
@@ -363,12 +376,12 @@ impl SledStore {
     }
 }
 
-pub(super) fn encode<T: Serialize>(value: &T) -> Vec<u8> {
+fn encode<T: Serialize>(value: &T) -> Vec<u8> {
     // Records are plain structs of strings, numbers and dates: serialising cannot fail.
     serde_json::to_vec(value).unwrap_or_default()
 }
 
-pub(super) fn decode<T: DeserializeOwned>(key: &[u8], bytes: &[u8]) -> Result<T, StoreError> {
+fn decode<T: DeserializeOwned>(key: &[u8], bytes: &[u8]) -> Result<T, StoreError> {
     serde_json::from_slice(bytes).map_err(|source| StoreError::Corrupt {
         key: String::from_utf8_lossy(key).into_owned(),
         source,
@@ -376,7 +389,7 @@ pub(super) fn decode<T: DeserializeOwned>(key: &[u8], bytes: &[u8]) -> Result<T,
 }
 
 /// The record at `key` is not what Ferry wrote, for the reason `problem` gives.
-pub(super) fn corrupt_record(key: &[u8], problem: &'static str) -> StoreError {
+fn corrupt_record(key: &[u8], problem: &'static str) -> StoreError {
     StoreError::Corrupt {
         key: String::from_utf8_lossy(key).into_owned(),
         source: serde::de::Error::custom(problem),
@@ -388,7 +401,7 @@ pub(super) fn corrupt_record(key: &[u8], problem: &'static str) -> StoreError {
 /// splits or consolidates it, so large records cost in proportion to their bytes on every
 /// write near them; records of many similar items (groups of events, batches of
 /// transactions) shrink several times over.
-pub(super) fn compressed(tag: u8, body: &[u8]) -> Vec<u8> {
+fn compressed(tag: u8, body: &[u8]) -> Vec<u8> {
     let block = lz4_flex::block::compress_prepend_size(body);
     let mut record = Vec::with_capacity(1 + block.len());
     record.push(tag);
@@ -402,7 +415,7 @@ const MAX_DECOMPRESSED_BYTES: usize = 1 << 30;
 
 /// The body of a record [`compressed`] wrote, given what follows its tag; `None` if it does
 /// not decompress to the size it states.
-pub(super) fn decompressed(block: &[u8]) -> Option<Vec<u8>> {
+fn decompressed(block: &[u8]) -> Option<Vec<u8>> {
     let (size, block) = block.split_first_chunk::<4>()?;
     let size = u32::from_le_bytes(*size) as usize;
     if size > MAX_DECOMPRESSED_BYTES {
@@ -413,7 +426,7 @@ pub(super) fn decompressed(block: &[u8]) -> Option<Vec<u8>> {
         .filter(|body| body.len() == size)
 }
 
-pub(super) fn pair_key(first: &str, second: &str) -> Vec<u8> {
+fn pair_key(first: &str, second: &str) -> Vec<u8> {
     let mut key = Vec::with_capacity(first.len() + second.len() + 1);
     key.extend_from_slice(first.as_bytes());
     key.push(SEPARATOR);
@@ -422,13 +435,13 @@ pub(super) fn pair_key(first: &str, second: &str) -> Vec<u8> {
 }
 
 /// The two parts of a [`pair_key`] (none: `key` is not one).
-pub(super) fn split_pair_key(key: &[u8]) -> Option<(&[u8], &[u8])> {
+fn split_pair_key(key: &[u8]) -> Option<(&[u8], &[u8])> {
     let separator = key.iter().position(|&byte| byte == SEPARATOR)?;
     Some((&key[..separator], &key[separator + 1..]))
 }
 
 /// The runs of consecutive numbers in sorted, distinct `seqs`, as (first, last).
-pub(super) fn consecutive_runs(seqs: &[u64]) -> Vec<(u64, u64)> {
+fn consecutive_runs(seqs: &[u64]) -> Vec<(u64, u64)> {
     let mut runs: Vec<(u64, u64)> = Vec::new();
     for &seq in seqs {
         match runs.last_mut() {
@@ -441,7 +454,7 @@ pub(super) fn consecutive_runs(seqs: &[u64]) -> Vec<(u64, u64)> {
 
 /// A number stored as 8 big-endian bytes (a `seq` key, a count, an id reservation); 0 for
 /// anything else.
-pub(super) fn be_u64(key: &[u8]) -> u64 {
+fn be_u64(key: &[u8]) -> u64 {
     <[u8; 8]>::try_from(key)
         .map(u64::from_be_bytes)
         .unwrap_or(0)
@@ -681,7 +694,7 @@ impl Store for SledStore {
             &self.import_listings,
             supplier,
             None,
-            sled_listing::decode,
+            listing::decode,
         ))
         .boxed()
     }
@@ -843,7 +856,7 @@ impl Store for SledStore {
 
     fn event_seq<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<u64>> {
         Box::pin(async move {
-            Ok(sled_event_ids::seq_of(
+            Ok(event_ids::seq_of(
                 &self.event_ids_by_millisecond,
                 &self.event_ids,
                 id,
@@ -862,7 +875,7 @@ impl Store for SledStore {
                 return Ok(0);
             }
             // A walk over thousands of records: off the worker's queue meanwhile.
-            super::blocking::blocking(|| self.prune_logged(made_before, limit))
+            blocking::blocking(|| self.prune_logged(made_before, limit))
         })
     }
 
@@ -997,7 +1010,7 @@ impl SledStore {
                 changes.insert(
                     &self.import_listings,
                     key.as_slice(),
-                    sled_listing::encode(&ImportListing::of(&change.process)),
+                    listing::encode(&ImportListing::of(&change.process)),
                 );
                 let record = IVec::from(encode(&change.process));
                 changes.insert(&self.imports, key.as_slice(), record.clone());
@@ -1044,7 +1057,7 @@ impl SledStore {
 }
 
 #[cfg(test)]
-pub(super) mod tests {
+mod tests {
     use super::*;
     use crate::events::outbox::Outbox;
     use crate::events::stream_record::StreamRecord;
@@ -1257,7 +1270,7 @@ pub(super) mod tests {
             .events
             .insert(
                 6_000_000u64.to_be_bytes(),
-                crate::store::sled_event_log::tests::uncompressed_group(&stored),
+                crate::store::sled::event_log::tests::uncompressed_group(&stored),
             )
             .expect("insert");
         assert_eq!(
@@ -1329,7 +1342,7 @@ pub(super) mod tests {
             .events
             .insert(
                 11u64.to_be_bytes(),
-                crate::store::sled_event_log::tests::uncompressed_group(&group),
+                crate::store::sled::event_log::tests::uncompressed_group(&group),
             )
             .expect("insert");
         for seq in 10u64..=13 {
@@ -1456,7 +1469,7 @@ pub(super) mod tests {
         let store = SledStore::open(dir.path()).expect("store");
         // The journal's first file checkpointed (sled flushed), and the writer on a spare: sled
         // stays as flushed while nothing is written, and the journal's files stay put.
-        super::super::journal::wait_until_over_zeros(dir.path(), ROTATE_BYTES);
+        super::journal::wait_until_over_zeros(dir.path(), ROTATE_BYTES);
         let crashed = tempfile::tempdir().expect("temp dir");
         copy_dir(dir.path(), crashed.path(), &["journal"]);
         store
@@ -1513,7 +1526,7 @@ pub(super) mod tests {
     async fn a_change_to_a_process_reads_the_change_before_it_even_before_sled_holds_it() {
         let dir = tempfile::tempdir().expect("temp dir");
         let store = SledStore::open(dir.path()).expect("store");
-        super::super::contract::staged(&store, "OLD_CO", "ACC-1", None).await;
+        crate::store::contract::staged(&store, "OLD_CO", "ACC-1", None).await;
         // Read once more, so that the process is kept decoded and verified.
         let staged = store
             .import_process("OLD_CO", "ACC-1")

@@ -15,8 +15,8 @@
 //! copies on the way; answered from memory, ~2 % (cloning them). BENCHMARKS.md, issue 15's
 //! twenty-sixth session.
 
-use super::sled_generations::WriteGenerations;
-use super::sled_store::decode;
+use super::decode;
+use super::generations::WriteGenerations;
 use crate::bounded_map::BoundedMap;
 use crate::domain::storage::StoreError;
 use serde::de::DeserializeOwned;

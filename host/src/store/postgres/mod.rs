@@ -12,8 +12,9 @@
 //! the database's answers: [`bounded`]; requests are taken again, without a restart, once the
 //! database answers).
 
+mod account;
+
 use super::health::StorageHealth;
-use super::postgres_account::{PgAccountUnit, RecordWrites};
 use super::{
     AccountRecords, AccountUnit, DecideImport, ImportChange, ImportCounts, ImportStream,
     ListingStream, Store, StoreError, StoreFuture,
@@ -31,6 +32,7 @@ use crate::domain::storage::Unwritable;
 use crate::domain::supplier::Supplier;
 use crate::events::outbox::{Outbox, PendingEvent};
 use crate::events::stream_record::StreamRecord;
+use account::{PgAccountUnit, RecordWrites};
 use chrono::{DateTime, Utc};
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
@@ -64,7 +66,7 @@ const NUMBER_ATTEMPTS: usize = 16;
 
 #[derive(Clone)]
 pub struct PgStore {
-    pub(super) pool: PgPool,
+    pool: PgPool,
     health: Arc<StorageHealth>,
     limits: DatabaseLimits,
 }
@@ -151,7 +153,7 @@ impl PgStore {
     }
 
     /// `work`, bounded by [`DatabaseLimits::operation`] ([`bounded`]).
-    pub(super) fn bounded<'a, T, E>(
+    fn bounded<'a, T, E>(
         &self,
         work: impl Future<Output = Result<T, E>> + Send + 'a,
     ) -> BoxFuture<'a, Result<T, E>>
@@ -161,7 +163,7 @@ impl PgStore {
         bounded(self.limits.operation, work)
     }
 
-    pub(super) fn operation_limit(&self) -> Duration {
+    fn operation_limit(&self) -> Duration {
         self.limits.operation
     }
 
@@ -457,7 +459,7 @@ fn waited_for_a_lock(error: &sqlx::migrate::MigrateError) -> bool {
 /// away. The work is dropped where it was: its transaction, if any, is rolled back (by the
 /// database itself when the connection does not answer again) and its connection is not used
 /// again until it answers.
-pub(super) fn bounded<'a, T, E>(
+fn bounded<'a, T, E>(
     limit: Duration,
     work: impl Future<Output = Result<T, E>> + Send + 'a,
 ) -> BoxFuture<'a, Result<T, E>>
@@ -477,7 +479,7 @@ fn gone_silent(limit: Duration) -> StoreError {
 }
 
 /// The backend-neutral error of a PostgreSQL one.
-pub(super) fn classify(error: sqlx::Error) -> StoreError {
+fn classify(error: sqlx::Error) -> StoreError {
     if let sqlx::Error::Database(database) = &error {
         match database.code().as_deref() {
             // serialization_failure, deadlock_detected: nothing was kept; run it again.
@@ -504,17 +506,17 @@ pub(super) fn classify(error: sqlx::Error) -> StoreError {
     }
 }
 
-pub(super) fn is_unique_violation(error: &sqlx::Error) -> bool {
+fn is_unique_violation(error: &sqlx::Error) -> bool {
     matches!(error, sqlx::Error::Database(database) if database.code().as_deref() == Some("23505"))
 }
 
 /// The `record` column of `row`, as a `T`.
-pub(super) fn record<T: DeserializeOwned>(row: &PgRow, key: &str) -> Result<T, StoreError> {
+fn record<T: DeserializeOwned>(row: &PgRow, key: &str) -> Result<T, StoreError> {
     decoded(row.try_get("record").map_err(classify)?, key)
 }
 
 /// A stored JSON value (of the record at `key`) as a `T`.
-pub(super) fn decoded<T: DeserializeOwned>(value: Value, key: &str) -> Result<T, StoreError> {
+fn decoded<T: DeserializeOwned>(value: Value, key: &str) -> Result<T, StoreError> {
     serde_json::from_value(value).map_err(|source| StoreError::Corrupt {
         key: key.to_owned(),
         source,
@@ -619,7 +621,7 @@ async fn remove_component_unless_used(
 }
 
 /// Writes `events` to the log, unpublished, in their order.
-pub(super) async fn insert_events(
+async fn insert_events(
     tx: &mut sqlx::Transaction<'static, Postgres>,
     events: &[Event],
 ) -> Result<(), StoreError> {
@@ -642,7 +644,7 @@ pub(super) async fn insert_events(
 /// CockroachDB would refuse). Each statement is a round trip, and on PostgreSQL a round trip
 /// is most of what a small statement costs, on both sides.
 #[derive(Default)]
-pub(super) struct Change {
+struct Change {
     /// The `WITH` queries so far: `name AS (query), ...`.
     sql: String,
     arguments: PgArguments,
@@ -650,7 +652,7 @@ pub(super) struct Change {
 
 impl Change {
     /// The placeholder (`$n`) of `value`, bound.
-    pub(super) fn bind<'q, T>(&mut self, value: T) -> Result<String, StoreError>
+    fn bind<'q, T>(&mut self, value: T) -> Result<String, StoreError>
     where
         T: 'q + Encode<'q, Postgres> + Type<Postgres>,
     {
@@ -659,10 +661,7 @@ impl Change {
     }
 
     /// The placeholder (`$n`) of the array of `values`, bound.
-    pub(super) fn bind_array<'q, T>(
-        &mut self,
-        values: impl Iterator<Item = T>,
-    ) -> Result<String, StoreError>
+    fn bind_array<'q, T>(&mut self, values: impl Iterator<Item = T>) -> Result<String, StoreError>
     where
         Vec<T>: 'q + Encode<'q, Postgres> + Type<Postgres>,
     {
@@ -670,7 +669,7 @@ impl Change {
     }
 
     /// Adds the data-modifying query `query`, named `name`.
-    pub(super) fn part(&mut self, name: &str, query: String) {
+    fn part(&mut self, name: &str, query: String) {
         if !self.sql.is_empty() {
             self.sql.push_str(", ");
         }
@@ -682,11 +681,7 @@ impl Change {
 
     /// Adds the insert of `events` into the log, unpublished, in their order (`where_clause`:
     /// the condition they are written on, if any).
-    pub(super) fn events(
-        &mut self,
-        events: &[Event],
-        where_clause: &str,
-    ) -> Result<(), StoreError> {
+    fn events(&mut self, events: &[Event], where_clause: &str) -> Result<(), StoreError> {
         if events.is_empty() {
             return Ok(());
         }
@@ -707,7 +702,7 @@ impl Change {
 
     /// The statement, answering `answer` (a query the `WITH` queries stand before), and its
     /// arguments.
-    pub(super) fn statement(self, answer: &str) -> (String, PgArguments) {
+    fn statement(self, answer: &str) -> (String, PgArguments) {
         if self.sql.is_empty() {
             return (answer.to_owned(), self.arguments);
         }
@@ -1022,7 +1017,7 @@ impl Store for PgStore {
     }
 
     fn new_ids(&self, count: usize) -> StoreFuture<'_, Vec<u64>> {
-        self.bounded(super::postgres_account::new_ids(&self.pool, count))
+        self.bounded(account::new_ids(&self.pool, count))
     }
 
     fn account_unit<'a>(
@@ -1037,11 +1032,11 @@ impl Store for PgStore {
     }
 
     fn account_records<'a>(&'a self, number: &'a str) -> StoreFuture<'a, AccountRecords> {
-        self.bounded(super::postgres_account::account_records(&self.pool, number))
+        self.bounded(account::account_records(&self.pool, number))
     }
 
     fn meter_points<'a>(&'a self, number: &'a str) -> StoreFuture<'a, Vec<MeterPoint>> {
-        self.bounded(super::postgres_account::meter_points(&self.pool, number))
+        self.bounded(account::meter_points(&self.pool, number))
     }
 
     fn put_plugin<'a>(

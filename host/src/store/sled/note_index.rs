@@ -9,12 +9,12 @@
 //! per note, about a tenth of a note's CPU; that tree is dropped on open.)
 //!
 //! A unit takes the account's index out of [`NoteIndexes`] and gives it back when it commits
-//! ([`super::sled_kept_indexes`]); a unit that added notes and then fails or is dropped does
+//! ([`super::kept_indexes`]); a unit that added notes and then fails or is dropped does
 //! not give it back (it recorded notes it did not keep), and the next one reads the notes
 //! again. A unit that only looked gives it back as it was. The indexes kept are bounded by
 //! the notes they hold in all.
 
-use super::sled_kept_indexes::{AccountIndex, KeptIndexes};
+use super::kept_indexes::{AccountIndex, KeptIndexes};
 use crate::domain::notes::Note;
 use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};

@@ -6,7 +6,7 @@
 //! transaction by id (is it already added?) then needs this index: it is
 //! derived from the records, read once per account by the first unit that looks for a
 //! transaction ([`AccountTransactions::read`]), and then kept up to date by the units that add
-//! batches ([`super::sled_kept_indexes`]). Nothing of it is written to disk. Records written
+//! batches ([`super::kept_indexes`]). Nothing of it is written to disk. Records written
 //! by versions before, one per transaction keyed by its id (`account_Transactions`), are
 //! indexed too, and stay where they are.
 //!
@@ -16,11 +16,9 @@
 //! sled's writes. Batch records of the version before, the JSON array itself, are read as
 //! they are ([`batch_json`]).
 
-use super::sled_kept_indexes::{AccountIndex, KeptIndexes};
-use super::sled_note_index::digest;
-use super::sled_store::{
-    compressed, corrupt_record, decode, decompressed, encode, pair_key, split_pair_key,
-};
+use super::kept_indexes::{AccountIndex, KeptIndexes};
+use super::note_index::digest;
+use super::{compressed, corrupt_record, decode, decompressed, encode, pair_key, split_pair_key};
 use crate::domain::storage::StoreError;
 use rustc_hash::FxHashMap;
 use serde::de::DeserializeOwned;

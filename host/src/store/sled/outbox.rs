@@ -1,7 +1,7 @@
 //! The relay's outbox on sled: the event log itself, read from a cursor.
 //!
 //! Events are stored once, in the event log, in the form the relay sends ([`StreamRecord`],
-//! several to a record: [`super::sled_event_log`]). Their `seq`s are handed out under
+//! several to a record: [`super::event_log`]). Their `seq`s are handed out under
 //! the journal's commit lock and the writer makes the changes in sled in the journal's order,
 //! so what sled holds of the log is always a prefix in `seq` order, and all of it durable.
 //! What is not published yet is every logged event from the cursor on ([`RelayCursor`]): no
@@ -15,7 +15,7 @@
 
 use super::StoreError;
 use super::journal::Changes;
-use super::sled_store::{SledStore, be_u64};
+use super::{SledStore, be_u64};
 use crate::domain::storage::StoreFuture;
 use crate::events::outbox::{Outbox, PendingEvent};
 use crate::events::stream_record::StreamRecord;
@@ -189,7 +189,7 @@ impl Outbox for SledStore {
             // The cursor in memory is the one the relay reads meanwhile: the journal's writer
             // makes each cursor write in sled again after the fact, perhaps after a later one.
             let mut changes = Changes::default();
-            for (first, last) in super::sled_store::consecutive_runs(&sorted) {
+            for (first, last) in super::consecutive_runs(&sorted) {
                 let mut value = Vec::with_capacity(8 + when.len());
                 value.extend_from_slice(&first.to_be_bytes());
                 value.extend_from_slice(when.as_bytes());
@@ -221,7 +221,7 @@ impl Outbox for SledStore {
 
 #[cfg(test)]
 mod tests {
-    use super::super::sled_store::tests::event;
+    use super::super::tests::event;
     use super::*;
     use crate::domain::events::Event;
     use crate::domain::storage::Store;

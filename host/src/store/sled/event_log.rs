@@ -12,8 +12,8 @@
 //! Records written by earlier versions stay readable: an event's JSON (first byte `{`), and
 //! uncompressed groups ([`GROUP_TAG`]).
 
-use super::sled_event_ids::IdIndex;
-use super::sled_store::{compressed, decode, decompressed};
+use super::event_ids::IdIndex;
+use super::{compressed, decode, decompressed};
 use crate::domain::events::Event;
 use crate::domain::storage::StoreError;
 use crate::events::stream_record::StreamRecord;
@@ -162,7 +162,7 @@ fn unreadable(seq: u64, error: impl std::fmt::Display) -> StoreError {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-    use crate::store::sled_store::tests::event;
+    use crate::store::sled::tests::event;
 
     /// A group as versions before this layout wrote it.
     pub(in crate::store) fn uncompressed_group(stored: &[StreamRecord]) -> Vec<u8> {

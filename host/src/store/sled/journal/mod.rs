@@ -51,10 +51,12 @@
 //! payload is never empty, so a length of zero is where the records of a file end, in the
 //! zeros of a prepared file. (Files written by earlier versions, appended only, read the same.)
 
-use super::direct_file::DirectFile;
-use super::health::unwritable;
-use super::sled_generations::WriteGenerations;
+mod direct_file;
+
+use super::generations::WriteGenerations;
 use crate::domain::storage::{StoreError, Unwritable};
+use crate::store::health::unwritable;
+use direct_file::DirectFile;
 use metrics::{Counter, Histogram};
 use sled::IVec;
 use std::collections::{BTreeMap, HashMap};
