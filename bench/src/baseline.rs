@@ -33,6 +33,7 @@ pub struct BaselineArgs {
 struct ListItem {
     external_account_number: String,
     platform_account_number: Option<String>,
+    kraken_account_number: Option<String>,
     account_created_at: Option<String>,
 }
 
@@ -88,6 +89,7 @@ async fn pending_list(
             .map(|index| ListItem {
                 external_account_number: format!("OE-{index}"),
                 platform_account_number: None,
+                kraken_account_number: None,
                 account_created_at: None,
             })
             .collect(),

@@ -12,12 +12,14 @@
 //! Ferry, PostgreSQL and the whole machine (where the ceiling is).
 //!
 //! Run it with `cargo run --release -p ferry-bench` (add `-- --write BENCHMARKS.md` to put the
-//! results into `BENCHMARKS.md`); `--help` lists the knobs for a quick smoke run.
+//! results, with the machine they were made on, into `BENCHMARKS.md` in place of the run
+//! before); `--help` lists the knobs for a quick smoke run.
 
 mod baseline;
 mod compare;
 mod deployment;
 mod load;
+mod machine;
 mod processes;
 mod procfs;
 mod provision;
@@ -84,7 +86,8 @@ pub struct RunArgs {
     /// stage-process, transfer-status, pending-list, relay). Default: all.
     #[arg(long, env = "FERRY_BENCH_ONLY", value_delimiter = ',')]
     pub only: Vec<String>,
-    /// Replace the load section of this markdown file (e.g. BENCHMARKS.md) with the results.
+    /// Put the results into this markdown file (BENCHMARKS.md) between its markers, in place
+    /// of the run before (at the end, under a heading of their own, when it has none).
     #[arg(long)]
     pub write: Option<PathBuf>,
     /// The `ferry` binary (default: next to this executable, built first with

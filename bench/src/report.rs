@@ -1,19 +1,22 @@
-//! The results as markdown. For each deployment (sled; PostgreSQL with N instances): one row
-//! per endpoint and concurrency level with Ferry's figures, the baseline's and their ratio;
-//! the pending list's memory, the relay, the bulk staging; and the issues' targets (7 and
-//! 15), each marked met or missed. With more than the sled deployment, a heading per
-//! deployment and a comparison: Ferry's throughput on each side by side, what each further
-//! instance buys, and where the CPU goes (Ferry, PostgreSQL, the whole machine). Also puts the
-//! results into `BENCHMARKS.md` between markers, so the hand-written analysis around them
-//! survives a new run.
+//! The results as markdown: the command, the machine and source it ran on, the conditions;
+//! then for each deployment (sled; PostgreSQL with N instances) one row per endpoint and
+//! concurrency level with Ferry's figures, the baseline's and their ratio; the pending list's
+//! memory, the relay, the bulk staging; and the targets, each marked met or missed. With more
+//! than the sled deployment, a heading per deployment and a comparison: Ferry's throughput on
+//! each side by side, what each further instance buys, and where the CPU goes (Ferry,
+//! PostgreSQL, the whole machine). `--write` puts the results into a markdown file
+//! (`BENCHMARKS.md`) between two markers, replacing the run before and nothing else, so the
+//! hand-written part around them stays.
 
 use crate::deployment::Kind;
 use crate::load::Measurement;
+use crate::machine::Machine;
 use crate::procfs::RssGrowth;
 use crate::waits::Waits;
 use std::fmt::Write;
 
-pub const SECTION_HEADING: &str = "## Load: the HTTP API against a bare axum baseline";
+/// The heading the results go under when the file has no markers yet.
+pub const SECTION_HEADING: &str = "## The latest run";
 const BEGIN_MARKER: &str = "<!-- ferry-bench results: begin (written by `ferry-bench --write`) -->";
 const END_MARKER: &str = "<!-- ferry-bench results: end -->";
 
@@ -85,8 +88,8 @@ pub struct Report {
     pub conditions: String,
     pub deployments: Vec<DeploymentResults>,
     pub list_accounts: usize,
-    /// The machine's cores (the ceiling of the busy-cores figures).
-    pub machine_cores: usize,
+    /// What the run was made on (its cores are the ceiling of the busy-cores figures).
+    pub machine: Machine,
 }
 
 /// `12 345` above ten thousand, `1 234`, `123`, `12.3` below a hundred.
@@ -179,7 +182,7 @@ fn met(yes: bool) -> &'static str {
     if yes { "**met**" } else { "**missed**" }
 }
 
-/// One of the issues' targets, judged on one deployment's figures.
+/// One of the targets, judged on one deployment's figures.
 struct Judged {
     target: String,
     measured: String,
@@ -232,6 +235,7 @@ impl Report {
     pub fn markdown(&self) -> String {
         let mut out = String::new();
         let _ = writeln!(out, "Command: `{}`\n", self.command);
+        let _ = writeln!(out, "{}\n", self.machine.describe());
         let _ = writeln!(out, "{}\n", self.conditions);
         match self.deployments.as_slice() {
             [only] if only.kind == Kind::Sled => only.tables(self.list_accounts, &mut out),
@@ -285,7 +289,7 @@ impl Report {
             "{intro}. CPU: Ferry's µs per operation (summed over its instances) / PostgreSQL's \
              (every `postgres` process on the machine), and the cores the whole machine kept busy \
              over the measured window (of {}, load generator included).\n",
-            self.machine_cores
+            self.machine.cores
         );
         let mut header = String::from("| endpoint | conns |");
         let mut alignment = String::from("|---|---:|");
@@ -594,7 +598,7 @@ impl DeploymentResults {
         if judged.is_empty() {
             return;
         }
-        let _ = writeln!(out, "| target (issues 7 and 15) | measured | |");
+        let _ = writeln!(out, "| target | measured | |");
         let _ = writeln!(out, "|---|---|---|");
         for Judged {
             target,
@@ -607,7 +611,7 @@ impl DeploymentResults {
         out.push('\n');
     }
 
-    /// The issues' targets this deployment's figures speak to, each judged.
+    /// The targets this deployment's figures speak to, each judged.
     fn judged_targets(&self, list_accounts: usize) -> Vec<Judged> {
         let mut judged = Vec::new();
         if let Some(notes) = self.row_near("notes", 32) {
@@ -802,7 +806,10 @@ mod tests {
             conditions: "Closed loop.".into(),
             deployments: vec![deployment(Kind::Sled, rows)],
             list_accounts: 100_000,
-            machine_cores: 2,
+            machine: Machine {
+                cores: 2,
+                ..Machine::default()
+            },
         }
     }
 
@@ -959,11 +966,11 @@ mod tests {
         assert!(text.contains("| 20 000 /s at 8 | **missed** |"), "{text}");
     }
 
-    /// Every target of issue 15 the figures speak to is judged, each on the level it names
+    /// Every target the figures speak to is judged, each on the level it names
     /// or, for the list, on its worst level; the memory after staging says what the server
     /// had done before.
     #[test]
-    fn the_issues_targets_are_judged_on_the_levels_they_name() {
+    fn the_targets_are_judged_on_the_levels_they_name() {
         let row = |key, connections, ferry, baseline| Row {
             key,
             title: key,
@@ -1112,6 +1119,10 @@ mod tests {
         let text = report(vec![notes_at_8(measurement(1_000, 4_000))]).markdown();
         assert!(!text.contains("###"), "{text}");
         assert!(!text.contains("PostgreSQL"), "{text}");
+        assert!(
+            text.starts_with("Command: `cargo run --release -p ferry-bench`\n\nMachine: 2 cores."),
+            "the machine under the command: {text}"
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@
 use crate::RunArgs;
 use crate::deployment::{self, Deployment, Kind};
 use crate::load::{self, Measurement, Stop, Target};
+use crate::machine::Machine;
 use crate::processes;
 use crate::procfs::{self, RssGrowth, RssWatch};
 use crate::provision;
@@ -679,13 +680,13 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         deployments.push(bench.measure(*kind, number + 1).await?);
     }
 
-    let machine_cores = std::thread::available_parallelism().map_or(0, usize::from);
+    let machine = Machine::here(run_started.elapsed());
     let report = Report {
         command,
-        conditions: conditions(&bench.args, &kinds, machine_cores),
+        conditions: conditions(&bench.args, &kinds, machine.cores),
         deployments,
         list_accounts: bench.args.list_accounts,
-        machine_cores,
+        machine,
     };
     let markdown = report.markdown();
     println!("{markdown}");
