@@ -1,8 +1,8 @@
 //! Liveness, readiness and Prometheus metrics.
 
 use super::AppState;
+use crate::domain::error::DomainError;
 use crate::events::relay::RelayMode;
-use crate::store::StoreError;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -60,7 +60,7 @@ pub async fn healthz() -> Json<HealthBody> {
 #[utoipa::path(get, path = "/readyz", tag = "operations",
     responses((status = 200, body = ReadyBody), (status = 503, description = "The store does not answer, or refuses writes (`storage.reason` says why)", body = ReadyBody)))]
 pub async fn readyz(State(state): State<AppState>) -> Response {
-    let answers = probed(state.store.supplier("")).await.is_some();
+    let answers = probed(state.admin.store_answers()).await.is_some();
     let storage = state.storage.status();
     let store = match storage.state {
         _ if !answers => "error",
@@ -77,7 +77,7 @@ pub async fn readyz(State(state): State<AppState>) -> Response {
         relay: relay.state,
         relay_last_error: relay.last_error,
         outbox_pending: if answers {
-            probed(state.store.outbox_len()).await
+            probed(state.event_log.waiting()).await
         } else {
             None
         },
@@ -91,7 +91,7 @@ pub async fn readyz(State(state): State<AppState>) -> Response {
 }
 
 /// What the store answers to `read` within [`STORE_PROBE`], if it does.
-async fn probed<T>(read: impl Future<Output = Result<T, StoreError>>) -> Option<T> {
+async fn probed<T>(read: impl Future<Output = Result<T, DomainError>>) -> Option<T> {
     tokio::time::timeout(STORE_PROBE, read).await.ok()?.ok()
 }
 

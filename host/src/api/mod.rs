@@ -32,6 +32,7 @@ use crate::auth::Authenticator;
 use crate::domain::account::AccountLimits;
 use crate::domain::additions::Additions;
 use crate::domain::admin::Admin;
+use crate::domain::event_log::EventLog;
 use crate::domain::imports::Imports;
 use crate::domain::migrations::Migrations;
 use crate::domain::ports::{Documents, PaymentVendors};
@@ -98,10 +99,10 @@ impl std::ops::DerefMut for AppState {
 /// The services of [`AppState`].
 #[derive(Clone)]
 pub struct Services {
-    pub store: Arc<dyn Store>,
     pub imports: Imports,
     pub additions: Additions,
     pub admin: Admin,
+    pub event_log: EventLog,
     pub migrations: Migrations,
     pub plugins: Arc<Plugins>,
     pub auth: Authenticator,
@@ -156,10 +157,10 @@ impl AppState {
             additions: Additions::new(store.clone(), documents, vendors, account_limits)
                 .with_rules(plugins.clone()),
             admin: Admin::new(store.clone()),
+            event_log: EventLog::new(store),
             graphql: graphql::schema(auth.clone()),
             plugins,
             auth,
-            store,
             metrics: metrics_handle(),
             throttle: throttle::Throttle::new(limits.requests_per_second, limits.request_burst),
             relay: Arc::new(crate::events::relay::RelayStatus::new(false)),

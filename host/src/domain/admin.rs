@@ -71,6 +71,13 @@ impl Admin {
         })
     }
 
+    /// Whether the store answers a read (for readiness): it is asked for a supplier no code
+    /// names.
+    pub async fn store_answers(&self) -> Result<(), DomainError> {
+        self.store.supplier("").await?;
+        Ok(())
+    }
+
     pub async fn create_supplier(&self, body: &Value) -> Result<SupplierView, DomainError> {
         let supplier = read_new_supplier(body, Utc::now()).map_err(DomainError::invalid)?;
         if !self.store.create_supplier(&supplier).await? {

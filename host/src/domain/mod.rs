@@ -13,6 +13,7 @@ pub mod api_key;
 pub mod catalogue;
 pub mod documents;
 pub mod error;
+pub mod event_log;
 pub mod events;
 pub mod import_process;
 pub mod imports;

@@ -5,9 +5,7 @@ use super::moment;
 use crate::api::AppState;
 use crate::api::error::{ApiError, ErrorBody};
 use crate::api::extract::{JsonBody, OperatorCaller, QueryParams};
-use crate::domain::error::DomainError;
 use crate::domain::events::Event;
-use crate::domain::validation::{ObjectReader, Optional, Required, StrRule};
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::get;
@@ -66,43 +64,27 @@ pub async fn list_events(
     }
     let after = match params.after.as_deref().filter(|a| !a.is_empty()) {
         None => None,
-        Some(text) => match text.parse::<u64>() {
-            Ok(seq) => Some(seq),
-            Err(_) => Some(
-                state
-                    .store
-                    .event_seq(text)
-                    .await
-                    .map_err(DomainError::from)?
-                    .ok_or_else(|| ApiError::Query {
-                        name: "after",
-                        detail: format!(
-                            "no event {text} in the log: never made, or published and older \
-                             than the event retention"
-                        ),
-                    })?,
-            ),
-        },
+        Some(text) => Some(state.event_log.position(text).await?.ok_or_else(|| {
+            ApiError::Query {
+                name: "after",
+                detail: format!(
+                    "no event {text} in the log: never made, or published and older than the \
+                     event retention"
+                ),
+            }
+        })?),
     };
-    let events = state
-        .store
-        .events_after(after, limit)
-        .await
-        .map_err(DomainError::from)?;
-    let next_after = (events.len() == limit)
-        .then(|| events.last().map(|event| event.seq.to_string()))
-        .flatten();
+    let page = state.event_log.page(after, limit).await?;
     let relay = state.relay.snapshot();
-    let lag = state.store.outbox_len().await.map_err(DomainError::from)?;
     Ok(Json(EventPage {
-        events: events.into_iter().map(event_answer).collect(),
-        next_after,
+        events: page.events.into_iter().map(event_answer).collect(),
+        next_after: page.next_after.map(|seq| seq.to_string()),
         relay: RelayStatus {
             state: relay.state.as_str().to_owned(),
             last_error: relay.last_error,
             published: relay.published,
             last_published_at: relay.last_published_at.map(moment),
-            lag: lag as u64,
+            lag: page.waiting as u64,
         },
     }))
 }
@@ -118,36 +100,6 @@ pub async fn publish_event(
     _: OperatorCaller,
     JsonBody(body): JsonBody,
 ) -> Result<(StatusCode, Json<ferry_admin_api::Event>), ApiError> {
-    let mut r = ObjectReader::root(&body).map_err(DomainError::invalid)?;
-    let event_type = r.string("type", Required, StrRule::max(200));
-    let version = r.string("version", Required, StrRule::max(16));
-    let subject = r.string("subject", Optional, StrRule::max(128));
-    let data = r.take("data", Required).cloned();
-    if let Some(data) = &data
-        && !data.is_object()
-    {
-        r.error(
-            r.attr("data"),
-            "invalid",
-            "Expected the payload as a JSON object.",
-        );
-    }
-    let (event_type, version, data) = r
-        .finish(|| Some((event_type?, version?, data?)))
-        .map_err(DomainError::invalid)?;
-    let mut event = Event::new(&event_type, &version, subject.as_deref(), data)
-        .map_err(|error| DomainError::InvalidEvent(error.to_string()))?;
-    state
-        .store
-        .publish_events(std::slice::from_ref(&event))
-        .await
-        .map_err(DomainError::from)?;
-    state.store.flush().await.map_err(DomainError::from)?;
-    event.seq = state
-        .store
-        .event_seq(&event.id)
-        .await
-        .map_err(DomainError::from)?
-        .unwrap_or_default();
+    let event = state.event_log.publish(&body).await?;
     Ok((StatusCode::CREATED, Json(event_answer(event))))
 }
