@@ -233,12 +233,10 @@ pub struct Settings {
 
 /// The worker threads a server runs with unless told: one per core, as Tokio's default.
 ///
-/// Fewer can pay on sled, whose every durable write waits for the journal's writer thread:
-/// with a worker per core, the writer waited for a core after each wake-up. On 2 cores, one
-/// worker once made ~13 % more notes a second at ~25 % less CPU each, but 1000-item batches
-/// ~17 % fewer items a second (their JSON is parsed on the workers); measured again since the
-/// request threads look at the shared queue every second task, it made no more notes and ~18 %
-/// fewer batch items. So it is a setting, not the default (BENCHMARKS.md).
+/// Fewer leave a core to sled's journal writer, which every durable write waits for and which
+/// otherwise queues for a core after each wake-up. On 2 cores one worker made no more notes a
+/// second and ~18 % fewer items in 1000-item batches, whose JSON is parsed on the workers, so
+/// one per core is the default and fewer a setting for loads that differ.
 pub fn default_workers(cores: usize) -> usize {
     cores.max(1)
 }
