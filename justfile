@@ -15,7 +15,8 @@ plugins:
 
 # Benchmarks: a plugin hook call on a fresh instance vs native rules; the event relay vs
 # redis-benchmark -t xadd; the HTTP API of the real server under load vs a bare axum
-# baseline (ferry-bench). Results go in BENCHMARKS.md.
+# baseline (ferry-bench), whose results replace the latest run in BENCHMARKS.md (criterion
+# prints the other two's).
 bench: plugins
     cargo bench -p ferry-host --bench plugin_hook
     cargo bench -p ferry-host --bench relay
