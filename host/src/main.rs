@@ -7,7 +7,8 @@ use std::io::IsTerminal;
 use tracing_subscriber::EnvFilter;
 
 /// mimalloc rather than the system's allocator: under batches of transactions glibc's malloc
-/// (chunk consolidation, unlinking) took a quarter of the server's CPU (BENCHMARKS.md).
+/// (chunk consolidation, unlinking) took a quarter of the server's CPU (docs/DECISIONS.md,
+/// "The runtime and the allocator").
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -15,8 +16,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// its own. A request waiting for the journal is woken from the journal's thread, outside the
 /// runtime, so it lands in the shared queue: Tokio's own tuning (aiming at every ~200 µs) let
 /// it wait there behind the busy threads' own tasks. Every second task: create-or-update +
-/// process at 8 connections made ~8 % more operations a second at ~10 % less CPU each, notes
-/// no fewer; every task was no better (BENCHMARKS.md, issue 15, twenty-fourth session).
+/// process at 8 connections makes ~8 % more operations a second at ~10 % less CPU each, and
+/// notes no fewer; every task is no better.
 const GLOBAL_QUEUE_INTERVAL: u32 = 2;
 
 /// How long a thread of the runtime's blocking pool waits idle before it ends. A large commit
