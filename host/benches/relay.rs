@@ -6,7 +6,7 @@
 
 use ferry_host::domain::events::Event;
 use ferry_host::events::relay::{self, RelayConfig, RelayStatus};
-use ferry_host::store::{SledStore, Store};
+use ferry_host::store::{EventLog, SledStore};
 use serde_json::json;
 use std::process::{Command, Stdio};
 use std::sync::Arc;

@@ -309,7 +309,7 @@ pub fn generate_operator_key() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::SledStore;
+    use crate::store::{SledStore, SupplierStore};
 
     async fn authenticator() -> (tempfile::TempDir, Arc<SledStore>, Authenticator) {
         let dir = tempfile::tempdir().expect("temp");

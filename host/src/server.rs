@@ -7,7 +7,7 @@ use crate::auth::{self, Authenticator};
 use crate::config::Settings;
 use crate::documents::Bucket;
 use crate::domain::storage::Unwritable;
-use crate::events::outbox::Outbox;
+use crate::domain::storage::Outbox;
 use crate::events::relay::{self, RelayConfig, RelayStatus};
 use crate::lease;
 use crate::plugins::{Plugins, Runtime};

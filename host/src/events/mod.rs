@@ -3,7 +3,6 @@
 //! retention that takes published events out of the log once they are old. (The
 //! catalogue every payload is checked against belongs to the domain: `domain::catalogue`.)
 
-pub mod outbox;
 pub mod relay;
 pub mod retention;
 pub mod stream_record;

@@ -7,7 +7,7 @@
 //! there, so an event written just before a crash or a dropped connection does not appear
 //! twice.
 
-use super::outbox::{Outbox, PendingEvent};
+use crate::domain::storage::{Outbox, PendingEvent};
 use chrono::{DateTime, Utc};
 use redis::aio::MultiplexedConnection;
 use serde::Serialize;

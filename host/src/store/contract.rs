@@ -33,11 +33,11 @@ use crate::domain::notes::{Note, NoteSource};
 use crate::domain::payment_instruction::PaymentInstruction;
 use crate::domain::plugin::PluginRecord;
 use crate::domain::statements::Statement;
+use crate::domain::storage::Outbox;
 use crate::domain::storage::{
     AccountOpening, AccountUnit, ImportChange, Store, StoreError, Unwritable,
 };
 use crate::domain::supplier::read_new_supplier;
-use crate::events::outbox::Outbox;
 use crate::store::StorageHealth;
 use chrono::{DateTime, Utc};
 use serde_json::json;
@@ -436,7 +436,7 @@ pub async fn the_relay_reads_the_outbox_in_commit_order(backend: &dyn Backend) {
         let mut unit = store.account_unit("A-0000000C").await.expect("a unit");
         unit.enqueue(event("A-0000000C")).expect("event");
     }
-    let ids = |pending: &[crate::events::outbox::PendingEvent]| -> Vec<String> {
+    let ids = |pending: &[crate::domain::storage::PendingEvent]| -> Vec<String> {
         pending
             .iter()
             .map(|event| event.record.id().expect("an id").to_owned())

@@ -15,7 +15,7 @@
 //! copies on the way; answered from memory, ~2 % (cloning them). BENCHMARKS.md, issue 15's
 //! twenty-sixth session.
 
-use super::decode;
+use super::codec::decode;
 use super::generations::WriteGenerations;
 use crate::bounded_map::BoundedMap;
 use crate::domain::storage::StoreError;

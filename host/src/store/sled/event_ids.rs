@@ -13,7 +13,7 @@
 //! in the tree versions before kept every id in (the id → its `seq`), which lookups read
 //! last: the events those versions stored are found there.
 
-use super::be_u64;
+use super::codec::be_u64;
 use super::journal::Changes;
 
 /// Bytes of a UUID that name the millisecond it was made in (UUIDv7).

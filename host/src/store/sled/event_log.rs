@@ -1,259 +1,307 @@
-//! The records of the sled event log: every event Ferry stores, by `seq`, several to a record,
-//! in the form the relay sends ([`StreamRecord`]).
-//!
-//! A change's events are encoded for the log before the change takes the journal's commit lock
-//! ([`LoggedEvents`]); under it they are only given their `seq`s. A record holds one stored
-//! event (what a change with one event writes), or a group of up to [`EVENT_GROUP_MAX`] events
-//! with consecutive `seq`s from the record's key, compressed (LZ4). The events of a group share
-//! most of their bytes (field names, type, source, the payload's keys, much of the ids and
-//! times): 64 ledger-entry events of 33 KB compress to 2 KB ([`compressed`]). Uncompressed,
-//! the log's leaves took about half of what sled wrote while 1000-item batches ran.
-//!
-//! Records written by earlier versions stay readable: an event's JSON (first byte `{`), and
-//! uncompressed groups ([`GROUP_TAG`]).
+//! The event log on sled ([`EventLog`]): every event by `seq`, several to a record
+//! ([`super::event_records`]), the index from an event's id to its `seq`
+//! ([`super::event_ids`]), and the runs of events the relay recorded published
+//! ([`super::outbox`]). Seqs are handed out under the journal's commit lock, so the log's
+//! order is the journal's.
 
-use super::event_ids::IdIndex;
-use super::{compressed, decode, decompressed};
+use super::SledStore;
+use super::codec::be_u64;
+use super::event_ids;
+use super::event_records::{EVENT_GROUP_MAX, LogRecord, LoggedEvents, corrupt, logged_event};
+use super::journal::Changes;
 use crate::domain::events::Event;
-use crate::domain::storage::StoreError;
-use crate::events::stream_record::StreamRecord;
+use crate::domain::storage::{EventLog, StoreError, StoreFuture};
 use chrono::{DateTime, Utc};
-use std::borrow::Cow;
+use std::ops::ControlFlow;
 
-/// At most this many events share one record of the log: a 1000-transaction batch writes 16
-/// records there rather than 1000.
-pub(super) const EVENT_GROUP_MAX: usize = 64;
-
-/// First byte of an uncompressed group, as versions before wrote them: then, for each event,
-/// its length (u32, big endian) and its stored bytes.
-const GROUP_TAG: u8 = 0x01;
-
-/// First byte of a compressed group: then the uncompressed group's body (the [`GROUP_TAG`]
-/// layout without its tag) as an LZ4 block, its size first (u32, little endian).
-const COMPRESSED_GROUP_TAG: u8 = 0x02;
-
-/// A change's events in the forms the log stores them, made before the change takes the commit
-/// lock: the records of the log, the first holding the first [`EVENT_GROUP_MAX`] events, and
-/// of the id index.
-pub(in crate::store) struct LoggedEvents {
-    count: usize,
-    pub(super) records: Vec<Vec<u8>>,
-    pub(super) index: IdIndex,
-}
-
-impl LoggedEvents {
-    pub(in crate::store) fn new(events: &[Event]) -> Self {
-        let mut stored: Vec<StreamRecord> = events.iter().map(StreamRecord::encode).collect();
-        let records = if stored.len() == 1 {
-            vec![stored.swap_remove(0).into_bytes()]
-        } else {
-            stored.chunks(EVENT_GROUP_MAX).map(encode_record).collect()
-        };
-        Self {
-            count: events.len(),
-            records,
-            index: IdIndex::of(events.iter().map(|event| event.id.as_str())),
+impl SledStore {
+    /// Lists the writes of a change's events, under consecutive new `seq`s in their order: the
+    /// event log's records ([`event_log`]; the relay reads them too) and the id
+    /// index.
+    pub(super) fn write_events(&self, changes: &mut Changes, events: LoggedEvents) {
+        if events.len() == 0 {
+            return;
+        }
+        let first = self.next_ids(events.len() as u64);
+        events.index.write(
+            changes,
+            &self.event_ids_by_millisecond,
+            &self.event_ids,
+            first,
+        );
+        let keys = (first..).step_by(EVENT_GROUP_MAX);
+        for (key, record) in keys.zip(events.records) {
+            changes.insert(&self.events, &key.to_be_bytes(), record);
         }
     }
 
-    pub(super) fn len(&self) -> usize {
-        self.count
-    }
-}
-
-/// The record of the log holding `stored` (events with consecutive `seq`s).
-fn encode_record(stored: &[StreamRecord]) -> Vec<u8> {
-    if let [single] = stored {
-        return single.as_bytes().to_vec();
-    }
-    let size = stored.iter().map(|event| 4 + event.as_bytes().len()).sum();
-    let mut body = Vec::with_capacity(size);
-    for event in stored {
-        // A stored event is bounded by the request body limit, far below 4 GiB.
-        body.extend_from_slice(&(event.as_bytes().len() as u32).to_be_bytes());
-        body.extend_from_slice(event.as_bytes());
-    }
-    compressed(COMPRESSED_GROUP_TAG, &body)
-}
-
-/// One record of the log, read: the stored events it holds, in `seq` order.
-pub(super) enum LogRecord<'a> {
-    Single(&'a [u8]),
-    /// A group's body: each event's length (u32, big endian), then its stored bytes.
-    Group(Cow<'a, [u8]>),
-}
-
-impl<'a> LogRecord<'a> {
-    /// Reads the record at `seq` (its key), decompressing a compressed group.
-    pub(super) fn read(seq: u64, record: &'a [u8]) -> Result<Self, StoreError> {
-        match record.split_first() {
-            Some((&GROUP_TAG, body)) => Ok(Self::Group(Cow::Borrowed(body))),
-            Some((&COMPRESSED_GROUP_TAG, block)) => decompressed(block)
-                .map(|body| Self::Group(Cow::Owned(body)))
-                .ok_or_else(|| corrupt(seq, "a compressed group of events does not decompress")),
-            _ => Ok(Self::Single(record)),
-        }
-    }
-
-    /// Each stored event, in `seq` order; `None` where the record is cut short (corrupt).
-    pub(super) fn events(&self) -> impl Iterator<Item = Option<&[u8]>> {
-        let (single, mut rest) = match self {
-            Self::Single(record) => (Some(*record), &[][..]),
-            Self::Group(body) => (None, &body[..]),
+    /// When the relay published event `seq`, if it has.
+    pub(super) fn published_at(&self, seq: u64) -> Result<Option<DateTime<Utc>>, StoreError> {
+        let run = self
+            .published_runs
+            .range(seq.to_be_bytes()..)
+            .next()
+            .transpose()?;
+        let at = match run {
+            Some((_, value)) if value.len() >= 8 && be_u64(&value[..8]) <= seq => {
+                Some(value[8..].to_vec())
+            }
+            // Published by a version that recorded every event on its own.
+            _ => self.published.get(seq.to_be_bytes())?.map(|at| at.to_vec()),
         };
-        let mut failed = false;
-        let grouped = std::iter::from_fn(move || {
-            if rest.is_empty() || failed {
-                return None;
-            }
-            let stored = rest
-                .split_first_chunk::<4>()
-                .map(|(len, after)| (u32::from_be_bytes(*len) as usize, after))
-                .and_then(|(len, after)| (after.len() >= len).then(|| after.split_at(len)));
-            match stored {
-                Some((stored, after)) => {
-                    rest = after;
-                    Some(Some(stored))
+        Ok(at
+            .and_then(|at| DateTime::parse_from_rfc3339(&String::from_utf8_lossy(&at)).ok())
+            .map(|at| at.with_timezone(&Utc)))
+    }
+
+    /// Calls `visit` with each logged event's `seq` and stored bytes from `start` on, in
+    /// order, until it breaks.
+    pub(super) fn for_each_logged(
+        &self,
+        start: u64,
+        mut visit: impl FnMut(u64, &[u8]) -> Result<ControlFlow<()>, StoreError>,
+    ) -> Result<(), StoreError> {
+        // The record holding `start` may begin before it (a group), then every one after.
+        let holding = self.events.range(..start.to_be_bytes()).next_back();
+        let records = holding
+            .into_iter()
+            .chain(self.events.range(start.to_be_bytes()..));
+        for entry in records {
+            let (key, value) = entry?;
+            let first = be_u64(&key);
+            let record = LogRecord::read(first, &value)?;
+            for (seq, bytes) in (first..).zip(record.events()) {
+                if seq < start {
+                    continue;
                 }
-                None => {
-                    failed = true;
-                    Some(None)
+                let bytes = bytes.ok_or_else(|| corrupt(first, "a group of events cut short"))?;
+                if visit(seq, bytes)?.is_break() {
+                    return Ok(());
                 }
             }
-        });
-        single.map(Some).into_iter().chain(grouped)
+        }
+        Ok(())
     }
 }
 
-/// The record of the log at `key` is not what Ferry wrote.
-pub(super) fn corrupt(key: u64, problem: &'static str) -> StoreError {
-    StoreError::Corrupt {
-        key: format!("events/{key}"),
-        source: serde::de::Error::custom(problem),
+impl EventLog for SledStore {
+    fn publish_events<'a>(&'a self, events: &'a [Event]) -> StoreFuture<'a, ()> {
+        self.noting_failures(async move {
+            self.health.check()?;
+            let logged = LoggedEvents::new(events);
+            self.journal.commit(|changes| {
+                self.write_events(changes, logged);
+                Ok(())
+            })
+        })
     }
-}
 
-/// An event of the log as stored at `seq`: a [`StreamRecord`], or the event's JSON (what
-/// versions before stored).
-pub(super) fn logged_event(seq: u64, bytes: &[u8]) -> Result<Event, StoreError> {
-    let mut event = match bytes.first() {
-        Some(b'{') => decode(format!("events/{seq}").as_bytes(), bytes)?,
-        _ => StreamRecord::from_stored(bytes)
-            .and_then(|record| record.to_event())
-            .map_err(|error| unreadable(seq, error))?,
-    };
-    event.seq = seq;
-    Ok(event)
-}
+    fn events_after(&self, after: Option<u64>, limit: usize) -> StoreFuture<'_, Vec<Event>> {
+        Box::pin(async move {
+            let start = after.map_or(0, |seq| seq.saturating_add(1));
+            let mut events = Vec::with_capacity(limit.min(4096));
+            self.for_each_logged(start, |seq, bytes| {
+                if events.len() >= limit {
+                    return Ok(ControlFlow::Break(()));
+                }
+                let mut event = logged_event(seq, bytes)?;
+                event.published_at = self.published_at(seq)?;
+                events.push(event);
+                Ok(ControlFlow::Continue(()))
+            })?;
+            Ok(events)
+        })
+    }
 
-/// When the event of the log stored at `seq` was made, read without decoding the rest of it.
-pub(super) fn logged_time(seq: u64, bytes: &[u8]) -> Result<DateTime<Utc>, StoreError> {
-    StreamRecord::stored_time(bytes).map_err(|error| unreadable(seq, error))
-}
+    fn event_seq<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<u64>> {
+        Box::pin(async move {
+            Ok(event_ids::seq_of(
+                &self.event_ids_by_millisecond,
+                &self.event_ids,
+                id,
+            )?)
+        })
+    }
 
-/// The event of the log stored at `seq` does not read, for the reason `error` gives.
-fn unreadable(seq: u64, error: impl std::fmt::Display) -> StoreError {
-    StoreError::Corrupt {
-        key: format!("events/{seq}"),
-        source: serde::de::Error::custom(error),
+    fn outbox_len(&self) -> StoreFuture<'_, usize> {
+        Box::pin(std::future::ready(self.unpublished_len()))
+    }
+
+    fn prune_events(&self, made_before: DateTime<Utc>, limit: usize) -> StoreFuture<'_, usize> {
+        self.noting_failures(async move {
+            self.health.check()?;
+            if !self.log_start_is_due(made_before)? {
+                return Ok(0);
+            }
+            // A walk over thousands of records: off the worker's queue meanwhile.
+            super::blocking::blocking(|| self.prune_logged(made_before, limit))
+        })
     }
 }
 
 #[cfg(test)]
-pub(super) mod tests {
+mod tests {
     use super::*;
+    use crate::events::stream_record::StreamRecord;
+    use crate::store::sled::codec::encode;
     use crate::store::sled::tests::event;
+    use std::collections::HashSet;
 
-    /// A group as versions before this layout wrote it.
-    pub(in crate::store) fn uncompressed_group(stored: &[StreamRecord]) -> Vec<u8> {
-        let mut record = vec![GROUP_TAG];
-        for event in stored {
-            record.extend_from_slice(&(event.as_bytes().len() as u32).to_be_bytes());
-            record.extend_from_slice(event.as_bytes());
+    #[tokio::test]
+    async fn an_event_is_found_by_its_id_from_a_few_records_per_change() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = SledStore::open(dir.path()).expect("store");
+        // Two changes whose events were made in the same millisecond, and one that spans
+        // two milliseconds: the records of a millisecond hold several changes' events.
+        let made_at = |millisecond: u64, number: usize| {
+            let mut event = event(number);
+            let random = [number as u8; 10];
+            event.id = uuid::Builder::from_unix_timestamp_millis(millisecond, &random)
+                .into_uuid()
+                .to_string();
+            event
+        };
+        let first: Vec<Event> = (0..3).map(|n| made_at(1_700_000_000_000, n)).collect();
+        let second: Vec<Event> = vec![
+            made_at(1_700_000_000_000, 3),
+            made_at(1_700_000_000_001, 4),
+            made_at(1_700_000_000_001, 5),
+        ];
+        // Ids Ferry does not make: on their own, in the tree versions before kept every id in.
+        let mut unusual = event(6);
+        unusual.id = "not-a-uuid".to_owned();
+        let mut upper = event(7);
+        upper.id = uuid::Uuid::now_v7().to_string().to_uppercase();
+        let batch: Vec<Event> = (8..208).map(event).collect();
+        for change in [&first[..], &second[..], &[unusual, upper][..], &batch[..]] {
+            store.publish_events(change).await.expect("stored");
         }
-        record
-    }
+        // What a version before wrote for an event of its own.
+        store
+            .event_ids
+            .insert("0190aaaa-0000-7000-8000-000000000000", &7_u64.to_be_bytes())
+            .expect("insert");
 
-    fn read_back(seq: u64, record: &[u8]) -> Result<Vec<Vec<u8>>, StoreError> {
-        let read = LogRecord::read(seq, record)?;
-        read.events()
-            .map(|stored| {
-                stored
-                    .map(<[u8]>::to_vec)
-                    .ok_or_else(|| corrupt(seq, "cut short"))
-            })
-            .collect()
-    }
-
-    #[test]
-    fn a_group_is_kept_compressed_and_read_back_event_by_event() {
-        let events: Vec<Event> = (0..64).map(event).collect();
-        let stored: Vec<StreamRecord> = events.iter().map(StreamRecord::encode).collect();
-        let logged = LoggedEvents::new(&events);
-        assert_eq!(logged.records.len(), 1);
-        let record = &logged.records[0];
-        assert_eq!(record[0], COMPRESSED_GROUP_TAG);
-        let raw = uncompressed_group(&stored).len();
-        assert!(
-            record.len() * 3 < raw,
-            "compressed to {} bytes of {raw}",
-            record.len()
+        let log = store.events_after(None, 1000).await.expect("log");
+        assert_eq!(log.len(), 208);
+        for logged in &log {
+            assert_eq!(
+                store.event_seq(&logged.id).await.expect("seq"),
+                Some(logged.seq),
+                "{}",
+                logged.id
+            );
+        }
+        assert_eq!(
+            store
+                .event_seq("0190aaaa-0000-7000-8000-000000000000")
+                .await
+                .expect("seq"),
+            Some(7)
         );
-        let expected: Vec<Vec<u8>> = stored.iter().map(|s| s.as_bytes().to_vec()).collect();
-        assert_eq!(read_back(1, record).expect("read"), expected);
-    }
+        // An id is its exact text; an id never stored is not found.
+        let shouted = log[0].id.to_uppercase();
+        assert_eq!(store.event_seq(&shouted).await.expect("seq"), None);
+        let unknown = uuid::Builder::from_unix_timestamp_millis(1_700_000_000_000, &[9; 10])
+            .into_uuid()
+            .to_string();
+        assert_eq!(store.event_seq(&unknown).await.expect("seq"), None);
+        assert_eq!(store.event_seq("").await.expect("seq"), None);
 
-    #[test]
-    fn a_change_is_cut_into_groups_and_a_single_event_is_stored_as_it_is() {
-        let events: Vec<Event> = (0..150).map(event).collect();
-        let logged = LoggedEvents::new(&events);
-        assert_eq!(logged.len(), 150);
-        let sizes: Vec<usize> = logged
-            .records
+        // Writes: one record per change and millisecond, not one per event.
+        assert_eq!(
+            store.event_ids.len(),
+            2 + 1,
+            "the two unusual ids and the old one"
+        );
+        let batch_milliseconds: HashSet<[u8; 6]> = batch
             .iter()
-            .enumerate()
-            .map(|(i, record)| read_back(i as u64, record).expect("read").len())
+            .map(|event| {
+                let uuid = uuid::Uuid::parse_str(&event.id).expect("a UUID");
+                <[u8; 6]>::try_from(&uuid.as_bytes()[..6]).expect("six bytes")
+            })
             .collect();
-        assert_eq!(sizes, [64, 64, 22]);
-
-        let one = LoggedEvents::new(&events[..1]);
         assert_eq!(
-            one.records,
-            [StreamRecord::encode(&events[0]).as_bytes().to_vec()]
+            store.event_ids_by_millisecond.len(),
+            1 + 2 + batch_milliseconds.len(),
+            "the first change's millisecond, the second's two, the batch's"
         );
     }
 
-    #[test]
-    fn uncompressed_groups_of_earlier_versions_are_read() {
-        let stored: Vec<StreamRecord> = (0..5).map(|i| StreamRecord::encode(&event(i))).collect();
-        let expected: Vec<Vec<u8>> = stored.iter().map(|s| s.as_bytes().to_vec()).collect();
+    #[tokio::test]
+    async fn the_log_keeps_a_changes_events_in_groups_and_reads_from_inside_one() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = SledStore::open(dir.path()).expect("store");
+        let single = event(0);
+        store
+            .publish_events(std::slice::from_ref(&single))
+            .await
+            .expect("one");
+        let events: Vec<Event> = (1..=150).map(event).collect();
+        store.publish_events(&events).await.expect("a batch");
+        // What an earlier version wrote: one event's JSON per record.
+        let mut old = event(151);
+        old.seq = 5_000_000;
+        store
+            .events
+            .insert(old.seq.to_be_bytes(), encode(&old))
+            .expect("insert");
+        // What the version before compressed groups wrote: a group of stream records.
+        let uncompressed: Vec<Event> = (152..=154).map(event).collect();
+        let stored: Vec<StreamRecord> = uncompressed.iter().map(StreamRecord::encode).collect();
+        store
+            .events
+            .insert(
+                6_000_000u64.to_be_bytes(),
+                crate::store::sled::event_records::tests::uncompressed_group(&stored),
+            )
+            .expect("insert");
         assert_eq!(
-            read_back(9, &uncompressed_group(&stored)).expect("read"),
-            expected
+            store.events.len(),
+            1 + 3 + 1 + 1,
+            "the single event, 150 in groups of 64, 64 and 22, the old records"
         );
-    }
 
-    #[test]
-    fn a_damaged_compressed_group_is_corrupt_not_a_panic_or_a_huge_allocation() {
-        let events: Vec<Event> = (0..10).map(event).collect();
-        let record = LoggedEvents::new(&events).records.remove(0);
-        // Cut short.
-        let cut = &record[..record.len() / 2];
-        assert!(matches!(
-            read_back(3, cut),
-            Err(StoreError::Corrupt { key, .. }) if key == "events/3"
-        ));
-        // A size past any group's.
-        let mut huge = record.clone();
-        huge[1..5].copy_from_slice(&u32::MAX.to_le_bytes());
-        assert!(matches!(
-            read_back(3, &huge),
-            Err(StoreError::Corrupt { .. })
-        ));
-        // No size at all.
-        assert!(matches!(
-            read_back(3, &[COMPRESSED_GROUP_TAG, 1]),
-            Err(StoreError::Corrupt { .. })
-        ));
+        let log = store.events_after(None, 1000).await.expect("log");
+        let ids: Vec<&str> = log.iter().map(|event| event.id.as_str()).collect();
+        let expected: Vec<&str> = std::iter::once(single.id.as_str())
+            .chain(events.iter().map(|event| event.id.as_str()))
+            .chain(std::iter::once(old.id.as_str()))
+            .chain(uncompressed.iter().map(|event| event.id.as_str()))
+            .collect();
+        assert_eq!(ids, expected);
+        assert_eq!(
+            log[152..].iter().map(|event| event.seq).collect::<Vec<_>>(),
+            [6_000_000, 6_000_001, 6_000_002]
+        );
+        let seqs: Vec<u64> = log.iter().map(|event| event.seq).collect();
+        assert!(
+            seqs[1..=150].windows(2).all(|pair| pair[1] == pair[0] + 1),
+            "a change's events have consecutive seqs: {seqs:?}"
+        );
+        assert_eq!(seqs[151], 5_000_000);
+        for (seq, event) in seqs.iter().zip(&log).skip(60).take(10) {
+            assert_eq!(store.event_seq(&event.id).await.expect("seq"), Some(*seq));
+        }
+
+        // From inside a group, across into the next.
+        let page = store.events_after(Some(seqs[60]), 8).await.expect("page");
+        assert_eq!(
+            page.iter().map(|event| event.seq).collect::<Vec<_>>(),
+            seqs[61..69]
+        );
+        assert_eq!(page[0].id, log[61].id);
+        let last = store.events_after(Some(seqs[150]), 8).await.expect("page");
+        assert_eq!(last.len(), 4);
+        assert_eq!(last[0].id, old.id);
+        // From inside an uncompressed group.
+        let inside = store.events_after(Some(6_000_000), 8).await.expect("page");
+        assert_eq!(
+            inside
+                .iter()
+                .map(|event| event.id.as_str())
+                .collect::<Vec<_>>(),
+            [uncompressed[1].id.as_str(), uncompressed[2].id.as_str()]
+        );
     }
 }

@@ -1,4 +1,4 @@
-//! Taking old events out of the sled event log ([`Store::prune_events`]): the records at the
+//! Taking old events out of the sled event log ([`EventLog::prune_events`]): the records at the
 //! log's start whose every event the relay published and was made before a moment, with what
 //! indexes them (their ids' records, the runs recorded published).
 //!
@@ -8,13 +8,14 @@
 //! Their removal is journaled like any change, so it is made again after a crash; a removal
 //! lost with the journal's last record leaves the records for the next call.
 //!
-//! [`Store::prune_events`]: crate::domain::storage::Store::prune_events
+//! [`EventLog::prune_events`]: crate::domain::storage::EventLog::prune_events
 
+use super::SledStore;
 use super::StoreError;
+use super::codec::be_u64;
 use super::event_ids;
-use super::event_log::{LogRecord, corrupt, logged_time};
+use super::event_records::{LogRecord, corrupt, logged_time};
 use super::journal::Changes;
-use super::{SledStore, be_u64};
 use chrono::{DateTime, Utc};
 
 impl SledStore {

@@ -12,8 +12,8 @@
 //! counts again from what is stored.
 
 use super::StoreError;
+use super::codec::split_pair_key;
 use super::listing;
-use super::split_pair_key;
 use crate::domain::import_process::ImportState;
 use crate::domain::storage::ImportCounts;
 use std::collections::HashMap;
@@ -100,7 +100,7 @@ fn change_counts(
 mod tests {
     use super::*;
     use crate::domain::import_process::ImportListing;
-    use crate::store::sled::pair_key;
+    use crate::store::sled::codec::pair_key;
 
     fn listing(state: ImportState) -> Vec<u8> {
         listing::encode(&ImportListing {
@@ -149,7 +149,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_data_directory_of_a_version_before_is_counted_from_its_listings() {
-        use crate::domain::storage::Store;
+        use crate::domain::storage::ImportStore;
         let dir = tempfile::tempdir().expect("temp dir");
         {
             let db = sled::open(dir.path()).expect("sled");

@@ -15,7 +15,7 @@
 //! ([`build_listings`]).
 
 use super::StoreError;
-use super::{corrupt_record, decode as decode_json, split_pair_key};
+use super::codec::{corrupt_record, decode as decode_json, split_pair_key};
 use crate::domain::import_process::{ImportListing, ImportProcess, ImportState};
 use chrono::DateTime;
 
@@ -131,7 +131,7 @@ mod tests {
     use chrono::Utc;
 
     fn key(external: &str) -> Vec<u8> {
-        super::super::pair_key("OLD_CO", external)
+        super::super::codec::pair_key("OLD_CO", external)
     }
 
     #[test]

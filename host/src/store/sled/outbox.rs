@@ -13,11 +13,12 @@
 //! taken out as before once published. The cursor of such a directory starts past the last
 //! event it logged, which was either published or is in that tree.
 
+use super::SledStore;
 use super::StoreError;
+use super::codec::be_u64;
 use super::journal::Changes;
-use super::{SledStore, be_u64};
 use crate::domain::storage::StoreFuture;
-use crate::events::outbox::{Outbox, PendingEvent};
+use crate::domain::storage::{Outbox, PendingEvent};
 use crate::events::stream_record::StreamRecord;
 use chrono::{DateTime, Utc};
 use std::collections::{BTreeSet, HashSet};
@@ -189,7 +190,7 @@ impl Outbox for SledStore {
             // The cursor in memory is the one the relay reads meanwhile: the journal's writer
             // makes each cursor write in sled again after the fact, perhaps after a later one.
             let mut changes = Changes::default();
-            for (first, last) in super::consecutive_runs(&sorted) {
+            for (first, last) in consecutive_runs(&sorted) {
                 let mut value = Vec::with_capacity(8 + when.len());
                 value.extend_from_slice(&first.to_be_bytes());
                 value.extend_from_slice(when.as_bytes());
@@ -219,12 +220,24 @@ impl Outbox for SledStore {
     }
 }
 
+/// The runs of consecutive numbers in sorted, distinct `seqs`, as (first, last).
+fn consecutive_runs(seqs: &[u64]) -> Vec<(u64, u64)> {
+    let mut runs: Vec<(u64, u64)> = Vec::new();
+    for &seq in seqs {
+        match runs.last_mut() {
+            Some((_, last)) if last.checked_add(1) == Some(seq) => *last = seq,
+            _ => runs.push((seq, seq)),
+        }
+    }
+    runs
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::tests::event;
     use super::*;
     use crate::domain::events::Event;
-    use crate::domain::storage::Store;
+    use crate::domain::storage::{Durability, EventLog};
 
     async fn pending_ids(store: &SledStore) -> Vec<String> {
         store
@@ -325,5 +338,68 @@ mod tests {
         assert_eq!(ids(&log), ids(&[&events[..], &[later][..]].concat()));
         // (The fixture recorded no publication of the first three.)
         assert!(log[3..].iter().all(|event| event.published_at.is_some()));
+    }
+
+    #[tokio::test]
+    async fn the_outbox_hands_out_stream_records_and_publication_is_recorded_per_run() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = SledStore::open(dir.path()).expect("store");
+        let events: Vec<Event> = (0..10).map(event).collect();
+        store.publish_events(&events).await.expect("outbox");
+
+        let pending = store
+            .pending_events(100, &HashSet::new())
+            .await
+            .expect("pending");
+        assert_eq!(pending.len(), 10);
+        let ids: Vec<&str> = pending
+            .iter()
+            .map(|event| event.record.id().expect("id"))
+            .collect();
+        let expected: Vec<&str> = events.iter().map(|event| event.id.as_str()).collect();
+        assert_eq!(ids, expected, "in log order, with their ids");
+
+        // Events the relay already holds are left out.
+        let seqs: Vec<u64> = pending.iter().map(|event| event.seq).collect();
+        let skip: HashSet<u64> = seqs[..4].iter().copied().collect();
+        let rest = store.pending_events(3, &skip).await.expect("pending");
+        assert_eq!(
+            rest.iter().map(|event| event.seq).collect::<Vec<_>>(),
+            seqs[4..7]
+        );
+
+        // Two runs with a gap: 0,1,2 and 5,6.
+        let at = DateTime::parse_from_rfc3339("2026-11-22T10:00:00.123Z")
+            .expect("time")
+            .with_timezone(&Utc);
+        let published = [seqs[6], seqs[0], seqs[2], seqs[1], seqs[5]];
+        store.mark_published(&published, at).await.expect("mark");
+        assert_eq!(store.published_runs.len(), 2, "one record per run");
+        assert_eq!(store.outbox_len().await.expect("len"), 5);
+
+        let log = store.events_after(None, 100).await.expect("log");
+        let published_at: Vec<bool> = log
+            .iter()
+            .map(|event| event.published_at == Some(at))
+            .collect();
+        assert_eq!(
+            published_at,
+            [
+                true, true, true, false, false, true, true, false, false, false
+            ]
+        );
+        assert!(
+            log.iter()
+                .all(|e| e.published_at.is_none() || e.published_at == Some(at))
+        );
+    }
+
+    #[test]
+    fn runs_join_consecutive_numbers_only() {
+        assert_eq!(consecutive_runs(&[]), []);
+        assert_eq!(
+            consecutive_runs(&[1, 2, 3, 5, 7, 8, u64::MAX]),
+            [(1, 3), (5, 5), (7, 8), (u64::MAX, u64::MAX)]
+        );
     }
 }

@@ -16,9 +16,11 @@
 //! sled's writes. Batch records of the version before, the JSON array itself, are read as
 //! they are ([`batch_json`]).
 
+use super::codec::{
+    compressed, corrupt_record, decode, decompressed, encode, pair_key, split_pair_key,
+};
 use super::kept_indexes::{AccountIndex, KeptIndexes};
 use super::note_index::digest;
-use super::{compressed, corrupt_record, decode, decompressed, encode, pair_key, split_pair_key};
 use crate::domain::storage::StoreError;
 use rustc_hash::FxHashMap;
 use serde::de::DeserializeOwned;

@@ -12,12 +12,15 @@
 
 use super::{Change, PgStore, bounded, classify, decoded, is_unique_violation, record};
 use crate::domain::events::Event;
+use crate::domain::import_process::PlatformAccount;
 use crate::domain::ledger::{AccountSummary, LedgerEntry, Transaction};
 use crate::domain::meter_points::MeterPoint;
 use crate::domain::notes::Note;
 use crate::domain::payment_instruction::PaymentInstruction;
 use crate::domain::statements::Statement;
-use crate::domain::storage::{AccountOpening, AccountRecords, AccountUnit, StoreError};
+use crate::domain::storage::{
+    AccountOpening, AccountRecords, AccountStore, AccountUnit, StoreError, StoreFuture,
+};
 use chrono::{DateTime, Utc};
 use futures_util::future::BoxFuture;
 use serde::de::DeserializeOwned;
@@ -612,7 +615,7 @@ impl AccountUnit for PgAccountUnit {
             if unit.changes_nothing() {
                 return Ok(());
             }
-            crate::domain::storage::Store::writable(&unit.store)?;
+            crate::domain::storage::Durability::writable(&unit.store)?;
             unit.write().await
         })
     }
@@ -703,4 +706,33 @@ pub(super) async fn meter_points(
         number,
     )
     .await
+}
+
+impl AccountStore for PgStore {
+    fn account<'a>(&'a self, number: &'a str) -> StoreFuture<'a, Option<PlatformAccount>> {
+        self.bounded(self.one("SELECT record FROM accounts WHERE number = $1", number))
+    }
+
+    fn new_ids(&self, count: usize) -> StoreFuture<'_, Vec<u64>> {
+        self.bounded(new_ids(&self.pool, count))
+    }
+
+    fn account_unit<'a>(
+        &'a self,
+        number: &'a str,
+    ) -> BoxFuture<'a, Result<Box<dyn AccountUnit>, StoreError>> {
+        self.bounded(async move {
+            let unit: Box<dyn AccountUnit> =
+                Box::new(PgAccountUnit::open(self.clone(), number).await?);
+            Ok(unit)
+        })
+    }
+
+    fn account_records<'a>(&'a self, number: &'a str) -> StoreFuture<'a, AccountRecords> {
+        self.bounded(account_records(&self.pool, number))
+    }
+
+    fn meter_points<'a>(&'a self, number: &'a str) -> StoreFuture<'a, Vec<MeterPoint>> {
+        self.bounded(meter_points(&self.pool, number))
+    }
 }
