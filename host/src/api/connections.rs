@@ -408,9 +408,9 @@ pub struct BodyTimedOut(Duration);
 
 /// A body that fails once nothing of it has come for `timeout`, from one piece to the next.
 /// tower-http's `TimeoutBody` does as much, but arms a timer before each poll of the body, data
-/// waiting or not; this one arms it only once the body has to wait, and is a plain map of the
-/// request rather than a middleware with a future of its own (BENCHMARKS.md, "Client
-/// connections").
+/// waiting or not; this one arms it only once the body has to wait (most bodies never do), and
+/// is a plain map of the request rather than a middleware with a future of its own: no work
+/// for a request whose body is already there.
 struct IdleTimeoutBody {
     inner: Body,
     quiet: QuietTimer,

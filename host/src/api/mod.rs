@@ -76,9 +76,9 @@ impl Default for Limits {
 }
 
 /// Everything a handler may reach: [`Services`] behind one `Arc`, since axum clones the state
-/// for each request (several times), and cloning the services field by field was a
-/// sixtieth of a note's CPU. Changing a service (before the server starts) changes this
-/// state's own copy.
+/// for each request (several times), and one `Arc` is cheaper to clone than the services
+/// field by field. Changing a service (before the server starts) changes this state's own
+/// copy.
 #[derive(Clone)]
 pub struct AppState(Arc<Services>);
 

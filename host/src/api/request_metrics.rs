@@ -3,8 +3,8 @@
 //! `ferry_http_request_duration_seconds`.
 //!
 //! The metric handles of each route, method and status are made once and kept. Making them
-//! means building the label set and finding it in the recorder's registry: done for every
-//! request, that was about half a per cent of a note's CPU (issue 15). The handles belong to
+//! means building the label set and finding it in the recorder's registry, work that every
+//! request would otherwise do again for the same few handles. The handles belong to
 //! the process-wide recorder ([`super::metrics_handle`]), which is installed before any router
 //! exists to call [`track`]: first thing in `server::run`, or else when the first
 //! [`super::AppState`] is made.

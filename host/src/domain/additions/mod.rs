@@ -55,8 +55,8 @@ pub(crate) struct Target {
 }
 
 /// The platform account a request adds to, as its import's listing names it: most additions
-/// need no more, and reading and parsing the account's document was a twentieth of a note's
-/// CPU. Those that need the document read it ([`Additions::platform_account`]).
+/// need no more, and reading and parsing the account's document is work a note need not do.
+/// Those that need the document read it ([`Additions::platform_account`]).
 pub(crate) struct TargetAccount {
     pub(crate) number: String,
     pub(crate) external_account_number: String,
