@@ -60,7 +60,7 @@ fn main() {
     }
 
     let relay_rate = runtime.block_on(async {
-        let (stop, stopped) = tokio::sync::watch::channel(false);
+        let stop = tokio_util::sync::CancellationToken::new();
         let config = RelayConfig {
             url: format!("redis+unix://{}", socket.display()),
             stream: "bench:events".into(),
@@ -69,12 +69,12 @@ fn main() {
         };
         let started = Instant::now();
         let status = Arc::new(RelayStatus::new(true));
-        let task = tokio::spawn(relay::run(store.clone(), config, status.clone(), stopped));
+        let task = tokio::spawn(relay::run(store.clone(), config, status.clone(), stop.clone()));
         while (status.snapshot().published as usize) < total {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
         let elapsed = started.elapsed();
-        let _ = stop.send(true);
+        stop.cancel();
         let _ = task.await;
         total as f64 / elapsed.as_secs_f64()
     });

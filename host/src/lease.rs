@@ -11,7 +11,7 @@ use crate::domain::storage::Store;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 
 /// How long a lease lasts unless renewed.
 pub const TTL: Duration = Duration::from_secs(10);
@@ -21,21 +21,21 @@ pub const RENEW_EVERY: Duration = Duration::from_secs(2);
 pub const RETRY: Duration = Duration::from_secs(1);
 
 /// Runs `work` (given a stop signal of its own) while this instance holds the lease `name`,
-/// until `stop`; then gives the lease up. `on_standby` is called whenever another instance
-/// holds it.
+/// until `shutdown`; then gives the lease up. `on_standby` is called whenever another instance
+/// holds it. The work runs inside this task: it ends before this does.
 pub async fn run_while_held<W, F>(
     store: Arc<dyn Store>,
     name: &'static str,
     holder: String,
-    mut stop: watch::Receiver<bool>,
+    shutdown: CancellationToken,
     on_standby: impl Fn(),
     work: W,
 ) where
-    W: Fn(watch::Receiver<bool>) -> F,
-    F: Future<Output = ()> + Send + 'static,
+    W: Fn(CancellationToken) -> F,
+    F: Future<Output = ()>,
 {
     loop {
-        if *stop.borrow() {
+        if shutdown.is_cancelled() {
             return;
         }
         let held = match store.hold_lease(name, &holder, TTL).await {
@@ -49,18 +49,20 @@ pub async fn run_while_held<W, F>(
             on_standby();
             tokio::select! {
                 _ = tokio::time::sleep(RETRY) => continue,
-                _ = stop.changed() => return,
+                () = shutdown.cancelled() => return,
             }
         }
         tracing::info!(lease = name, holder = %holder, "took the lease: running here");
         let mut renewed = Instant::now();
-        let (stop_work, work_stopped) = watch::channel(false);
-        let mut running = tokio::spawn(work(work_stopped));
-        let ended_by_stop = loop {
+        // Stopped at shutdown, or here when the lease is lost.
+        let stop_work = shutdown.child_token();
+        let running = work(stop_work.clone());
+        tokio::pin!(running);
+        let ended_by_shutdown = loop {
             tokio::select! {
                 _ = tokio::time::sleep(RENEW_EVERY) => {}
-                _ = stop.changed() => break true,
-                _ = &mut running => {
+                () = shutdown.cancelled() => break true,
+                () = &mut running => {
                     // The work ended by itself (an invalid Redis URL): nothing more to hold.
                     let _ = store.release_lease(name, &holder).await;
                     return;
@@ -79,9 +81,9 @@ pub async fn run_while_held<W, F>(
                 Err(error) => tracing::warn!(lease = name, %error, "cannot renew the lease yet"),
             }
         };
-        let _ = stop_work.send(true);
-        let _ = running.await;
-        if ended_by_stop {
+        stop_work.cancel();
+        running.await;
+        if ended_by_shutdown {
             let _ = store.release_lease(name, &holder).await;
             return;
         }

@@ -1,13 +1,21 @@
-//! Running the service: open the store, resolve the operator key, serve HTTP until the
-//! shutdown future resolves, then drain in-flight requests and flush.
+//! Running the service: open the store, resolve the operator key, start the background tasks,
+//! serve HTTP until the shutdown future resolves, then drain in-flight requests, stop the
+//! background tasks and flush.
+//!
+//! Every background task (the storage watch, the event relay, the plugins' sync and watch,
+//! the look-out for interrupted bulk migrations, the expiry sweep, the event retention, the
+//! scheduled migrations, and the bulk migrations themselves) is spawned through one
+//! [`Background`], which hands each the shutdown signal; once the last connection is closed
+//! it fires the signal and waits for them ([`BACKGROUND_STOP_GRACE`] at most).
 
 use crate::api::connections::ConnectionLimits;
 use crate::api::{self, AppState, sandbox};
 use crate::auth::{self, Authenticator};
 use crate::config::Settings;
 use crate::documents::Bucket;
-use crate::domain::storage::Unwritable;
+use crate::domain::background::Background;
 use crate::domain::storage::Outbox;
+use crate::domain::storage::Unwritable;
 use crate::events::relay::{self, RelayConfig, RelayStatus};
 use crate::lease;
 use crate::plugins::{Plugins, Runtime};
@@ -19,7 +27,7 @@ use std::future::Future;
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
-use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
@@ -80,15 +88,22 @@ pub const RELAY_THREAD: &str = "event-relay";
 /// before it stops.
 const FAILED_STORAGE_DRAIN: std::time::Duration = std::time::Duration::from_secs(5);
 
+/// How long a shutdown waits for the background tasks to stop once told to. Long enough for a
+/// bulk migration to finish the account it is on (its documents and payment instructions are
+/// checked with deadlines of 5 s each by default); a task still running after it is left as a
+/// process that died would leave it, to be taken over.
+const BACKGROUND_STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(15);
+
 /// Runs `task` on a thread named `name`, with a runtime of its own: the relay on sled. As one
 /// task among every connection's on the shared workers, it waited behind each of them (a
 /// 1000-item request holds a worker for milliseconds) and fell ever further behind the
-/// events being written (BENCHMARKS.md). Over PostgreSQL it stays on the shared workers:
-/// connections it opened would be driven by its runtime. The handle ends when the task does.
+/// events being written. Over PostgreSQL it stays on the shared workers: connections it
+/// opened would be driven by its runtime. The thread is started at once; the future returned
+/// resolves when the task has ended, for the task's owner to wait on.
 fn on_a_thread_of_its_own(
     name: &str,
     task: impl Future<Output = ()> + Send + 'static,
-) -> Result<tokio::task::JoinHandle<()>, ServerError> {
+) -> Result<impl Future<Output = ()> + Send + 'static, ServerError> {
     let (ended, end) = tokio::sync::oneshot::channel::<()>();
     std::thread::Builder::new()
         .name(name.to_owned())
@@ -103,9 +118,9 @@ fn on_a_thread_of_its_own(
             let _ = ended.send(());
         })
         .map_err(ServerError::Serve)?;
-    Ok(tokio::spawn(async move {
+    Ok(async move {
         let _ = end.await;
-    }))
+    })
 }
 
 /// Serves until `shutdown` resolves, or until a write fails for storage reasons
@@ -179,6 +194,9 @@ pub async fn run(
         Arc::new(vendors),
         plugins.clone(),
     );
+    // Every task that outlives a request, bulk migrations included, runs through it.
+    let background = Background::new();
+    state.migrations = state.migrations.clone().with_background(background.clone());
     // With Redis, a key's rate limit is counted there: it holds across every instance.
     if let Some(url) = &settings.redis_url {
         state.throttle = state
@@ -209,121 +227,134 @@ pub async fn run(
         provision_demo(&state, &address.to_string()).await?;
     }
 
-    let (stop_tasks, stopped) = watch::channel(false);
     // This instance, among those over one database (leases name their holder by it).
     let instance = format!("{}-{}", std::process::id(), uuid::Uuid::new_v4().simple());
     state.storage = storage.clone();
-    let storage_watch = tokio::spawn({
-        let storage = storage.clone();
-        every(health::POLL_INTERVAL, stopped.clone(), move || {
-            storage.refresh();
-            std::future::ready(())
-        })
-    });
-    let relay = match &settings.redis_url {
-        Some(url) => {
-            let status = Arc::new(RelayStatus::new(true));
-            state.relay = status.clone();
-            let config = RelayConfig {
-                url: url.clone(),
-                stream: settings.redis_stream.clone(),
-                max_len: settings.redis_maxlen,
-                batch: 1024,
-            };
-            let standby = status.clone();
-            let outbox = outbox.clone();
-            let relay = lease::run_while_held(
-                store.clone(),
-                "event-relay",
-                instance.clone(),
-                stopped.clone(),
-                move || standby.standing_by(),
-                move |stop| relay::run(outbox.clone(), config.clone(), status.clone(), stop),
-            );
-            Some(if settings.database_url.is_none() {
-                on_a_thread_of_its_own(RELAY_THREAD, relay)?
-            } else {
-                tokio::spawn(relay)
-            })
+    background.spawn(
+        "storage watch",
+        every(health::POLL_INTERVAL, background.shutdown(), {
+            let storage = storage.clone();
+            move || {
+                storage.refresh();
+                std::future::ready(())
+            }
+        }),
+    );
+    if let Some(url) = &settings.redis_url {
+        let status = Arc::new(RelayStatus::new(true));
+        state.relay = status.clone();
+        let config = RelayConfig {
+            url: url.clone(),
+            stream: settings.redis_stream.clone(),
+            max_len: settings.redis_maxlen,
+            batch: 1024,
+        };
+        let standby = status.clone();
+        let outbox = outbox.clone();
+        let relay = lease::run_while_held(
+            store.clone(),
+            "event-relay",
+            instance.clone(),
+            background.shutdown(),
+            move || standby.standing_by(),
+            move |stop| relay::run(outbox.clone(), config.clone(), status.clone(), stop),
+        );
+        if settings.database_url.is_none() {
+            background.spawn("event relay", on_a_thread_of_its_own(RELAY_THREAD, relay)?);
+        } else {
+            background.spawn("event relay", relay);
         }
-        None => None,
-    };
+    }
     // A plugin installed, replaced or removed through another instance is used here within
     // a second or two.
-    let plugin_sync = tokio::spawn({
-        let plugins = plugins.clone();
-        every(PLUGIN_SYNC_EVERY, stopped.clone(), move || {
+    background.spawn(
+        "plugin sync",
+        every(PLUGIN_SYNC_EVERY, background.shutdown(), {
             let plugins = plugins.clone();
-            async move {
-                if let Err(error) = plugins.sync_with_store().await {
-                    tracing::warn!(%error, "cannot read the stored plugins");
+            move || {
+                let plugins = plugins.clone();
+                async move {
+                    if let Err(error) = plugins.sync_with_store().await {
+                        tracing::warn!(%error, "cannot read the stored plugins");
+                    }
                 }
             }
-        })
-    });
+        }),
+    );
     // Bulk migrations whose instance died are taken over by the first instance to notice.
-    let orphans = tokio::spawn({
-        let migrations = state.migrations.clone();
-        every(ORPHANS_EVERY, stopped.clone(), move || {
-            let migrations = migrations.clone();
-            async move {
-                if let Err(error) = migrations.resume_orphans().await {
-                    tracing::warn!(%error, "cannot look for interrupted bulk migrations");
+    background.spawn(
+        "interrupted bulk migrations",
+        every(ORPHANS_EVERY, background.shutdown(), {
+            let migrations = state.migrations.clone();
+            move || {
+                let migrations = migrations.clone();
+                async move {
+                    if let Err(error) = migrations.resume_orphans().await {
+                        tracing::warn!(%error, "cannot look for interrupted bulk migrations");
+                    }
                 }
             }
-        })
-    });
-    let sweeper = {
-        let state = state.clone();
-        let every = settings.expiry_sweep;
-        tokio::spawn(lease::run_while_held(
+        }),
+    );
+    background.spawn(
+        "expiry sweep",
+        lease::run_while_held(
             store.clone(),
             "expiry-sweep",
             instance.clone(),
-            stopped.clone(),
-            || {},
-            move |stop| sweep_expired(state.clone(), every, stop),
-        ))
-    };
-    let retention = settings.event_retention.map(|retention| {
-        tokio::spawn(lease::run_while_held(
-            store.clone(),
-            crate::events::retention::LEASE,
-            instance.clone(),
-            stopped.clone(),
+            background.shutdown(),
             || {},
             {
-                let store = store.clone();
-                move |stop| crate::events::retention::run(store.clone(), retention, stop)
+                let state = state.clone();
+                let every = settings.expiry_sweep;
+                move |stop| sweep_expired(state.clone(), every, stop)
             },
-        ))
-    });
+        ),
+    );
+    if let Some(retention) = settings.event_retention {
+        background.spawn(
+            "event retention",
+            lease::run_while_held(
+                store.clone(),
+                crate::events::retention::LEASE,
+                instance.clone(),
+                background.shutdown(),
+                || {},
+                {
+                    let store = store.clone();
+                    move |stop| crate::events::retention::run(store.clone(), retention, stop)
+                },
+            ),
+        );
+    }
     let arrivals = state
         .schedule_arrivals
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .take();
-    let scheduled = arrivals.map(|arrivals| {
-        tokio::spawn(crate::domain::schedules::run(
-            state.imports.clone(),
-            instance.clone(),
-            // One process holds a sled directory: it knows every schedule already.
-            settings
-                .database_url
-                .is_some()
-                .then_some(SCHEDULE_RESCAN_EVERY),
-            arrivals,
-            stopped.clone(),
-        ))
-    });
-    let watcher = match &settings.plugin_dir {
-        Some(dir) => Some(
-            crate::plugins::watch::spawn(dir.clone(), plugins, stopped).map_err(|error| {
+    if let Some(arrivals) = arrivals {
+        background.spawn(
+            "scheduled migrations",
+            crate::domain::schedules::run(
+                state.imports.clone(),
+                instance.clone(),
+                // One process holds a sled directory: it knows every schedule already.
+                settings
+                    .database_url
+                    .is_some()
+                    .then_some(SCHEDULE_RESCAN_EVERY),
+                arrivals,
+                background.shutdown(),
+            ),
+        );
+    }
+    if let Some(dir) = &settings.plugin_dir {
+        let watching = crate::plugins::watch::watching(dir.clone(), plugins, background.shutdown())
+            .map_err(|error| {
                 ServerError::Config(format!("cannot watch {}: {error}", dir.display()))
-            })?,
-        ),
-        None => None,
-    };
+            })?;
+        background.spawn("plugin directory watch", watching);
+    }
 
     let mut app = api::router(state);
     if settings.demo {
@@ -344,22 +375,9 @@ pub async fn run(
     };
     crate::api::connections::serve(listener, app, connection_limits, shutdown).await;
     tracing::info!("shutting down");
-    let _ = stop_tasks.send(true);
-    let _ = storage_watch.await;
-    let _ = plugin_sync.await;
-    let _ = orphans.await;
-    let _ = sweeper.await;
-    if let Some(retention) = retention {
-        let _ = retention.await;
-    }
-    if let Some(scheduled) = scheduled {
-        let _ = scheduled.await;
-    }
-    if let Some(relay) = relay {
-        let _ = relay.await;
-    }
-    if let Some(watcher) = watcher {
-        let _ = watcher.await;
+    // No request is left to start a task: every task is told to stop, and waited for.
+    if background.stop(BACKGROUND_STOP_GRACE).await {
+        tracing::info!("background tasks stopped");
     }
     if let Some(reason) = storage.failure() {
         // Nothing more can be made durable in this process; what was acknowledged is.
@@ -370,7 +388,7 @@ pub async fn run(
 }
 
 /// Runs `work` every `period` (the first time one period after the start) until `stop`.
-async fn every<F, Fut>(period: std::time::Duration, mut stop: watch::Receiver<bool>, mut work: F)
+async fn every<F, Fut>(period: std::time::Duration, stop: CancellationToken, mut work: F)
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = ()>,
@@ -378,10 +396,7 @@ where
     loop {
         tokio::select! {
             _ = tokio::time::sleep(period) => {}
-            _ = stop.changed() => return,
-        }
-        if *stop.borrow() {
-            return;
+            () = stop.cancelled() => return,
         }
         work().await;
     }
@@ -461,11 +476,7 @@ fn write_private(path: &Path, contents: &str) -> std::io::Result<()> {
 }
 
 /// Cancels expired staged accounts every `every`, until told to stop.
-async fn sweep_expired(
-    state: AppState,
-    every: std::time::Duration,
-    mut stop: watch::Receiver<bool>,
-) {
+async fn sweep_expired(state: AppState, every: std::time::Duration, stop: CancellationToken) {
     loop {
         match state.imports.cancel_expired(chrono::Utc::now()).await {
             Ok(cancelled) if !cancelled.is_empty() => {
@@ -479,7 +490,7 @@ async fn sweep_expired(
         }
         tokio::select! {
             _ = tokio::time::sleep(every) => {}
-            _ = stop.changed() => return,
+            () = stop.cancelled() => return,
         }
     }
 }

@@ -226,3 +226,87 @@ async fn pausing_the_supplier_stops_a_bulk_migration_and_leaves_nothing_in_progr
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_error(&body, "import_supplier_migration_not_ongoing");
 }
+
+/// SIGTERM while a bulk migration runs: the server stops the job after the account it is on,
+/// as a pause stops it, and exits promptly. Nothing is left `IN_PROGRESS`: the job's record
+/// says `STOPPED` with the accounts it migrated, the others are `PENDING` again (a job left
+/// recorded as running would be taken over by the next start, and its accounts left claimed
+/// until then). Each account's payment instruction is confirmed with a vendor that answers a
+/// tenth of a second late, so the job is still running when the signal lands.
+#[tokio::test]
+async fn sigterm_stops_a_running_bulk_migration_and_leaves_nothing_in_progress() {
+    let vendor = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("GET"))
+        .respond_with(
+            wiremock::ResponseTemplate::new(200)
+                .set_body_json(serde_json::json!({"card": {"last4": "4242"}}))
+                .set_delay(Duration::from_millis(100)),
+        )
+        .mount(&vendor)
+        .await;
+    let options = Options {
+        env: vec![
+            ("FERRY_RATE_LIMIT_PER_SECOND".into(), "0".into()),
+            ("FERRY_VENDOR_ACME_URL".into(), vendor.uri()),
+            ("FERRY_VENDOR_ACME_KEY".into(), "acme-key".into()),
+        ],
+        ..Options::default()
+    };
+    let temp = tempfile::tempdir().expect("temp dir");
+    let data_dir = temp.path().join("data");
+    let server = Server::start_in(&data_dir, options.clone());
+    let token = server.supplier_with_token("OLD_CO").await;
+    let total = 100;
+    for index in 0..total {
+        let mut body = account("OLD_CO", &format!("ACC-{index:03}"));
+        body["payment_instructions"] = serde_json::json!([
+            {"vendor": "ACME", "reference": format!("PM-{index}"), "type": "CARD"}
+        ]);
+        assert_eq!(server.stage(&token, &body).await, StatusCode::CREATED);
+    }
+    let (_, path) = server.start_bulk_migration("OLD_CO").await;
+    let deadline = std::time::Instant::now() + BULK_MIGRATION_ENDS_WITHIN;
+    loop {
+        let (_, job) = server.admin(Method::GET, &path, None).await;
+        assert_eq!(job["state"], "RUNNING", "{job}");
+        if job["processed"].as_u64() >= Some(1) {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{job}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    let signalled = std::time::Instant::now();
+    assert!(server.terminate(), "ferry should exit cleanly on SIGTERM");
+    let stopping = signalled.elapsed();
+    assert!(
+        stopping < Duration::from_secs(5),
+        "ferry took {stopping:?} to stop"
+    );
+    if backend() == Backend::Postgres {
+        // As the stopped server left it, before a start could release anything.
+        let database = database_of(&data_dir);
+        let claimed = psql_on(
+            &database,
+            "SELECT count(*) FROM import_processes WHERE state = 'IN_PROGRESS'",
+        );
+        assert_eq!(claimed.trim(), "0");
+    }
+
+    // A server on the same data shows the job as the stopped one recorded it.
+    let server = Server::start_in(&data_dir, options);
+    let (status, job) = server.admin(Method::GET, &path, None).await;
+    assert_eq!(status, StatusCode::OK, "{job}");
+    assert_eq!(job["state"], "STOPPED", "{job}");
+    assert!(job["finished_at"].is_string(), "{job}");
+    assert_eq!(job["failed"], 0, "{job}");
+    let processed = job["processed"].as_u64().expect("processed");
+    assert!((1..total).contains(&processed), "{job}");
+    let (_, supplier) = server
+        .admin(Method::GET, "/admin/v1/suppliers/OLD_CO", None)
+        .await;
+    let counts = &supplier["counts"];
+    assert_eq!(counts["IN_PROGRESS"], 0, "{supplier}");
+    assert_eq!(counts["PROCESSED"], processed, "{supplier}");
+    assert_eq!(counts["PENDING"], total - processed, "{supplier}");
+}

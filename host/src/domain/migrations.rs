@@ -9,7 +9,14 @@
 //! when its instance dies (or the server restarts) the lease expires and the first instance
 //! to notice ([`Migrations::resume_orphans`]) takes the job over, with the accounts it had
 //! claimed and its counts so far.
+//!
+//! Jobs run as the server's background tasks ([`Background`]): at shutdown a job stops after
+//! the account it is on, as a paused supplier stops it (the accounts it did not reach are
+//! `PENDING` again, its record `STOPPED`, its lease given up). One that cannot tell whether it
+//! still holds its lease, or cannot write for the storage away, leaves its record and its
+//! claimed accounts as they are, for the instance that takes the job over.
 
+use super::background::Background;
 use super::error::DomainError;
 use super::import_process::ImportState;
 use super::imports::{ClaimedMigration, Imports, ListFilter, filtered};
@@ -135,10 +142,15 @@ const YIELD_EVERY: u64 = 64;
 pub const BULK_LEASE_TTL: std::time::Duration = std::time::Duration::from_secs(10);
 const BULK_LEASE_RENEW: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// Waits before a bulk migration tries again while the storage is away or refuses writes.
-async fn wait_while_away(supplier: &str, error: &StoreError) {
+/// Waits before a bulk migration tries again while the storage is away or refuses writes:
+/// whether to try again (not once the server is shutting down).
+async fn wait_while_away(supplier: &str, error: &StoreError, background: &Background) -> bool {
     tracing::warn!(supplier, %error, "bulk migration waits for the storage");
-    tokio::time::sleep(WHILE_AWAY).await;
+    let shutdown = background.shutdown();
+    tokio::select! {
+        () = tokio::time::sleep(WHILE_AWAY) => !shutdown.is_cancelled(),
+        () = shutdown.cancelled() => false,
+    }
 }
 
 /// The supplier's bulk migration recorded as running (here, on another instance, or on one
@@ -166,6 +178,8 @@ pub struct Migrations {
     jobs: Arc<Mutex<HashMap<String, Vec<Arc<Job>>>>>,
     /// This process, as the holder of its jobs' leases.
     holder: String,
+    /// Where the jobs run, and what tells them the server is stopping.
+    background: Background,
 }
 
 impl std::fmt::Debug for Migrations {
@@ -181,7 +195,20 @@ impl Migrations {
             imports,
             jobs: Arc::default(),
             holder: format!("bulk-{}", uuid::Uuid::new_v4().simple()),
+            background: Background::new(),
         }
+    }
+
+    /// The same, its jobs run among `background`'s tasks (and stopped with them).
+    pub fn with_background(mut self, background: Background) -> Self {
+        self.background = background;
+        self
+    }
+
+    /// Runs `job` over its `claimed` accounts as a background task.
+    fn spawn(&self, job: Arc<Job>, claimed: Vec<String>) {
+        let name = format!("bulk migration {} of {}", job.id, job.supplier);
+        self.background.spawn(name, self.clone().run(job, claimed));
     }
 
     fn jobs_of(&self, supplier: &str) -> Vec<Arc<Job>> {
@@ -236,7 +263,7 @@ impl Migrations {
         }
         self.replace(&supplier.code, &job_id, Some(job.clone()));
         tracing::info!(supplier = %supplier.code, job = %job_id, accounts = claimed.len(), "bulk migration started");
-        tokio::spawn(self.clone().run(job.clone(), claimed));
+        self.spawn(job.clone(), claimed);
         Ok(job.view())
     }
 
@@ -273,6 +300,8 @@ impl Migrations {
         // The lease may have passed while it was not renewed (the storage away, the process
         // paused): another instance may have taken the job over, and ended it since.
         let mut lapsed = false;
+        // The job and its claimed accounts are left as they are, for the instance that takes
+        // it over (or took it over already).
         let mut left_to_another = false;
         let mut unrecorded = Vec::new();
         let state = loop {
@@ -296,7 +325,10 @@ impl Migrations {
                     // instance that took the job over could end it meanwhile, and a progress
                     // written after that would open its record again.
                     Err(error) if lapsed => {
-                        wait_while_away(&job.supplier, &error).await;
+                        if !wait_while_away(&job.supplier, &error, &self.background).await {
+                            left_to_another = true;
+                            break MigrationState::Stopped;
+                        }
                         continue;
                     }
                     Err(error) => tracing::warn!(%error, "cannot renew the bulk migration's lease"),
@@ -311,7 +343,10 @@ impl Migrations {
                     }
                     Ok(_) => lapsed = false,
                     Err(error) if error.is_for_now() => {
-                        wait_while_away(&job.supplier, &error).await;
+                        if !wait_while_away(&job.supplier, &error, &self.background).await {
+                            left_to_another = true;
+                            break MigrationState::Stopped;
+                        }
                         continue;
                     }
                     Err(error) => {
@@ -325,7 +360,10 @@ impl Migrations {
                     matches!(supplier, Some(supplier) if supplier.status == SupplierStatus::Ongoing)
                 }
                 Err(error) if error.is_for_now() => {
-                    wait_while_away(&job.supplier, &error).await;
+                    if !wait_while_away(&job.supplier, &error, &self.background).await {
+                        left_to_another = true;
+                        break MigrationState::Stopped;
+                    }
                     continue;
                 }
                 Err(error) => {
@@ -334,6 +372,11 @@ impl Migrations {
                 }
             };
             if !ongoing {
+                break MigrationState::Stopped;
+            }
+            // The lease is held: the job stops here, between two accounts, as a pause stops it.
+            if self.background.is_shutting_down() {
+                tracing::info!(supplier = %job.supplier, job = %job.id, "the server is stopping: the bulk migration stops");
                 break MigrationState::Stopped;
             }
             let Some(external) = remaining.peek().cloned() else {
@@ -346,7 +389,10 @@ impl Migrations {
                     job.failed.fetch_add(1, Ordering::Relaxed)
                 }
                 Err(DomainError::Store(error)) if error.is_for_now() => {
-                    wait_while_away(&job.supplier, &error).await;
+                    if !wait_while_away(&job.supplier, &error, &self.background).await {
+                        left_to_another = true;
+                        break MigrationState::Stopped;
+                    }
                     continue;
                 }
                 Err(error) => {
@@ -370,8 +416,9 @@ impl Migrations {
         };
         if left_to_another {
             // The instance that took the lease took the job over with its claimed accounts
-            // (after a database away longer than the lease, say): they and the job's record
-            // are its own now, and this instance shows the job as recorded.
+            // (after a database away longer than the lease, say), or will once this one is
+            // gone (it stopped while the storage was away): they and the job's record are its
+            // own, and this instance shows the job as recorded.
             job.finish(state);
             self.replace(&job.supplier, &job.id, None);
             return;
@@ -469,6 +516,10 @@ impl Migrations {
     pub async fn resume_orphans(&self) -> Result<usize, DomainError> {
         let mut resumed = 0;
         for supplier in self.store.suppliers().await? {
+            // A job taken over now would stop at once: it is left to the next instance.
+            if self.background.is_shutting_down() {
+                break;
+            }
             let running_here = self
                 .jobs_of(&supplier.code)
                 .iter()
@@ -493,7 +544,7 @@ impl Migrations {
                 .await?;
             self.replace(&supplier.code, &job.id, Some(job.clone()));
             tracing::warn!(supplier = %supplier.code, job = %job.id, accounts = claimed.len(), "bulk migration taken over from an instance that is gone");
-            tokio::spawn(self.clone().run(job, claimed));
+            self.spawn(job, claimed);
             resumed += 1;
         }
         Ok(resumed)

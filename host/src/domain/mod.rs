@@ -10,6 +10,7 @@ pub mod account_ledger;
 pub mod additions;
 pub mod admin;
 pub mod api_key;
+pub mod background;
 pub mod catalogue;
 pub mod documents;
 pub mod error;

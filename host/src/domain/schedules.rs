@@ -17,7 +17,8 @@ use super::validation::{FieldError, FieldErrors, Nullable, ObjectReader, Optiona
 use chrono::{DateTime, Duration, Utc};
 use serde_json::Value;
 use std::collections::BTreeSet;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 /// How far ahead a window may end (the real platform's rule).
 pub const MAX_WINDOW_AHEAD: Duration = Duration::days(4);
@@ -127,7 +128,7 @@ pub async fn run(
     instance: String,
     rescan: Option<std::time::Duration>,
     mut arrivals: mpsc::UnboundedReceiver<Due>,
-    mut stop: watch::Receiver<bool>,
+    stop: CancellationToken,
 ) {
     let mut queue = BTreeSet::new();
     read_every_schedule(&imports, &mut queue).await;
@@ -139,7 +140,7 @@ pub async fn run(
     loop {
         let now = Utc::now();
         while let Some(due) = queue.first().filter(|due| due.at <= now).cloned() {
-            if *stop.borrow() {
+            if stop.is_cancelled() {
                 return;
             }
             queue.remove(&due);
@@ -179,7 +180,7 @@ pub async fn run(
                 Some(due) => { queue.insert(due); }
                 None => return,
             },
-            _ = stop.changed() => return,
+            () = stop.cancelled() => return,
         }
     }
 }

@@ -14,7 +14,7 @@ use serde::Serialize;
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
-use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 
 pub use super::stream_record::{SOURCE, stream_fields};
 const IDLE_POLL: Duration = Duration::from_millis(100);
@@ -106,7 +106,7 @@ impl RelayStatus {
     }
 }
 
-/// Runs until `stop` changes.
+/// Runs until `stop` fires.
 ///
 /// The relay works in two overlapping steps: while Redis appends one batch, it takes the
 /// previous batch out of the outbox and reads the next one from it, so the store's work and
@@ -115,7 +115,7 @@ pub async fn run(
     outbox: Arc<dyn Outbox>,
     config: RelayConfig,
     status: Arc<RelayStatus>,
-    mut stop: watch::Receiver<bool>,
+    stop: CancellationToken,
 ) {
     let client = match redis::Client::open(config.url.as_str()) {
         Ok(client) => client,
@@ -138,7 +138,7 @@ pub async fn run(
     let mut backoff = FIRST_BACKOFF;
     let mut prefetched: Option<Vec<PendingEvent>> = None;
     loop {
-        if *stop.borrow() {
+        if stop.is_cancelled() {
             outbox.settle(&mut reconcile).await;
             return;
         }
@@ -151,7 +151,7 @@ pub async fn run(
             metrics::gauge!("ferry_outbox_pending").set(0.0);
             tokio::select! {
                 _ = tokio::time::sleep(IDLE_POLL) => {}
-                _ = stop.changed() => return,
+                () = stop.cancelled() => return,
             }
             continue;
         }
@@ -219,7 +219,7 @@ pub async fn run(
                 });
                 tokio::select! {
                     _ = tokio::time::sleep(backoff) => {}
-                    _ = stop.changed() => {
+                    () = stop.cancelled() => {
                         outbox.settle(&mut reconcile).await;
                         return;
                     }

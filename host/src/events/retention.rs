@@ -8,7 +8,7 @@
 use crate::domain::storage::Store;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 
 /// The lease of the work.
 pub const LEASE: &str = "event-retention";
@@ -27,7 +27,7 @@ pub fn pause(retention: Duration) -> Duration {
 
 /// Takes the published events older than `retention` out of the log every [`pause`], until
 /// `stop`.
-pub async fn run(store: Arc<dyn Store>, retention: Duration, mut stop: watch::Receiver<bool>) {
+pub async fn run(store: Arc<dyn Store>, retention: Duration, stop: CancellationToken) {
     let every = pause(retention);
     let retention_seconds = retention.as_secs_f64();
     let Ok(window) = chrono::Duration::from_std(retention) else {
@@ -44,7 +44,7 @@ pub async fn run(store: Arc<dyn Store>, retention: Duration, mut stop: watch::Re
             match store.prune_events(made_before, BATCH).await {
                 Ok(count) => {
                     taken += count;
-                    if count < BATCH || *stop.borrow() {
+                    if count < BATCH || stop.is_cancelled() {
                         break;
                     }
                 }
@@ -64,7 +64,7 @@ pub async fn run(store: Arc<dyn Store>, retention: Duration, mut stop: watch::Re
         }
         tokio::select! {
             _ = tokio::time::sleep(every) => {}
-            _ = stop.changed() => return,
+            () = stop.cancelled() => return,
         }
     }
 }

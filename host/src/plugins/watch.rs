@@ -9,17 +9,19 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 /// Files settle this long before they are read (editors and builds write in steps).
 const SETTLE: Duration = Duration::from_millis(150);
 
-/// Starts watching `dir` (created if missing) until `stop` changes.
-pub fn spawn(
+/// Watches `dir` (created if missing): the watch is set up at once, and the task to run in
+/// the background, until `stop` fires, is returned.
+pub fn watching(
     dir: PathBuf,
     plugins: Arc<Plugins>,
-    mut stop: watch::Receiver<bool>,
-) -> Result<tokio::task::JoinHandle<()>, notify::Error> {
+    stop: CancellationToken,
+) -> Result<impl Future<Output = ()> + Send + 'static, notify::Error> {
     std::fs::create_dir_all(&dir).map_err(notify::Error::io)?;
     let (changed, mut changes) = mpsc::unbounded_channel::<PathBuf>();
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
@@ -30,7 +32,7 @@ pub fn spawn(
         }
     })?;
     watcher.watch(&dir, RecursiveMode::NonRecursive)?;
-    Ok(tokio::spawn(async move {
+    Ok(async move {
         let _watcher = watcher;
         let mut pending: BTreeSet<PathBuf> = std::fs::read_dir(&dir)
             .map(|entries| {
@@ -49,10 +51,10 @@ pub fn spawn(
             }
             tokio::select! {
                 Some(path) = changes.recv() => { pending.insert(path); }
-                _ = stop.changed() => return,
+                () = stop.cancelled() => return,
             }
         }
-    }))
+    })
 }
 
 fn supplier_of(path: &Path) -> Option<String> {
