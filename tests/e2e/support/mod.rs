@@ -52,13 +52,14 @@ pub fn backend() -> Backend {
     }
 }
 
-/// The PostgreSQL this machine runs (trust auth), or `FERRY_TEST_DATABASE_URL`'s.
+/// The administrator URL of the PostgreSQL the tests run on (trust auth):
+/// `FERRY_TEST_DATABASE_URL`'s, the machine's at `127.0.0.1:5432`, or else one this test
+/// binary starts of its own (`ferry_test_support`).
 fn postgres_admin_url() -> String {
-    std::env::var("FERRY_TEST_DATABASE_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".to_owned())
+    ferry_test_support::postgres_admin_url()
 }
 
-/// `sql`'s rows, unaligned, run by `psql` as the machine's PostgreSQL's administrator.
+/// `sql`'s rows, unaligned, run by `psql` as the tests' PostgreSQL's administrator.
 pub fn psql(sql: &str) -> String {
     psql_on(&postgres_admin_url(), sql)
 }
