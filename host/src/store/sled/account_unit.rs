@@ -153,7 +153,6 @@ impl SledAccountUnit {
             .taken(&mut self.transaction_index, &self.number, || {
                 AccountTransactions::read(
                     &self.number,
-                    store.account_tree(AccountTable::Transactions),
                     store.account_tree(AccountTable::TransactionBatches),
                 )
             })
@@ -168,15 +167,12 @@ impl SledAccountUnit {
         let first = places.next();
         // Another place only if another of the account's ids shares this one's key.
         let more: Vec<Location> = places.collect();
-        for location in first.into_iter().chain(more) {
-            let found = match location {
-                Location::Own => self.read(AccountTable::Transactions, id)?,
-                Location::Batch { batch, position } => self
-                    .batch(batch)?
-                    .get(position as usize)
-                    .filter(|transaction| transaction.transaction_id == id)
-                    .cloned(),
-            };
+        for Location { batch, position } in first.into_iter().chain(more) {
+            let found = self
+                .batch(batch)?
+                .get(position as usize)
+                .filter(|transaction| transaction.transaction_id == id)
+                .cloned();
             if found.is_some() {
                 return Ok(found);
             }
@@ -696,7 +692,6 @@ pub(super) mod tests {
                 records_of(&store, AccountTable::TransactionBatches, account),
                 1
             );
-            assert_eq!(records_of(&store, AccountTable::Transactions, account), 0);
             let (_, record) = store
                 .account_tree(AccountTable::TransactionBatches)
                 .first()

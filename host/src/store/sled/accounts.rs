@@ -24,12 +24,6 @@ pub(super) enum AccountTable {
     /// Notes, keyed by their id, zero-padded (so they list in order). Their dedupe index is
     /// derived from them, in memory ([`super::note_index`]).
     Notes,
-    /// Imported transactions as versions before kept them: one record each, keyed by the
-    /// supplier's transaction id, with its ledger entry ([`TransactionRecord`]) or without.
-    Transactions,
-    /// Ledger entries, keyed by their id, zero-padded, as versions before
-    /// [`TransactionRecord`] wrote them (one sled insert more per transaction).
-    LedgerEntries,
     /// Historical statements, keyed by statement id.
     Statements,
     /// Payment instructions, keyed by vendor and reference.
@@ -39,16 +33,14 @@ pub(super) enum AccountTable {
     /// The registration state of each meter point, keyed by MPAN / MPRN.
     MeterPoints,
     /// Imported transactions, one record per unit that added some (an array of
-    /// [`TransactionRecord`]s, [`batch_key`]): found by transaction id through
-    /// [`super::transaction_index`].
+    /// [`TransactionRecord`]s, each transaction with its ledger entry, [`batch_key`]): found
+    /// by transaction id through [`super::transaction_index`].
     TransactionBatches,
 }
 
 impl AccountTable {
-    pub(super) const ALL: [AccountTable; 8] = [
+    pub(super) const ALL: [AccountTable; 6] = [
         Self::Notes,
-        Self::Transactions,
-        Self::LedgerEntries,
         Self::Statements,
         Self::PaymentInstructions,
         Self::Summary,
@@ -59,24 +51,31 @@ impl AccountTable {
     fn index(self) -> usize {
         self as usize
     }
+
+    /// The name of the table's tree.
+    pub(super) fn tree_name(self) -> String {
+        format!("account_{self:?}")
+    }
 }
 
-/// What the transactions tree keeps of a transaction: the transaction's own fields and its
-/// ledger entry, one record (and one sled insert) for both. Read as a [`Transaction`], the
-/// entry is ignored; [`KeptLedgerEntry`] reads the entry alone. Records written before it hold
-/// the transaction alone, and their entries are in [`AccountTable::LedgerEntries`].
+/// What a batch record keeps of a transaction: the transaction's own fields and its ledger
+/// entry, one record for both. Read as a [`Transaction`], the entry is ignored;
+/// [`KeptLedgerEntry`] reads the entry alone. Every transaction Ferry posts has an entry; one
+/// kept without, by version 1 of the format, is kept so (`docs/STORAGE.md`).
 #[derive(Serialize)]
-struct TransactionRecord<'a> {
+pub(super) struct TransactionRecord<'a> {
     #[serde(flatten)]
-    transaction: &'a Transaction,
-    ledger_entry: &'a LedgerEntry,
+    pub(super) transaction: &'a Transaction,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) ledger_entry: Option<&'a LedgerEntry>,
 }
 
-/// The ledger entry of a transaction record ([`TransactionRecord`]), if it holds one.
+/// The ledger entry of a transaction record ([`TransactionRecord`]), read apart from the
+/// transaction's own fields.
 #[derive(Deserialize)]
-struct KeptLedgerEntry {
+pub(super) struct KeptLedgerEntry {
     #[serde(default)]
-    ledger_entry: Option<LedgerEntry>,
+    pub(super) ledger_entry: Option<LedgerEntry>,
 }
 
 /// The key of a numbered record: zero-padded, so that keys list in number order.
@@ -92,11 +91,12 @@ pub(super) fn batch_record<'a>(
     let records: Vec<TransactionRecord<'a>> = added
         .map(|(transaction, ledger_entry)| TransactionRecord {
             transaction,
-            ledger_entry,
+            ledger_entry: Some(ledger_entry),
         })
         .collect();
     let first = records.first()?;
-    let key = batch_key(first.ledger_entry.id, &first.transaction.transaction_id);
+    let first_entry = first.ledger_entry.map_or(0, |entry| entry.id);
+    let key = batch_key(first_entry, &first.transaction.transaction_id);
     Some((key, encode_batch(&records)))
 }
 
@@ -216,16 +216,7 @@ impl SledStore {
 
     pub(super) fn read_account_records(&self, number: &str) -> Result<AccountRecords, StoreError> {
         let mut transactions = Vec::new();
-        let mut ledger_entries: Vec<LedgerEntry> =
-            self.records(number, AccountTable::LedgerEntries)?;
-        for record in self
-            .account_tree(AccountTable::Transactions)
-            .scan_prefix(pair_key(number, ""))
-        {
-            let (key, value) = record?;
-            transactions.push(decode::<Transaction>(&key, &value)?);
-            ledger_entries.extend(decode::<KeptLedgerEntry>(&key, &value)?.ledger_entry);
-        }
+        let mut ledger_entries = Vec::new();
         for record in self
             .account_tree(AccountTable::TransactionBatches)
             .scan_prefix(pair_key(number, ""))
@@ -258,102 +249,5 @@ impl SledStore {
 
     pub(super) fn read_meter_points(&self, number: &str) -> Result<Vec<MeterPoint>, StoreError> {
         self.records(number, AccountTable::MeterPoints)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{AccountTable, TransactionRecord, numbered};
-    use crate::domain::storage::AccountStore;
-    use crate::store::contract::transaction;
-    use crate::store::sled::SledStore;
-    use crate::store::sled::account_unit::tests::assert_kept;
-    use crate::store::sled::codec::{encode, pair_key};
-    use crate::store::sled::transaction_index::batch_key;
-
-    #[tokio::test]
-    async fn the_tree_that_kept_the_notes_index_goes_on_open() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        {
-            let db = sled::open(dir.path()).expect("sled");
-            db.open_tree("account_NoteIndex")
-                .expect("tree")
-                .insert(pair_key("A-1", "key"), b"[]".as_slice())
-                .expect("insert");
-            db.flush().expect("flush");
-        }
-        let store = SledStore::open(dir.path()).expect("store");
-        drop(store);
-        let db = sled::open(dir.path()).expect("sled");
-        assert!(
-            !db.tree_names()
-                .iter()
-                .any(|name| name.as_ref() == b"account_NoteIndex")
-        );
-    }
-
-    #[tokio::test]
-    async fn ledger_entries_kept_apart_by_earlier_versions_are_still_read() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let store = SledStore::open(dir.path()).expect("store");
-        let account = "A-00000001";
-        // What an earlier version kept: the transaction and its entry, two records.
-        let (mut old, mut old_entry) = transaction("T-old");
-        old_entry.id = 5;
-        old.ledger_entry_id = Some(5);
-        store
-            .account_tree(AccountTable::Transactions)
-            .insert(pair_key(account, "T-old"), encode(&old))
-            .expect("insert");
-        store
-            .account_tree(AccountTable::LedgerEntries)
-            .insert(pair_key(account, &numbered(5)), encode(&old_entry))
-            .expect("insert");
-        // A batch record as the version before batches were compressed wrote it: the JSON
-        // array itself.
-        let (mut plain, mut plain_entry) = transaction("T-plain");
-        plain_entry.id = 7;
-        plain.ledger_entry_id = Some(7);
-        store
-            .account_tree(AccountTable::TransactionBatches)
-            .insert(
-                pair_key(account, &batch_key(7, "T-plain")),
-                encode(&[TransactionRecord {
-                    transaction: &plain,
-                    ledger_entry: &plain_entry,
-                }]),
-            )
-            .expect("insert");
-        // And one kept now: one record.
-        let (mut new, mut new_entry) = transaction("T-new");
-        new_entry.id = 9;
-        new.ledger_entry_id = Some(9);
-        let mut unit = store.account_unit(account).await.expect("a unit");
-        unit.add_transaction(&new, &new_entry).await.expect("added");
-        unit.commit().await.expect("committed");
-        assert_eq!(
-            store
-                .account_tree(AccountTable::LedgerEntries)
-                .scan_prefix(pair_key(account, ""))
-                .count(),
-            1,
-            "no entry of its own for the new transaction"
-        );
-
-        let records = store.read_account_records(account).expect("records");
-        assert_eq!(
-            records.transactions,
-            [old.clone(), plain.clone(), new.clone()]
-        );
-        assert_eq!(
-            records.ledger_entries,
-            [old_entry.clone(), plain_entry.clone(), new_entry.clone()]
-        );
-
-        let mut unit = store.account_unit(account).await.expect("a unit");
-        assert_kept(unit.as_mut(), &new, &new_entry).await;
-        // The records earlier versions wrote are found by id too.
-        assert_kept(unit.as_mut(), &old, &old_entry).await;
-        assert_kept(unit.as_mut(), &plain, &plain_entry).await;
     }
 }

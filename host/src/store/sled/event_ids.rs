@@ -9,9 +9,8 @@
 //! where it wrote a thousand, each a sled insert (and, every few, a leaf split). Looking an id
 //! up reads the records of its millisecond: the changes whose events were made then.
 //!
-//! An id that is not a UUID in its canonical form (none Ferry makes) is indexed on its own,
-//! in the tree versions before kept every id in (the id → its `seq`), which lookups read
-//! last: the events those versions stored are found there.
+//! An id that is not a UUID in its canonical form (none Ferry makes) is indexed on its own, in
+//! a tree of its own (`event_ids`: the id → its `seq`).
 
 use super::codec::be_u64;
 use super::journal::Changes;
@@ -26,7 +25,7 @@ const ENTRY_BYTES: usize = REST_BYTES + 4;
 
 /// The UUID of `id` if it is one in its canonical form (lower-case hex with hyphens, as Ferry
 /// writes them), so that looking it up finds what the same text would have found.
-fn canonical_uuid(id: &str) -> Option<[u8; 16]> {
+pub(super) fn canonical_uuid(id: &str) -> Option<[u8; 16]> {
     let uuid = uuid::Uuid::try_parse(id).ok()?;
     let mut text = [0u8; uuid::fmt::Hyphenated::LENGTH];
     (uuid.hyphenated().encode_lower(&mut text) == id).then(|| *uuid.as_bytes())
@@ -131,8 +130,37 @@ pub(super) fn records_before(
     Ok(keys)
 }
 
-/// The `seq` of the event `id`, read from the records `by_millisecond` wrote, then from those
-/// `by_id` holds.
+/// Adds the event `id`, logged at `seq`, to the records `by_millisecond` holds, on its own:
+/// for an event indexed otherwise before. Nothing for an id that is not a canonical UUID,
+/// which has no record there.
+pub(super) fn index_one(
+    by_millisecond: &sled::Tree,
+    id: &str,
+    seq: u64,
+) -> Result<(), sled::Error> {
+    let Some(uuid) = canonical_uuid(id) else {
+        return Ok(());
+    };
+    let (millisecond, rest) = uuid.split_at(MILLISECOND_BYTES);
+    let mut key = [0u8; MILLISECOND_BYTES + 8];
+    key[..MILLISECOND_BYTES].copy_from_slice(millisecond);
+    key[MILLISECOND_BYTES..].copy_from_slice(&seq.to_be_bytes());
+    let mut entry = rest.to_vec();
+    entry.extend_from_slice(&0u32.to_be_bytes());
+    let record = match by_millisecond.get(key)? {
+        // A change whose first event is this one wrote a record here already.
+        Some(written) if written.chunks_exact(ENTRY_BYTES).any(|kept| kept == entry) => {
+            return Ok(());
+        }
+        Some(written) => [written.as_ref(), &entry].concat(),
+        None => entry,
+    };
+    by_millisecond.insert(key, record)?;
+    Ok(())
+}
+
+/// The `seq` of the event `id`: read from the records `by_millisecond` holds for a canonical
+/// UUID, from `by_id` for any other id.
 pub(super) fn seq_of(
     by_millisecond: &sled::Tree,
     by_id: &sled::Tree,
@@ -153,6 +181,7 @@ pub(super) fn seq_of(
                 }
             }
         }
+        return Ok(None);
     }
     Ok(by_id.get(id.as_bytes())?.map(|seq| be_u64(&seq)))
 }

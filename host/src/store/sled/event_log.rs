@@ -46,8 +46,7 @@ impl SledStore {
             Some((_, value)) if value.len() >= 8 && be_u64(&value[..8]) <= seq => {
                 Some(value[8..].to_vec())
             }
-            // Published by a version that recorded every event on its own.
-            _ => self.published.get(seq.to_be_bytes())?.map(|at| at.to_vec()),
+            _ => None,
         };
         Ok(at
             .and_then(|at| DateTime::parse_from_rfc3339(&String::from_utf8_lossy(&at)).ok())
@@ -59,29 +58,52 @@ impl SledStore {
     pub(super) fn for_each_logged(
         &self,
         start: u64,
-        mut visit: impl FnMut(u64, &[u8]) -> Result<ControlFlow<()>, StoreError>,
+        visit: impl FnMut(u64, &[u8]) -> Result<ControlFlow<()>, StoreError>,
     ) -> Result<(), StoreError> {
-        // The record holding `start` may begin before it (a group), then every one after.
-        let holding = self.events.range(..start.to_be_bytes()).next_back();
-        let records = holding
-            .into_iter()
-            .chain(self.events.range(start.to_be_bytes()..));
-        for entry in records {
-            let (key, value) = entry?;
-            let first = be_u64(&key);
-            let record = LogRecord::read(first, &value)?;
-            for (seq, bytes) in (first..).zip(record.events()) {
-                if seq < start {
-                    continue;
-                }
-                let bytes = bytes.ok_or_else(|| corrupt(first, "a group of events cut short"))?;
-                if visit(seq, bytes)?.is_break() {
-                    return Ok(());
-                }
+        for_each_logged(&self.events, start, visit)
+    }
+}
+
+/// Calls `visit` with each event's `seq` and stored bytes in the log `events` from `start` on,
+/// in order, until it breaks.
+pub(super) fn for_each_logged(
+    events: &sled::Tree,
+    start: u64,
+    mut visit: impl FnMut(u64, &[u8]) -> Result<ControlFlow<()>, StoreError>,
+) -> Result<(), StoreError> {
+    // The record holding `start` may begin before it (a group), then every one after.
+    let holding = events.range(..start.to_be_bytes()).next_back();
+    let records = holding
+        .into_iter()
+        .chain(events.range(start.to_be_bytes()..));
+    for entry in records {
+        let (key, value) = entry?;
+        let first = be_u64(&key);
+        let record = LogRecord::read(first, &value)?;
+        for (seq, bytes) in (first..).zip(record.events()) {
+            if seq < start {
+                continue;
+            }
+            let bytes = bytes.ok_or_else(|| corrupt(first, "a group of events cut short"))?;
+            if visit(seq, bytes)?.is_break() {
+                return Ok(());
             }
         }
-        Ok(())
     }
+    Ok(())
+}
+
+/// The `seq` of the last event in the log `events`.
+pub(super) fn last_logged_seq(events: &sled::Tree) -> Result<Option<u64>, StoreError> {
+    let Some((key, _)) = events.last()? else {
+        return Ok(None);
+    };
+    let mut last = None;
+    for_each_logged(events, be_u64(&key), |seq, _| {
+        last = Some(seq);
+        Ok(ControlFlow::Continue(()))
+    })?;
+    Ok(last)
 }
 
 impl EventLog for SledStore {
@@ -142,8 +164,6 @@ impl EventLog for SledStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::events::stream_record::StreamRecord;
-    use crate::store::sled::codec::encode;
     use crate::store::sled::tests::event;
     use std::collections::HashSet;
 
@@ -167,7 +187,7 @@ mod tests {
             made_at(1_700_000_000_001, 4),
             made_at(1_700_000_000_001, 5),
         ];
-        // Ids Ferry does not make: on their own, in the tree versions before kept every id in.
+        // Ids Ferry does not make: on their own, in a tree of their own.
         let mut unusual = event(6);
         unusual.id = "not-a-uuid".to_owned();
         let mut upper = event(7);
@@ -176,11 +196,6 @@ mod tests {
         for change in [&first[..], &second[..], &[unusual, upper][..], &batch[..]] {
             store.publish_events(change).await.expect("stored");
         }
-        // What a version before wrote for an event of its own.
-        store
-            .event_ids
-            .insert("0190aaaa-0000-7000-8000-000000000000", &7_u64.to_be_bytes())
-            .expect("insert");
 
         let log = store.events_after(None, 1000).await.expect("log");
         assert_eq!(log.len(), 208);
@@ -192,13 +207,6 @@ mod tests {
                 logged.id
             );
         }
-        assert_eq!(
-            store
-                .event_seq("0190aaaa-0000-7000-8000-000000000000")
-                .await
-                .expect("seq"),
-            Some(7)
-        );
         // An id is its exact text; an id never stored is not found.
         let shouted = log[0].id.to_uppercase();
         assert_eq!(store.event_seq(&shouted).await.expect("seq"), None);
@@ -209,11 +217,7 @@ mod tests {
         assert_eq!(store.event_seq("").await.expect("seq"), None);
 
         // Writes: one record per change and millisecond, not one per event.
-        assert_eq!(
-            store.event_ids.len(),
-            2 + 1,
-            "the two unusual ids and the old one"
-        );
+        assert_eq!(store.event_ids.len(), 2, "the two unusual ids");
         let batch_milliseconds: HashSet<[u8; 6]> = batch
             .iter()
             .map(|event| {
@@ -239,47 +243,23 @@ mod tests {
             .expect("one");
         let events: Vec<Event> = (1..=150).map(event).collect();
         store.publish_events(&events).await.expect("a batch");
-        // What an earlier version wrote: one event's JSON per record.
-        let mut old = event(151);
-        old.seq = 5_000_000;
-        store
-            .events
-            .insert(old.seq.to_be_bytes(), encode(&old))
-            .expect("insert");
-        // What the version before compressed groups wrote: a group of stream records.
-        let uncompressed: Vec<Event> = (152..=154).map(event).collect();
-        let stored: Vec<StreamRecord> = uncompressed.iter().map(StreamRecord::encode).collect();
-        store
-            .events
-            .insert(
-                6_000_000u64.to_be_bytes(),
-                crate::store::sled::event_records::tests::uncompressed_group(&stored),
-            )
-            .expect("insert");
         assert_eq!(
             store.events.len(),
-            1 + 3 + 1 + 1,
-            "the single event, 150 in groups of 64, 64 and 22, the old records"
+            1 + 3,
+            "the single event, 150 in groups of 64, 64 and 22"
         );
 
         let log = store.events_after(None, 1000).await.expect("log");
         let ids: Vec<&str> = log.iter().map(|event| event.id.as_str()).collect();
         let expected: Vec<&str> = std::iter::once(single.id.as_str())
             .chain(events.iter().map(|event| event.id.as_str()))
-            .chain(std::iter::once(old.id.as_str()))
-            .chain(uncompressed.iter().map(|event| event.id.as_str()))
             .collect();
         assert_eq!(ids, expected);
-        assert_eq!(
-            log[152..].iter().map(|event| event.seq).collect::<Vec<_>>(),
-            [6_000_000, 6_000_001, 6_000_002]
-        );
         let seqs: Vec<u64> = log.iter().map(|event| event.seq).collect();
         assert!(
             seqs[1..=150].windows(2).all(|pair| pair[1] == pair[0] + 1),
             "a change's events have consecutive seqs: {seqs:?}"
         );
-        assert_eq!(seqs[151], 5_000_000);
         for (seq, event) in seqs.iter().zip(&log).skip(60).take(10) {
             assert_eq!(store.event_seq(&event.id).await.expect("seq"), Some(*seq));
         }
@@ -291,17 +271,10 @@ mod tests {
             seqs[61..69]
         );
         assert_eq!(page[0].id, log[61].id);
-        let last = store.events_after(Some(seqs[150]), 8).await.expect("page");
-        assert_eq!(last.len(), 4);
-        assert_eq!(last[0].id, old.id);
-        // From inside an uncompressed group.
-        let inside = store.events_after(Some(6_000_000), 8).await.expect("page");
+        let last = store.events_after(Some(seqs[148]), 8).await.expect("page");
         assert_eq!(
-            inside
-                .iter()
-                .map(|event| event.id.as_str())
-                .collect::<Vec<_>>(),
-            [uncompressed[1].id.as_str(), uncompressed[2].id.as_str()]
+            last.iter().map(|event| event.seq).collect::<Vec<_>>(),
+            seqs[149..]
         );
     }
 }

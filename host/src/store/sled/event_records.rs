@@ -8,11 +8,8 @@
 //! most of their bytes (field names, type, source, the payload's keys, much of the ids and
 //! times): 64 ledger-entry events of 33 KB compress to 2 KB ([`compressed`]). Uncompressed,
 //! the log's leaves took about half of what sled wrote while 1000-item batches ran.
-//!
-//! Records written by earlier versions stay readable: an event's JSON (first byte `{`), and
-//! uncompressed groups ([`GROUP_TAG`]).
 
-use super::codec::{compressed, decode, decompressed};
+use super::codec::{compressed, decompressed};
 use super::event_ids::IdIndex;
 use crate::domain::events::Event;
 use crate::domain::storage::StoreError;
@@ -24,12 +21,8 @@ use std::borrow::Cow;
 /// records there rather than 1000.
 pub(super) const EVENT_GROUP_MAX: usize = 64;
 
-/// First byte of an uncompressed group, as versions before wrote them: then, for each event,
-/// its length (u32, big endian) and its stored bytes.
-const GROUP_TAG: u8 = 0x01;
-
-/// First byte of a compressed group: then the uncompressed group's body (the [`GROUP_TAG`]
-/// layout without its tag) as an LZ4 block, its size first (u32, little endian).
+/// First byte of a compressed group: then the group's body (for each event, its length, u32
+/// big endian, and its stored bytes) as an LZ4 block, its size first (u32, little endian).
 const COMPRESSED_GROUP_TAG: u8 = 0x02;
 
 /// A change's events in the forms the log stores them, made before the change takes the commit
@@ -62,7 +55,7 @@ impl LoggedEvents {
 }
 
 /// The record of the log holding `stored` (events with consecutive `seq`s).
-fn encode_record(stored: &[StreamRecord]) -> Vec<u8> {
+pub(super) fn encode_record(stored: &[StreamRecord]) -> Vec<u8> {
     if let [single] = stored {
         return single.as_bytes().to_vec();
     }
@@ -87,7 +80,6 @@ impl<'a> LogRecord<'a> {
     /// Reads the record at `seq` (its key), decompressing a compressed group.
     pub(super) fn read(seq: u64, record: &'a [u8]) -> Result<Self, StoreError> {
         match record.split_first() {
-            Some((&GROUP_TAG, body)) => Ok(Self::Group(Cow::Borrowed(body))),
             Some((&COMPRESSED_GROUP_TAG, block)) => decompressed(block)
                 .map(|body| Self::Group(Cow::Owned(body)))
                 .ok_or_else(|| corrupt(seq, "a compressed group of events does not decompress")),
@@ -133,15 +125,11 @@ pub(super) fn corrupt(key: u64, problem: &'static str) -> StoreError {
     }
 }
 
-/// An event of the log as stored at `seq`: a [`StreamRecord`], or the event's JSON (what
-/// versions before stored).
+/// The event of the log stored at `seq`.
 pub(super) fn logged_event(seq: u64, bytes: &[u8]) -> Result<Event, StoreError> {
-    let mut event = match bytes.first() {
-        Some(b'{') => decode(format!("events/{seq}").as_bytes(), bytes)?,
-        _ => StreamRecord::from_stored(bytes)
-            .and_then(|record| record.to_event())
-            .map_err(|error| unreadable(seq, error))?,
-    };
+    let mut event = StreamRecord::from_stored(bytes)
+        .and_then(|record| record.to_event())
+        .map_err(|error| unreadable(seq, error))?;
     event.seq = seq;
     Ok(event)
 }
@@ -160,19 +148,9 @@ fn unreadable(seq: u64, error: impl std::fmt::Display) -> StoreError {
 }
 
 #[cfg(test)]
-pub(super) mod tests {
+mod tests {
     use super::*;
     use crate::store::sled::tests::event;
-
-    /// A group as versions before this layout wrote it.
-    pub(in crate::store) fn uncompressed_group(stored: &[StreamRecord]) -> Vec<u8> {
-        let mut record = vec![GROUP_TAG];
-        for event in stored {
-            record.extend_from_slice(&(event.as_bytes().len() as u32).to_be_bytes());
-            record.extend_from_slice(event.as_bytes());
-        }
-        record
-    }
 
     fn read_back(seq: u64, record: &[u8]) -> Result<Vec<Vec<u8>>, StoreError> {
         let read = LogRecord::read(seq, record)?;
@@ -193,7 +171,7 @@ pub(super) mod tests {
         assert_eq!(logged.records.len(), 1);
         let record = &logged.records[0];
         assert_eq!(record[0], COMPRESSED_GROUP_TAG);
-        let raw = uncompressed_group(&stored).len();
+        let raw: usize = stored.iter().map(|event| 4 + event.as_bytes().len()).sum();
         assert!(
             record.len() * 3 < raw,
             "compressed to {} bytes of {raw}",
@@ -220,16 +198,6 @@ pub(super) mod tests {
         assert_eq!(
             one.records,
             [StreamRecord::encode(&events[0]).as_bytes().to_vec()]
-        );
-    }
-
-    #[test]
-    fn uncompressed_groups_of_earlier_versions_are_read() {
-        let stored: Vec<StreamRecord> = (0..5).map(|i| StreamRecord::encode(&event(i))).collect();
-        let expected: Vec<Vec<u8>> = stored.iter().map(|s| s.as_bytes().to_vec()).collect();
-        assert_eq!(
-            read_back(9, &uncompressed_group(&stored)).expect("read"),
-            expected
         );
     }
 

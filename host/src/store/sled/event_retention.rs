@@ -26,7 +26,7 @@ impl SledStore {
             return Ok(false);
         };
         let first = be_u64(&key);
-        if first >= self.first_unpublished()? {
+        if first >= self.first_unpublished() {
             return Ok(false);
         }
         let record = LogRecord::read(first, &value)?;
@@ -44,7 +44,7 @@ impl SledStore {
         made_before: DateTime<Utc>,
         limit: usize,
     ) -> Result<usize, StoreError> {
-        let unpublished = self.first_unpublished()?;
+        let unpublished = self.first_unpublished();
         let mut changes = Changes::default();
         let mut taken = 0;
         // Every `seq` below it is out of the log once the change is made.
@@ -82,9 +82,6 @@ impl SledStore {
         // A run is keyed by its last `seq`; one that reaches the bound still names events kept.
         for run in self.published_runs.range(..bound.to_be_bytes()) {
             changes.remove(&self.published_runs, run?.0);
-        }
-        for published in self.published.range(..bound.to_be_bytes()) {
-            changes.remove(&self.published, published?.0);
         }
         self.journal.commit_blind(changes, |_| {});
         Ok(taken)

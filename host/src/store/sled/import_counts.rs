@@ -4,8 +4,7 @@
 //!
 //! The counts are derived from the listings and not stored, so they cannot drift from them,
 //! and a change of state costs no sled write (it cost one or two: a migration three). Counting
-//! on open reads every listing, a few bytes each. Versions before kept the counts in a tree
-//! of their own, which goes on open ([`OLD_COUNTS_TREE`]).
+//! on open reads every listing, a few bytes each.
 //!
 //! A count moves when its change is committed, a moment before the change is durable; a
 //! change the journal then fails to write leaves the store unwritable, and the next open
@@ -18,9 +17,6 @@ use crate::domain::import_process::ImportState;
 use crate::domain::storage::ImportCounts;
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
-
-/// The tree versions before kept the counts in (`supplier \0 state` → u64, big endian).
-pub(super) const OLD_COUNTS_TREE: &str = "import_counts";
 
 /// Each supplier's count of import processes by state.
 #[derive(Debug, Default)]
@@ -145,49 +141,6 @@ mod tests {
         assert_eq!(old_co.get(ImportState::Pending), 1);
         assert_eq!(old_co.get(ImportState::Processed), 2);
         assert_eq!(counts.of("NEW_CO").get(ImportState::Pending), 1);
-    }
-
-    #[tokio::test]
-    async fn a_data_directory_of_a_version_before_is_counted_from_its_listings() {
-        use crate::domain::storage::ImportStore;
-        let dir = tempfile::tempdir().expect("temp dir");
-        {
-            let db = sled::open(dir.path()).expect("sled");
-            let listings = db.open_tree("import_listings").expect("tree");
-            listings
-                .insert(pair_key("OLD_CO", "A-1"), listing(ImportState::Pending))
-                .expect("insert");
-            listings
-                .insert(pair_key("OLD_CO", "A-2"), listing(ImportState::Processed))
-                .expect("insert");
-            // The counts as that version kept them, here stale.
-            db.open_tree(OLD_COUNTS_TREE)
-                .expect("tree")
-                .insert(pair_key("OLD_CO", "PENDING"), &7_u64.to_be_bytes())
-                .expect("insert");
-            db.open_tree("layout")
-                .expect("tree")
-                .insert(listing::LISTINGS_BUILT, &[])
-                .expect("insert");
-            db.flush().expect("flush");
-        }
-        let store = crate::store::SledStore::open(dir.path()).expect("store");
-        let counts = store.import_counts("OLD_CO").await.expect("counts");
-        assert_eq!(
-            (
-                counts.get(ImportState::Pending),
-                counts.get(ImportState::Processed)
-            ),
-            (1, 1)
-        );
-        drop(store);
-        let db = sled::open(dir.path()).expect("sled");
-        assert!(
-            !db.tree_names()
-                .iter()
-                .any(|name| name.as_ref() == OLD_COUNTS_TREE.as_bytes()),
-            "the old tree is gone"
-        );
     }
 
     #[test]

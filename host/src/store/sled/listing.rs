@@ -10,22 +10,16 @@
 //!   [`NUMBER`] (its number follows);
 //! - the creation time: seconds since the epoch (i64) and nanoseconds (u32), big endian;
 //! - the platform account number's UTF-8, to the end of the record.
-//!
-//! Data directories of versions before these records are given them on start
-//! ([`build_listings`]).
 
-use super::StoreError;
-use super::codec::{corrupt_record, decode as decode_json, split_pair_key};
-use crate::domain::import_process::{ImportListing, ImportProcess, ImportState};
+use super::codec::{corrupt_record, split_pair_key};
+use crate::domain::import_process::{ImportListing, ImportState};
+use crate::domain::storage::StoreError;
 use chrono::DateTime;
 
 /// The flag of a record that holds the platform account's creation time.
 const CREATED_AT: u8 = 1;
 /// The flag of a record that holds the platform account number.
 const NUMBER: u8 = 2;
-
-/// The key of the `layout` tree whose presence says every import process has its listing.
-pub(super) const LISTINGS_BUILT: &[u8] = b"import_listings_built";
 
 /// The record of `listing` (its external account number is the key's, not written here).
 pub(super) fn encode(listing: &ImportListing) -> Vec<u8> {
@@ -92,37 +86,6 @@ fn read(key: &[u8], bytes: &[u8]) -> Option<ImportListing> {
         platform_account_number,
         account_created_at,
     })
-}
-
-/// Writes the listing of every import process in `imports` to `listings`, once: in a data
-/// directory of a version before listings were kept (the key [`LISTINGS_BUILT`] of `layout`
-/// says it was done). Run after the journal's replay and before any change; a crash part-way
-/// leaves the mark unwritten, and the next start writes them all again.
-pub(super) fn build_listings(
-    imports: &sled::Tree,
-    listings: &sled::Tree,
-    layout: &sled::Tree,
-) -> Result<(), StoreError> {
-    if layout.contains_key(LISTINGS_BUILT)? {
-        return Ok(());
-    }
-    let mut built = 0_usize;
-    for entry in imports.iter() {
-        let (key, value) = entry?;
-        let process: ImportProcess = decode_json(&key, &value)?;
-        listings.insert(key, encode(&ImportListing::of(&process)))?;
-        built += 1;
-    }
-    listings.flush()?;
-    layout.insert(LISTINGS_BUILT, &[])?;
-    layout.flush()?;
-    if built > 0 {
-        tracing::info!(
-            built,
-            "import listings written for the processes stored before them"
-        );
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -9,7 +9,9 @@
 //! [`event_log`] (its records in [`event_records`], their id index in [`event_ids`], the
 //! relay's cursor in [`outbox`], retention in [`event_retention`]) and [`leases`]. The bytes
 //! of records are [`codec`]'s; records read on every request are kept decoded ([`decoded`],
-//! [`generations`]). `docs/STORAGE.md` describes the files, the journal and the invariants.
+//! [`generations`]). The data directory records its [`format`] version, and a directory of an
+//! earlier one is upgraded as it opens. `docs/STORAGE.md` describes the files, the journal
+//! and the invariants.
 
 mod account_unit;
 mod accounts;
@@ -20,6 +22,7 @@ mod event_ids;
 mod event_log;
 mod event_records;
 mod event_retention;
+mod format;
 mod generations;
 mod import_counts;
 mod imports;
@@ -91,8 +94,6 @@ pub struct SledStore {
     /// what is not published yet is read from it from the relay's cursor on
     /// ([`outbox`]).
     events: sled::Tree,
-    /// Events not yet published, by `seq`, as versions before the relay's cursor kept them.
-    outbox: sled::Tree,
     /// The relay's cursor as last recorded.
     outbox_cursor: sled::Tree,
     /// The relay's cursor: the one it reads, ahead of what sled may hold meanwhile.
@@ -100,11 +101,8 @@ pub struct SledStore {
     /// Event ids → `seq`s, by the millisecond the id was made in, a record per change and
     /// millisecond ([`event_ids`]).
     event_ids_by_millisecond: sled::Tree,
-    /// Event id → `seq`, as versions before kept every id; now only an id that is not a
-    /// canonical UUID.
+    /// Event id → `seq`, for an id that is not a canonical UUID (none Ferry makes).
     event_ids: sled::Tree,
-    /// `seq` → when the relay published it (RFC 3339), as written before `published_runs`.
-    published: sled::Tree,
     /// When the relay published each run of consecutive `seq`s: the run's last `seq` →
     /// its first `seq` (8 bytes) and the time (RFC 3339). One write per run, not per event.
     published_runs: sled::Tree,
@@ -136,6 +134,9 @@ struct IdBlock {
 
 /// How many ids one reservation takes.
 const ID_BLOCK: u64 = 1_000_000;
+/// The tree of the id reservation.
+const ID_BLOCKS_TREE: &str = "id_blocks";
+/// The key of [`ID_BLOCKS_TREE`] that holds the end of the last block reserved.
 const IDS_RESERVED: &[u8] = b"reserved";
 
 impl std::fmt::Debug for SledStore {
@@ -152,9 +153,6 @@ impl std::fmt::Debug for SledStore {
 /// connections, none at 8 (BENCHMARKS.md, thirty-fourth session). The kept indexes have a
 /// floor of their own, so they do not shrink with it.
 pub const DEFAULT_CACHE_BYTES: u64 = 32 << 20;
-
-/// The tree in which versions before kept the notes' dedupe index (`account_NoteIndex`).
-const OLD_NOTE_INDEX_TREE: &str = "account_NoteIndex";
 
 impl SledStore {
     /// Opens (or creates) the store in `dir` with the default cache and no free-space
@@ -174,19 +172,23 @@ impl SledStore {
         cache_bytes: u64,
         health: Arc<StorageHealth>,
     ) -> Result<Self, StoreError> {
+        // A directory of a later format is refused before anything is written to it.
+        let recorded = format::recorded(dir)?;
         let db = sled::Config::new()
             .path(dir)
             .cache_capacity(cache_bytes)
             .open()?;
-        let journal = Arc::new(Journal::open(&db, dir, ROTATE_BYTES)?);
+        // What the journal holds is in the format of the version that wrote it: applied
+        // first, then the directory upgraded, and only then are changes taken.
+        let replayed = journal::replay(&db, dir)?;
+        format::bring_up_to_date(&db, dir, recorded)?;
+        let journal = Arc::new(Journal::start(&db, dir, &replayed, ROTATE_BYTES)?);
         let generations = journal.generations().clone();
-        let id_blocks = db.open_tree("id_blocks")?;
-        // Past every id reserved (the journal has been replayed), and past every id sled handed
-        // out when it made them (data directories of earlier versions).
-        let reserved = id_blocks
+        let id_blocks = db.open_tree(ID_BLOCKS_TREE)?;
+        // Past every id reserved (the journal has been replayed).
+        let next = id_blocks
             .get(IDS_RESERVED)?
             .map_or(0, |bytes| be_u64(&bytes));
-        let next = reserved.max(db.generate_id()?);
         let mut store = Self {
             ids: Arc::new(std::sync::Mutex::new(IdBlock { next, end: next })),
             id_blocks,
@@ -215,16 +217,14 @@ impl SledStore {
             teams: db.open_tree("operations_teams")?,
             migrations: db.open_tree("migrations")?,
             events: db.open_tree("events")?,
-            outbox: db.open_tree("outbox")?,
             outbox_cursor: db.open_tree("outbox_cursor")?,
             relay_cursor: Arc::default(),
             event_ids_by_millisecond: db.open_tree("event_ids_by_millisecond")?,
             event_ids: db.open_tree("event_ids")?,
-            published: db.open_tree("published")?,
             published_runs: db.open_tree("published_runs")?,
             account_trees: AccountTable::ALL
                 .iter()
-                .map(|table| db.open_tree(format!("account_{table:?}")))
+                .map(|table| db.open_tree(table.tree_name()))
                 .collect::<Result<_, _>>()?,
             account_locks: std::sync::Arc::default(),
             note_indexes: Arc::new(NoteIndexes::for_store_memory(cache_bytes)),
@@ -232,16 +232,7 @@ impl SledStore {
             health,
             journal,
         };
-        // The notes' dedupe index is kept in memory now (`note_index`); the tree that
-        // versions before kept it in (written again by the replay of their journal) goes.
-        db.drop_tree(OLD_NOTE_INDEX_TREE)?;
-        listing::build_listings(
-            &store.imports,
-            &store.import_listings,
-            &db.open_tree("layout")?,
-        )?;
         store.import_counts = Arc::new(ImportCountsByState::counted(&store.import_listings)?);
-        db.drop_tree(import_counts::OLD_COUNTS_TREE)?;
         store.relay_cursor = Arc::new(std::sync::Mutex::new(store.open_relay_cursor()?));
         Ok(store)
     }
@@ -343,10 +334,7 @@ impl Durability for SledStore {
 mod tests {
     use super::*;
     use crate::domain::events::Event;
-    use crate::domain::storage::{EventLog, ImportStore, Outbox, Store};
-    use crate::events::stream_record::StreamRecord;
-    use chrono::Utc;
-    use codec::{encode, pair_key};
+    use crate::domain::storage::{EventLog, Outbox, Store};
     use serde_json::json;
     use std::collections::HashSet;
 
@@ -394,130 +382,6 @@ mod tests {
             json!({"account_number": account}),
         )
         .expect("a catalogued event")
-    }
-
-    #[tokio::test]
-    async fn records_of_earlier_layouts_leave_the_log_and_an_earlier_outbox_holds_it() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let store = SledStore::open(dir.path()).expect("store");
-        let made = Utc::now() - chrono::Duration::hours(2);
-        let old = |number| Event {
-            time: made,
-            ..event(number)
-        };
-        // What earlier versions wrote: an event's JSON alone (10), an uncompressed group
-        // (11-13), each one's publication on its own, and an event waiting in the outbox (14).
-        store
-            .events
-            .insert(10u64.to_be_bytes(), encode(&old(10)))
-            .expect("insert");
-        let group: Vec<StreamRecord> = (11..=13).map(|n| StreamRecord::encode(&old(n))).collect();
-        store
-            .events
-            .insert(
-                11u64.to_be_bytes(),
-                crate::store::sled::event_records::tests::uncompressed_group(&group),
-            )
-            .expect("insert");
-        for seq in 10u64..=13 {
-            store
-                .published
-                .insert(seq.to_be_bytes(), made.to_rfc3339().as_bytes())
-                .expect("insert");
-        }
-        let waiting = old(14);
-        for tree in [&store.events, &store.outbox] {
-            tree.insert(14u64.to_be_bytes(), encode(&waiting))
-                .expect("insert");
-        }
-        store
-            .mark_published(&[10, 11, 12, 13], made)
-            .await
-            .expect("marked");
-
-        let now = Utc::now();
-        assert_eq!(store.prune_events(now, 100).await.expect("pruned"), 4);
-        let log = store.events_after(None, 100).await.expect("log");
-        assert_eq!(log.len(), 1);
-        assert_eq!(log[0].id, waiting.id, "the outbox's event holds the log");
-        assert_eq!(
-            store.published.len(),
-            0,
-            "their publication times went with them"
-        );
-        assert_eq!(store.prune_events(now, 100).await.expect("pruned"), 0);
-
-        store.mark_published(&[14], now).await.expect("marked");
-        assert!(store.outbox.is_empty());
-        assert_eq!(store.prune_events(now, 100).await.expect("pruned"), 1);
-        assert!(store.events.is_empty());
-        assert!(store.published_runs.is_empty());
-    }
-
-    #[tokio::test]
-    async fn outbox_records_of_the_json_layout_are_still_published() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let store = SledStore::open(dir.path()).expect("store");
-        let mut old = event(1);
-        old.seq = 7;
-        // What an earlier version wrote: the event's JSON in the outbox.
-        store
-            .outbox
-            .insert(7u64.to_be_bytes(), encode(&old))
-            .expect("insert");
-        let pending = store
-            .pending_events(10, &HashSet::new())
-            .await
-            .expect("pending");
-        assert_eq!(pending.len(), 1);
-        assert_eq!(pending[0].seq, 7);
-        assert_eq!(pending[0].record, StreamRecord::encode(&old));
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn imports_of_a_directory_without_listings_are_listed_after_the_upgrade() {
-        use crate::domain::account::{AccountLimits, read_account};
-        use futures_util::TryStreamExt;
-        let dir = tempfile::tempdir().expect("temp dir");
-        let processes: Vec<ImportProcess> = (0..3)
-            .map(|index| {
-                let body = json!({"import_supplier": "OLD_CO",
-                                  "external_account_number": format!("ACC-{index}")});
-                let payload =
-                    read_account(body, AccountLimits { max_items: 100 }).expect("an account");
-                ImportProcess::stage(None, payload, None, Utc::now())
-                    .expect("staged")
-                    .0
-            })
-            .collect();
-        {
-            // What an earlier version left: the processes, and no listing of them.
-            let db = sled::open(dir.path()).expect("sled");
-            let imports = db.open_tree("imports").expect("tree");
-            for process in &processes {
-                imports
-                    .insert(
-                        pair_key("OLD_CO", &process.external_account_number),
-                        encode(process),
-                    )
-                    .expect("insert");
-            }
-            db.flush().expect("flush");
-        }
-        let expected: Vec<ImportListing> = processes.iter().map(ImportListing::of).collect();
-        for _ in 0..2 {
-            let store = SledStore::open(dir.path()).expect("store");
-            let listed: Vec<ImportListing> = store
-                .import_listings("OLD_CO")
-                .try_collect()
-                .await
-                .expect("the listings");
-            assert_eq!(listed, expected);
-            assert_eq!(
-                store.import_listing("OLD_CO", "ACC-1").await.expect("read"),
-                Some(expected[1].clone())
-            );
-        }
     }
 
     /// Copies the files under `from` to `to`, but for the entries named in `leaving_out`.

@@ -4,9 +4,9 @@
 //! The index is derived from the notes themselves. A unit that first asks about an account's
 //! notes reads them all once ([`AccountNotes::from_notes`]); after that, each note a unit adds
 //! is recorded here once its commit is durable. Nothing of it is written to disk, so adding a
-//! note is one sled insert (the note), and looking for a duplicate reads no sled tree.
-//! (Versions before kept the index in a tree of its own: one sled lookup and one more insert
-//! per note, about a tenth of a note's CPU; that tree is dropped on open.)
+//! note is one sled insert (the note), and looking for a duplicate reads no sled tree: a tree
+//! of the index, keyed by a content hash, would cost a lookup and an insert in a leaf of their
+//! own per note, about a tenth of a note's CPU.
 //!
 //! A unit takes the account's index out of [`NoteIndexes`] and gives it back when it commits
 //! ([`super::kept_indexes`]); a unit that added notes and then fails or is dropped does

@@ -8,10 +8,10 @@
 //! outbox record per event to write, and none to remove once published; one cursor write per
 //! relay round instead.
 //!
-//! Data directories of earlier versions may still hold events in the `outbox` tree (one record
-//! per event, older than anything logged after the upgrade): they are handed out first, and
-//! taken out as before once published. The cursor of such a directory starts past the last
-//! event it logged, which was either published or is in that tree.
+//! The cursor is one record (`outbox_cursor`); the runs of events the relay recorded published
+//! past it (`published_runs`, which also give the log its publication times) are read back
+//! into memory when the store opens. A directory with no cursor recorded has published
+//! nothing.
 
 use super::SledStore;
 use super::StoreError;
@@ -26,7 +26,7 @@ use std::ops::ControlFlow;
 
 /// The key of the cursor in the `outbox_cursor` tree: the first `seq` not known published
 /// (u64, big endian).
-const NEXT_UNPUBLISHED: &[u8] = b"next_unpublished";
+pub(super) const NEXT_UNPUBLISHED: &[u8] = b"next_unpublished";
 
 /// Where the relay stands in the log: every logged event before `next` is published, and so
 /// is each one in `ahead` (published out of order, past one that is not yet). The relay marks
@@ -38,26 +38,13 @@ pub(super) struct RelayCursor {
 }
 
 impl SledStore {
-    /// The relay's cursor after the journal's replay: as last recorded, with the runs
-    /// recorded published past it; or, in a directory without one (new, or of a version
-    /// before the cursor), past the last event logged (written at once, so that it is there
-    /// from now on).
+    /// The relay's cursor after the journal's replay: as last recorded (none: the start of
+    /// the log), with the runs recorded published past it.
     pub(super) fn open_relay_cursor(&self) -> Result<RelayCursor, StoreError> {
-        let next = match self.outbox_cursor.get(NEXT_UNPUBLISHED)? {
-            Some(bytes) => be_u64(&bytes),
-            None => {
-                let next = self.last_logged_seq()?.map_or(0, |last| last + 1);
-                // Made in sled and flushed, and journaled too, ahead of every change made from
-                // now on: were sled to keep none of what it holds, the journal's replay would
-                // bring the cursor back before those changes' events, and none would pass for
-                // published.
-                let mut changes = Changes::default();
-                changes.insert(&self.outbox_cursor, NEXT_UNPUBLISHED, &next.to_be_bytes());
-                self.journal.make_now(changes)?;
-                self.outbox_cursor.flush()?;
-                next
-            }
-        };
+        let next = self
+            .outbox_cursor
+            .get(NEXT_UNPUBLISHED)?
+            .map_or(0, |bytes| be_u64(&bytes));
         let mut cursor = RelayCursor {
             next,
             ahead: BTreeSet::new(),
@@ -69,19 +56,6 @@ impl SledStore {
         }
         self.advance(&mut cursor)?;
         Ok(cursor)
-    }
-
-    /// The `seq` of the last event logged.
-    fn last_logged_seq(&self) -> Result<Option<u64>, StoreError> {
-        let Some((key, _)) = self.events.last()? else {
-            return Ok(None);
-        };
-        let mut last = None;
-        self.for_each_logged(be_u64(&key), |seq, _| {
-            last = Some(seq);
-            Ok(ControlFlow::Continue(()))
-        })?;
-        Ok(last)
     }
 
     /// Moves `cursor.next` past the logged events in `cursor.ahead`, in log order.
@@ -99,7 +73,7 @@ impl SledStore {
             })
         })?;
         cursor.next = next;
-        // Anything left below is not in the log (published from the older `outbox` tree).
+        // Anything left below is out of the log already.
         cursor.ahead = cursor.ahead.split_off(&next);
         Ok(())
     }
@@ -111,7 +85,7 @@ impl SledStore {
             let cursor = self.lock_relay_cursor();
             (cursor.next, cursor.ahead.clone())
         };
-        let mut count = self.outbox.len();
+        let mut count = 0;
         self.for_each_logged(next, |seq, _| {
             if !ahead.contains(&seq) {
                 count += 1;
@@ -121,12 +95,9 @@ impl SledStore {
         Ok(count)
     }
 
-    /// The first `seq` not known published: the cursor's, or the first event of an earlier
-    /// version's outbox when that comes before it.
-    pub(super) fn first_unpublished(&self) -> Result<u64, StoreError> {
-        let next = self.lock_relay_cursor().next;
-        let waiting = self.outbox.first()?.map(|(key, _)| be_u64(&key));
-        Ok(waiting.map_or(next, |seq| seq.min(next)))
+    /// The first `seq` not known published: the cursor's.
+    pub(super) fn first_unpublished(&self) -> u64 {
+        self.lock_relay_cursor().next
     }
 
     fn lock_relay_cursor(&self) -> std::sync::MutexGuard<'_, RelayCursor> {
@@ -150,18 +121,6 @@ impl Outbox for SledStore {
                     source: Box::new(source),
                 })
             };
-            // An earlier version's outbox first: its events are older than any logged since.
-            for entry in self.outbox.iter() {
-                if pending.len() >= limit {
-                    return Ok(pending);
-                }
-                let (key, value) = entry?;
-                let seq = be_u64(&key);
-                if !skip.contains(&seq) {
-                    let record = stored(seq, &value)?;
-                    pending.push(PendingEvent { seq, record });
-                }
-            }
             let cursor = self.lock_relay_cursor();
             self.for_each_logged(cursor.next, |seq, bytes| {
                 if pending.len() >= limit {
@@ -183,8 +142,7 @@ impl Outbox for SledStore {
             let mut sorted = seqs.to_vec();
             sorted.sort_unstable();
             sorted.dedup();
-            // One change: the runs recorded, the cursor moved, and any of an earlier version's
-            // outbox records taken out. Made in sled at once, and journaled without waiting
+            // One change: the runs recorded and the cursor moved. Made in sled at once, and journaled without waiting
             // for it: a crash before the record is on disk leaves the events unpublished, and
             // the relay's reconciliation with the stream keeps them from being sent twice.
             // The cursor in memory is the one the relay reads meanwhile: the journal's writer
@@ -195,11 +153,6 @@ impl Outbox for SledStore {
                 value.extend_from_slice(&first.to_be_bytes());
                 value.extend_from_slice(when.as_bytes());
                 changes.insert(&self.published_runs, &last.to_be_bytes(), value);
-            }
-            if !self.outbox.is_empty() {
-                for seq in &sorted {
-                    changes.remove(&self.outbox, &seq.to_be_bytes());
-                }
             }
             let mut cursor = self.lock_relay_cursor();
             let before = cursor.next;
@@ -233,7 +186,7 @@ fn consecutive_runs(seqs: &[u64]) -> Vec<(u64, u64)> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::super::tests::event;
     use super::*;
     use crate::domain::events::Event;
@@ -249,7 +202,7 @@ mod tests {
             .collect()
     }
 
-    async fn pending_seqs(store: &SledStore, limit: usize) -> Vec<u64> {
+    pub(in crate::store::sled) async fn pending_seqs(store: &SledStore, limit: usize) -> Vec<u64> {
         store
             .pending_events(limit, &HashSet::new())
             .await
@@ -298,46 +251,6 @@ mod tests {
         assert_eq!(pending_ids(&store).await, ids(&events[5..]));
         let cursor = store.lock_relay_cursor();
         assert!(cursor.ahead.is_empty(), "{cursor:?}");
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_directory_of_the_outbox_layout_publishes_what_waited_and_nothing_twice() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let events: Vec<Event> = (0..5).map(event).collect();
-        {
-            // What an earlier version left: every event in the log as JSON, the last two
-            // still in the outbox (the first three were published), and no cursor.
-            let db = sled::open(dir.path()).expect("sled");
-            let log = db.open_tree("events").expect("log");
-            let outbox = db.open_tree("outbox").expect("outbox");
-            for (seq, event) in (10_u64..).zip(&events) {
-                let json = serde_json::to_vec(event).expect("json");
-                log.insert(seq.to_be_bytes(), json.clone()).expect("logged");
-                if seq >= 13 {
-                    outbox.insert(seq.to_be_bytes(), json).expect("waiting");
-                }
-            }
-            db.flush().expect("flushed");
-        }
-        let store = SledStore::open(dir.path()).expect("store");
-        assert_eq!(pending_ids(&store).await, ids(&events[3..]));
-        assert_eq!(store.unpublished_len().expect("len"), 2);
-        let later = event(9);
-        store
-            .publish_events(std::slice::from_ref(&later))
-            .await
-            .expect("logged");
-        let waiting = [&events[3..], std::slice::from_ref(&later)].concat();
-        assert_eq!(pending_ids(&store).await, ids(&waiting));
-
-        publish_pending(&store, 10).await;
-        assert!(pending_ids(&store).await.is_empty());
-        assert!(store.outbox.is_empty(), "the old records are taken out");
-        // Old and new records read alike in the log.
-        let log = store.events_after(None, 10).await.expect("log");
-        assert_eq!(ids(&log), ids(&[&events[..], &[later][..]].concat()));
-        // (The fixture recorded no publication of the first three.)
-        assert!(log[3..].iter().all(|event| event.published_at.is_some()));
     }
 
     #[tokio::test]

@@ -6,15 +6,12 @@
 //! transaction by id (is it already added?) then needs this index: it is
 //! derived from the records, read once per account by the first unit that looks for a
 //! transaction ([`AccountTransactions::read`]), and then kept up to date by the units that add
-//! batches ([`super::kept_indexes`]). Nothing of it is written to disk. Records written
-//! by versions before, one per transaction keyed by its id (`account_Transactions`), are
-//! indexed too, and stay where they are.
+//! batches ([`super::kept_indexes`]). Nothing of it is written to disk.
 //!
 //! A batch record is the JSON array of its transactions compressed (LZ4, [`encode_batch`]):
 //! the transactions of a batch share most of their bytes, and sled rewrites a leaf whole when
-//! it splits or consolidates it, so a batch of 1000 cost its 400 KB several times over in
-//! sled's writes. Batch records of the version before, the JSON array itself, are read as
-//! they are ([`batch_json`]).
+//! it splits or consolidates it, so an uncompressed batch of 1000 would cost its 400 KB
+//! several times over in sled's writes.
 
 use super::codec::{
     compressed, corrupt_record, decode, decompressed, encode, pair_key, split_pair_key,
@@ -25,26 +22,33 @@ use crate::domain::storage::StoreError;
 use rustc_hash::FxHashMap;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use std::borrow::Cow;
 use std::collections::hash_map::Entry;
 
-/// First byte of a compressed batch record ([`encode_batch`]). The version before wrote the
-/// JSON array alone, whose first byte is `[`.
+/// First byte of a batch record ([`encode_batch`]): its JSON array follows, compressed.
 const COMPRESSED_BATCH_TAG: u8 = 0x02;
 
 /// The record of a batch of transactions: their JSON array, compressed.
 pub(super) fn encode_batch<T: Serialize>(transactions: &[T]) -> Vec<u8> {
-    compressed(COMPRESSED_BATCH_TAG, &encode(&transactions))
+    encode_batch_json(&encode(&transactions))
 }
 
-/// The JSON array of the batch record at `key`: decompressed, or as the version before wrote
-/// it.
-pub(super) fn batch_json<'a>(key: &[u8], record: &'a [u8]) -> Result<Cow<'a, [u8]>, StoreError> {
+/// The record of a batch of transactions whose JSON array is `json`.
+pub(super) fn encode_batch_json(json: &[u8]) -> Vec<u8> {
+    compressed(COMPRESSED_BATCH_TAG, json)
+}
+
+/// Whether `record` is a batch record as [`encode_batch`] writes it (version 1 of the format
+/// also wrote the JSON array alone, which the upgrader compresses).
+pub(super) fn is_compressed_batch(record: &[u8]) -> bool {
+    record.first() == Some(&COMPRESSED_BATCH_TAG)
+}
+
+/// The JSON array of the batch record at `key`, decompressed.
+pub(super) fn batch_json(key: &[u8], record: &[u8]) -> Result<Vec<u8>, StoreError> {
     match record.split_first() {
         Some((&COMPRESSED_BATCH_TAG, block)) => decompressed(block)
-            .map(Cow::Owned)
             .ok_or_else(|| corrupt_record(key, "a batch of transactions does not decompress")),
-        _ => Ok(Cow::Borrowed(record)),
+        _ => Err(corrupt_record(key, "not a batch of transactions")),
     }
 }
 
@@ -59,42 +63,29 @@ pub(super) fn decode_batch<T: DeserializeOwned>(
 /// Every account's transaction index kept in memory.
 pub(super) type TransactionIndexes = KeptIndexes<AccountTransactions>;
 
-/// Where a transaction is stored.
+/// Where a transaction is stored: at `position` in the batch record whose key is the index's
+/// `batch`th ([`AccountTransactions::batch_key`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Location {
-    /// In a record of its own, keyed by its id (versions before batches).
-    Own,
-    /// At `position` in the batch record whose key is the index's `batch`th
-    /// ([`AccountTransactions::batch_key`]).
-    Batch { batch: u32, position: u32 },
+pub(super) struct Location {
+    pub(super) batch: u32,
+    pub(super) position: u32,
 }
 
 /// A [`Location`] in the eight bytes an index keeps it in: the batch in the high half, the
-/// position in the low one, and every bit set for a record of its own (a batch at
-/// `u32::MAX` with a transaction at `u32::MAX` would take four billion batches first).
+/// position in the low one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Place(u64);
 
 impl Place {
-    const OWN: Place = Place(u64::MAX);
-
     fn of(location: Location) -> Place {
-        match location {
-            Location::Own => Place::OWN,
-            Location::Batch { batch, position } => {
-                Place((u64::from(batch) << 32) | u64::from(position))
-            }
-        }
+        Place((u64::from(location.batch) << 32) | u64::from(location.position))
     }
 
     fn location(self) -> Location {
-        if self == Place::OWN {
-            return Location::Own;
-        }
         // The halves of a u64: the casts take exactly 32 bits each.
         #[allow(clippy::cast_possible_truncation)]
         let (batch, position) = ((self.0 >> 32) as u32, self.0 as u32);
-        Location::Batch { batch, position }
+        Location { batch, position }
     }
 }
 
@@ -129,21 +120,10 @@ struct TransactionId {
 }
 
 impl AccountTransactions {
-    /// The index of account `number`'s transactions, from its records of one transaction
-    /// (`own`, keyed by id) and its batch records (`batches`).
-    pub(super) fn read(
-        number: &str,
-        own: &sled::Tree,
-        batches: &sled::Tree,
-    ) -> Result<Self, StoreError> {
+    /// The index of account `number`'s transactions, from its batch records (`batches`).
+    pub(super) fn read(number: &str, batches: &sled::Tree) -> Result<Self, StoreError> {
         let mut index = Self::default();
         let prefix = pair_key(number, "");
-        for record in own.scan_prefix(&prefix).keys() {
-            let key = record?;
-            if let Some((_, id)) = split_pair_key(&key) {
-                index.add(&String::from_utf8_lossy(id), Location::Own);
-            }
-        }
         for record in batches.scan_prefix(&prefix) {
             let (key, value) = record?;
             let batch = split_pair_key(&key)
@@ -184,7 +164,7 @@ impl AccountTransactions {
         self.batches.push(key);
         for (position, id) in ids.into_iter().enumerate() {
             let position = u32::try_from(position).unwrap_or(u32::MAX);
-            self.add(id, Location::Batch { batch, position });
+            self.add(id, Location { batch, position });
         }
     }
 
@@ -230,7 +210,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_batch_record_is_compressed_and_read_in_either_form() {
+    fn a_batch_record_is_compressed_and_read_back() {
         let transactions: Vec<serde_json::Value> = (0..1000)
             .map(|n| {
                 serde_json::json!({
@@ -260,7 +240,20 @@ mod tests {
         };
         assert_eq!(ids(&record).len(), 1000);
         assert_eq!(ids(&record)[999], "T-999");
-        assert_eq!(ids(&record), ids(&json), "the JSON array as written before");
+        assert_eq!(
+            batch_json(b"A-1/batch", &record).expect("read"),
+            json,
+            "the JSON array, compressed"
+        );
+        assert_eq!(encode_batch_json(&json), record);
+        assert!(is_compressed_batch(&record) && !is_compressed_batch(&json));
+        assert!(
+            matches!(
+                decode_batch::<TransactionId>(b"A-1/batch", &json),
+                Err(StoreError::Corrupt { .. })
+            ),
+            "the JSON array alone is version 1's, which the upgrader compresses"
+        );
         let cut_short = &record[..record.len() - 10];
         assert!(matches!(
             decode_batch::<TransactionId>(b"A-1/batch", cut_short),
@@ -270,17 +263,14 @@ mod tests {
         // The index reads compressed batches.
         let dir = tempfile::tempdir().expect("dir");
         let db = sled::open(dir.path()).expect("db");
-        let (own, batches) = (
-            db.open_tree("own").expect("tree"),
-            db.open_tree("batches").expect("tree"),
-        );
+        let batches = db.open_tree("batches").expect("tree");
         batches
             .insert(pair_key("A-1", &batch_key(1, "T-0")), record)
             .expect("insert");
-        let index = AccountTransactions::read("A-1", &own, &batches).expect("read");
+        let index = AccountTransactions::read("A-1", &batches).expect("read");
         assert_eq!(
             index.get("T-999").next(),
-            Some(Location::Batch {
+            Some(Location {
                 batch: 0,
                 position: 999
             })
@@ -288,37 +278,38 @@ mod tests {
     }
 
     #[test]
-    fn the_index_finds_transactions_of_their_own_and_in_batches() {
+    fn the_index_finds_transactions_in_the_accounts_batches() {
         let dir = tempfile::tempdir().expect("dir");
         let db = sled::open(dir.path()).expect("db");
-        let own = db.open_tree("own").expect("tree");
         let batches = db.open_tree("batches").expect("tree");
-        own.insert(pair_key("A-1", "T-old"), b"{}".to_vec())
-            .expect("insert");
-        own.insert(pair_key("A-2", "T-other"), b"{}".to_vec())
-            .expect("insert");
+        let batch = |json: &[u8]| encode_batch_json(json);
         batches
             .insert(
                 pair_key("A-1", &batch_key(7, "T-1")),
-                br#"[{"transaction_id":"T-1","amount":"1"},{"transaction_id":"T-2"}]"#.to_vec(),
+                batch(br#"[{"transaction_id":"T-1","amount":"1"},{"transaction_id":"T-2"}]"#),
             )
             .expect("insert");
-        let mut index = AccountTransactions::read("A-1", &own, &batches).expect("read");
-        assert_eq!(index.get("T-old").next(), Some(Location::Own));
+        batches
+            .insert(
+                pair_key("A-2", &batch_key(8, "T-other")),
+                batch(br#"[{"transaction_id":"T-other"}]"#),
+            )
+            .expect("insert");
+        let mut index = AccountTransactions::read("A-1", &batches).expect("read");
         assert_eq!(
             index.get("T-2").next(),
-            Some(Location::Batch {
+            Some(Location {
                 batch: 0,
                 position: 1
             })
         );
         assert_eq!(index.batch_key(0), Some(batch_key(7, "T-1").as_str()));
         assert_eq!(index.get("T-other").next(), None, "another account's");
-        assert_eq!(index.weight(), 3);
+        assert_eq!(index.weight(), 2);
         index.add_batch(batch_key(9, "T-3"), ["T-3"]);
         assert_eq!(
             index.get("T-3").next(),
-            Some(Location::Batch {
+            Some(Location {
                 batch: 1,
                 position: 0
             })
@@ -329,21 +320,24 @@ mod tests {
     #[test]
     fn a_place_keeps_its_location_in_eight_bytes() {
         for location in [
-            Location::Own,
-            Location::Batch {
+            Location {
                 batch: 0,
                 position: 0,
             },
-            Location::Batch {
+            Location {
                 batch: 7,
                 position: 999,
             },
-            Location::Batch {
+            Location {
                 batch: u32::MAX,
                 position: 0,
             },
-            Location::Batch {
+            Location {
                 batch: 0,
+                position: u32::MAX,
+            },
+            Location {
+                batch: u32::MAX,
                 position: u32::MAX,
             },
         ] {
@@ -360,7 +354,7 @@ mod tests {
         // or by design, not in a test's lifetime).
         index.add(
             "T-1",
-            Location::Batch {
+            Location {
                 batch: 1,
                 position: 0,
             },
@@ -368,11 +362,11 @@ mod tests {
         assert_eq!(
             index.get("T-1").collect::<Vec<_>>(),
             [
-                Location::Batch {
+                Location {
                     batch: 0,
                     position: 0
                 },
-                Location::Batch {
+                Location {
                     batch: 1,
                     position: 0
                 }
@@ -381,7 +375,7 @@ mod tests {
         );
         assert_eq!(
             index.get("T-2").collect::<Vec<_>>(),
-            [Location::Batch {
+            [Location {
                 batch: 0,
                 position: 1
             }],

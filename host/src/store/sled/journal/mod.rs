@@ -38,7 +38,7 @@ mod replay;
 mod writer;
 
 pub(super) use record::Changes;
-pub(super) use replay::Replayed;
+pub(super) use replay::{Replayed, replay};
 
 use super::generations::WriteGenerations;
 use crate::domain::storage::{StoreError, Unwritable};
@@ -175,6 +175,7 @@ impl std::fmt::Debug for Journal {
 impl Journal {
     /// Applies what the journal files in `dir/journal` hold to `db` ([`replay::replay`]), then
     /// starts the journal ([`Self::start`]).
+    #[cfg(test)]
     pub(super) fn open(db: &sled::Db, dir: &Path, rotate_bytes: u64) -> Result<Self, StoreError> {
         let replayed = replay::replay(db, dir)?;
         Self::start(db, dir, &replayed, rotate_bytes)

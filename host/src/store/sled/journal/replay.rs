@@ -106,9 +106,9 @@ impl<'a> Replay<'a> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::files::{file_path, journal_files};
     use super::super::tests::{open_db, record};
     use super::super::{Journal, ROTATE_BYTES};
-    use super::super::files::{file_path, journal_files};
 
     #[test]
     fn records_left_by_a_crash_are_applied_on_open_up_to_a_torn_one() {
