@@ -21,7 +21,8 @@
 //! there is none, and is woken by the first work after that.
 
 use super::running_time::RunningTime;
-use super::runtime::{PluginState, block_on};
+use super::runtime::block_on;
+use super::sandbox::PluginState;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, TryLockError, Weak};
 use std::thread::Thread;

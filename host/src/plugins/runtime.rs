@@ -1,28 +1,26 @@
 //! The wasmtime runtime of plugins: one [`Engine`] (pooling allocator, epoch interruption),
-//! one [`Linker`] with WASI p2 and Ferry's `host` interface, one [`InstancePre`](wasmtime::component::InstancePre) per
-//! component, and a fresh, isolated [`Store`] for every hook call, with an epoch deadline, a
-//! memory cap, WASI granting nothing (no files, network, environment or arguments; clocks at
-//! the Unix epoch) and stdout/stderr captured with a cap.
+//! one [`Linker`] with WASI p2 and Ferry's `host` interface, one
+//! [`InstancePre`](wasmtime::component::InstancePre) per component, and a fresh, isolated
+//! [`Store`] for every hook call ([`super::sandbox`]: an epoch deadline, a memory cap, WASI
+//! granting nothing and stdout/stderr captured with a cap).
 //!
 //! A call runs on the async task that makes it ([`Runtime::call`]): wasmtime runs the guest on
 //! a fiber of its own, and each tick of the epoch (every 5 ms) hands the worker back to the
 //! runtime's other tasks, so a plugin running to its deadline delays nothing else for longer
-//! than a tick. Handing every call to a blocking thread and back cost as much CPU as the call
-//! itself (BENCHMARKS.md).
+//! than a tick. Handing every call to a blocking thread and back would cost as much CPU as the
+//! call itself.
 //!
 //! A call costs little beyond instantiating the component: the WASI context is only built if
 //! the guest calls WASI, the supplier's configuration is shared rather than copied, the
-//! request is lowered straight from its JSON ([`super::wire`]) and the answer written back
-//! over it ([`convert`]). The instance is made ahead of the call and its store dropped after
+//! request is lowered straight from its JSON and the answer written back over it
+//! ([`super::wit`]). The instance is made ahead of the call and its store dropped after
 //! it by a thread that uses the machine's idle time ([`super::prepared`]), when there is any.
 
-use super::bindings::latest::ferry::supplier_rules::{host, types};
-use super::bindings::since_v0_1_0::ferry::supplier_rules::types as types_v0_1_0;
 use super::cache::ArtifactCache;
-use super::output::CappedOutput;
 use super::prepared::{Prepared, Spare, Stock};
 use super::running_time::RunningTime;
-use super::{account_v0_1_0, account_v0_2_0, account_v0_3_0, convert, wire};
+use super::sandbox::{LogLine, PluginState, add_host_to_linker, new_store, start_ticker};
+use super::wit::{self, ExportedHook, WitVersion};
 use crate::domain::ports::{AccountTarget, Hook};
 use crate::domain::validation::FieldErrors;
 use serde_json::Value;
@@ -30,52 +28,11 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use wasmtime::component::{
-    Component, ComponentExportIndex, ComponentNamedList, Instance, Lift, Linker, Lower,
-    ResourceTable, TypedFunc,
-};
+use wasmtime::component::{Component, Linker};
 use wasmtime::{
-    Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, ResourceLimiter,
-    Store, Trap, UpdateDeadline,
-};
-use wasmtime_wasi::{
-    HostMonotonicClock, HostWallClock, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView,
+    Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, Trap,
 };
 
-/// The WIT package plugins are built against.
-pub const PACKAGE: &str = "ferry:supplier-rules";
-
-/// A published version of the WIT package (`wit/since_v*/`). Ferry serves every one: a
-/// plugin built against any of them keeps working.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum WitVersion {
-    V0_1_0,
-    V0_2_0,
-    V0_3_0,
-}
-
-impl WitVersion {
-    /// Newest first: a hook is looked for under the newest version first.
-    pub const ALL: [WitVersion; 3] = [WitVersion::V0_3_0, WitVersion::V0_2_0, WitVersion::V0_1_0];
-    pub const LATEST: WitVersion = WitVersion::V0_3_0;
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            WitVersion::V0_1_0 => "0.1.0",
-            WitVersion::V0_2_0 => "0.2.0",
-            WitVersion::V0_3_0 => "0.3.0",
-        }
-    }
-
-    /// `ferry:supplier-rules@<version>`.
-    pub fn world(self) -> String {
-        format!("{PACKAGE}@{}", self.as_str())
-    }
-}
-const TICK: Duration = Duration::from_millis(5);
-const MAX_LOG_MESSAGE_CHARS: usize = 1000;
-const MAX_LOG_FIELDS: usize = 20;
-const MAX_LOG_LINES: usize = 100;
 /// Bytes of each pooled memory kept resident between instances.
 const KEEP_RESIDENT: usize = 256 << 10;
 
@@ -117,14 +74,6 @@ pub enum PluginError {
     Busy { slots: usize, waited: Duration },
 }
 
-/// One structured log line written by a plugin.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct LogLine {
-    pub level: String,
-    pub message: String,
-    pub fields: Vec<(String, String)>,
-}
-
 /// What one hook call did.
 #[derive(Debug)]
 pub struct HookRun {
@@ -140,166 +89,12 @@ pub struct HookRun {
 /// The supplier's plugin configuration, shared by all of its calls.
 pub type PluginConfig = Arc<[(String, String)]>;
 
-/// The data of one hook call's store.
-pub struct PluginState {
-    /// Built when the guest first calls WASI (most hook calls never do).
-    wasi: Option<WasiState>,
-    output_bytes: usize,
-    limits: CallLimits,
-    config: PluginConfig,
-    logs: Vec<LogLine>,
-}
-
-/// WASI granting nothing, with stdout and stderr captured together.
-struct WasiState {
-    ctx: WasiCtx,
-    table: ResourceTable,
-    output: CappedOutput,
-}
-
-impl WasiState {
-    fn new(output_bytes: usize) -> Self {
-        let output = CappedOutput::new(output_bytes);
-        let ctx = WasiCtxBuilder::new()
-            .stdout(output.clone())
-            .stderr(output.clone())
-            .wall_clock(FrozenClock)
-            .monotonic_clock(FrozenClock)
-            .build();
-        Self {
-            ctx,
-            table: ResourceTable::new(),
-            output,
-        }
-    }
-}
-
-impl WasiView for PluginState {
-    fn ctx(&mut self) -> WasiCtxView<'_> {
-        let output_bytes = self.output_bytes;
-        let wasi = self
-            .wasi
-            .get_or_insert_with(|| WasiState::new(output_bytes));
-        WasiCtxView {
-            ctx: &mut wasi.ctx,
-            table: &mut wasi.table,
-        }
-    }
-}
-
-impl PluginState {
-    fn log(&mut self, level: host::Level, mut message: String, mut fields: Vec<(String, String)>) {
-        if self.logs.len() >= MAX_LOG_LINES {
-            return;
-        }
-        if let Some((end, _)) = message.char_indices().nth(MAX_LOG_MESSAGE_CHARS) {
-            message.truncate(end);
-        }
-        fields.truncate(MAX_LOG_FIELDS);
-        let level = match level {
-            host::Level::Trace => "trace",
-            host::Level::Debug => "debug",
-            host::Level::Info => "info",
-            host::Level::Warn => "warn",
-            host::Level::Error => "error",
-        };
-        self.logs.push(LogLine {
-            level: level.to_owned(),
-            message,
-            fields,
-        });
-    }
-
-    /// What the guest wrote to stdout and stderr.
-    fn output(&self) -> String {
-        self.wasi
-            .as_ref()
-            .map(|wasi| wasi.output.contents())
-            .unwrap_or_default()
-    }
-}
-
-/// Ferry's `host` interface under every version (it is the same in each): `log`, and
-/// `config` lowered from the shared configuration.
-fn add_host_to_linker(linker: &mut Linker<PluginState>) -> wasmtime::Result<()> {
-    for version in WitVersion::ALL {
-        let mut host = linker.instance(&format!("{PACKAGE}/host@{}", version.as_str()))?;
-        host.func_wrap(
-            "log",
-            |mut store, (level, message, fields): (host::Level, String, Vec<(String, String)>)| {
-                store.data_mut().log(level, message, fields);
-                Ok(())
-            },
-        )?;
-        host.func_wrap("config", |store, (): ()| Ok((store.data().config.clone(),)))?;
-    }
-    Ok(())
-}
-
-/// Caps memory and tables, and remembers when a plugin hit the memory cap.
-struct CallLimits {
-    memory_bytes: usize,
-    memory_exhausted: bool,
-}
-
-impl ResourceLimiter for CallLimits {
-    fn memory_growing(
-        &mut self,
-        _current: usize,
-        desired: usize,
-        _maximum: Option<usize>,
-    ) -> wasmtime::Result<bool> {
-        let allowed = desired <= self.memory_bytes;
-        if !allowed {
-            self.memory_exhausted = true;
-        }
-        Ok(allowed)
-    }
-
-    fn table_growing(
-        &mut self,
-        _current: usize,
-        desired: usize,
-        _maximum: Option<usize>,
-    ) -> wasmtime::Result<bool> {
-        Ok(desired <= 100_000)
-    }
-}
-
-/// Clocks frozen at the Unix epoch: plugins get no time from the host.
-struct FrozenClock;
-
-impl HostWallClock for FrozenClock {
-    fn resolution(&self) -> Duration {
-        Duration::from_secs(1)
-    }
-    fn now(&self) -> Duration {
-        Duration::ZERO
-    }
-}
-
-impl HostMonotonicClock for FrozenClock {
-    fn resolution(&self) -> u64 {
-        1_000_000_000
-    }
-    fn now(&self) -> u64 {
-        0
-    }
-}
-
 /// A component ready to instantiate, with the hooks it implements.
 pub struct LoadedComponent {
     /// The component ready to instantiate, and its instances prepared ahead of their calls.
     stock: Arc<Stock>,
     hooks: HashMap<Hook, ExportedHook>,
     pub sha256: String,
-}
-
-/// Where a component exports a hook, and under which version.
-#[derive(Debug, Clone, Copy)]
-struct ExportedHook {
-    index: ComponentExportIndex,
-    version: WitVersion,
 }
 
 impl std::fmt::Debug for LoadedComponent {
@@ -326,16 +121,6 @@ impl LoadedComponent {
             .map(|hook| hook.version)
             .max()
             .unwrap_or(WitVersion::LATEST)
-    }
-}
-
-fn interface_of(hook: Hook) -> &'static str {
-    match hook {
-        Hook::ValidateAccount => "account-rules",
-        Hook::MapNotes => "note-rules",
-        Hook::MapTransactions => "transaction-rules",
-        Hook::MapStatements => "statement-rules",
-        Hook::MapPaymentInstruction => "payment-instruction-rules",
     }
 }
 
@@ -427,32 +212,7 @@ impl Runtime {
                 "its imports are not what Ferry provides: {error:#}"
             ))
         })?;
-        let mut hooks = HashMap::new();
-        for hook in Hook::ALL {
-            for version in WitVersion::ALL {
-                let interface = format!("{PACKAGE}/{}@{}", interface_of(hook), version.as_str());
-                let Some(exported) = component.get_export_index(None, &interface) else {
-                    continue;
-                };
-                let index = component
-                    .get_export_index(Some(&exported), hook.as_str())
-                    .ok_or_else(|| {
-                        PluginError::Invalid(format!(
-                            "{interface} does not export {}",
-                            hook.as_str()
-                        ))
-                    })?;
-                hooks.insert(hook, ExportedHook { index, version });
-                break;
-            }
-        }
-        if hooks.is_empty() {
-            let versions: Vec<&str> = WitVersion::ALL.iter().map(|v| v.as_str()).collect();
-            return Err(PluginError::Invalid(format!(
-                "it exports none of the {PACKAGE} rules interfaces (versions {})",
-                versions.join(", ")
-            )));
-        }
+        let hooks = wit::exported_hooks(&component)?;
         let loaded = LoadedComponent {
             stock: Stock::new(pre, &self.spare),
             hooks,
@@ -464,7 +224,7 @@ impl Runtime {
         let instance = block_on(running.counting(loaded.stock.pre().instantiate_async(&mut store)))
             .map_err(invalid)?;
         for (hook, exported) in &loaded.hooks {
-            check_signature(&mut store, &instance, *hook, exported).map_err(|error| {
+            wit::check_signature(&mut store, &instance, *hook, exported).map_err(|error| {
                 PluginError::Invalid(format!(
                     "{} does not have the {} signature: {error:#}",
                     hook.as_str(),
@@ -501,7 +261,7 @@ impl Runtime {
                 instance,
                 running,
             }) => {
-                store.data_mut().config = config.clone();
+                store.data_mut().set_config(config.clone());
                 // The deadline's first tick from now, not from when it was prepared.
                 store.set_epoch_deadline(1);
                 (store, running, Some(instance))
@@ -517,7 +277,7 @@ impl Runtime {
                     Some(instance) => instance,
                     None => component.stock.pre().instantiate_async(&mut store).await?,
                 };
-                invoke(&mut store, &instance, hook, exported, target, input).await
+                wit::invoke(&mut store, &instance, hook, exported, target, input).await
             })
             .await;
         let elapsed = started.elapsed();
@@ -527,7 +287,7 @@ impl Runtime {
                 let state = store.data_mut();
                 Ok(HookRun {
                     outcome,
-                    logs: std::mem::take(&mut state.logs),
+                    logs: state.take_logs(),
                     output: state.output(),
                     elapsed,
                     prepared_ahead,
@@ -540,7 +300,7 @@ impl Runtime {
     }
 
     fn classify(&self, store: &Store<PluginState>, error: wasmtime::Error) -> PluginError {
-        if store.data().limits.memory_exhausted {
+        if store.data().memory_exhausted() {
             return PluginError::Memory(self.limits.memory_bytes >> 20);
         }
         match error.downcast_ref::<Trap>() {
@@ -551,146 +311,6 @@ impl Runtime {
     }
 }
 
-/// A fresh store for one call, whose deadline counts the call's `running` time.
-fn new_store(
-    engine: &Engine,
-    limits: PluginLimits,
-    config: PluginConfig,
-    running: &RunningTime,
-) -> Store<PluginState> {
-    let state = PluginState {
-        wasi: None,
-        output_bytes: limits.output_bytes,
-        limits: CallLimits {
-            memory_bytes: limits.memory_bytes,
-            memory_exhausted: false,
-        },
-        config,
-        logs: Vec::new(),
-    };
-    let mut store = Store::new(engine, state);
-    store.limiter(|state| &mut state.limits);
-    // Each tick yields to the async runtime; the first one past the deadline traps
-    // (`Trap::Interrupt`). The time the call has run, not the time it waited for a worker
-    // after yielding (`running_time`).
-    let deadline = limits.deadline;
-    let running = running.clone();
-    store.set_epoch_deadline(1);
-    store.epoch_deadline_callback(move |_| {
-        Ok(if running.elapsed() >= deadline {
-            UpdateDeadline::Interrupt
-        } else {
-            UpdateDeadline::Yield(1)
-        })
-    });
-    store
-}
-
-/// One thread per engine advances its epoch every tick, until the engine is dropped.
-fn start_ticker(engine: &Engine) {
-    let weak = engine.weak();
-    let spawned = std::thread::Builder::new()
-        .name("plugin-epoch".into())
-        .spawn(move || {
-            while let Some(engine) = weak.upgrade() {
-                engine.increment_epoch();
-                drop(engine);
-                std::thread::sleep(TICK);
-            }
-        });
-    if let Err(error) = spawned {
-        tracing::error!(%error, "cannot start the plugin deadline ticker");
-    }
-}
-
-/// The WIT signature of one hook as Rust types: what Ferry lowers into it ([`wire`]
-/// records borrowed from the request) and what it lifts out of it (owned records).
-trait Signature {
-    type Params<'a>: ComponentNamedList + Lower;
-    type Results: ComponentNamedList + Lift;
-}
-
-type Answer<T> = (Result<T, Vec<types::FieldError>>,);
-
-struct ValidateAccountV0_1_0;
-impl Signature for ValidateAccountV0_1_0 {
-    type Params<'a> = (wire::Account<'a>,);
-    type Results = Answer<types_v0_1_0::Account>;
-}
-
-struct ValidateAccountV0_2_0;
-impl Signature for ValidateAccountV0_2_0 {
-    type Params<'a> = (account_v0_2_0::account::Wire<'a>,);
-    type Results = Answer<account_v0_2_0::account::Owned>;
-}
-
-struct ValidateAccountV0_3_0;
-impl Signature for ValidateAccountV0_3_0 {
-    type Params<'a> = (account_v0_3_0::account::Wire<'a>,);
-    type Results = Answer<account_v0_3_0::account::Owned>;
-}
-
-struct MapNotes;
-impl Signature for MapNotes {
-    type Params<'a> = (wire::AccountRef<'a>, Vec<wire::Note<'a>>);
-    type Results = Answer<Vec<types::Note>>;
-}
-
-struct MapTransactions;
-impl Signature for MapTransactions {
-    type Params<'a> = (wire::AccountRef<'a>, Vec<wire::Transaction<'a>>);
-    type Results = Answer<Vec<types::Transaction>>;
-}
-
-struct MapStatements;
-impl Signature for MapStatements {
-    type Params<'a> = (wire::AccountRef<'a>, Vec<wire::Statement<'a>>);
-    type Results = Answer<Vec<types::Statement>>;
-}
-
-struct MapPaymentInstruction;
-impl Signature for MapPaymentInstruction {
-    type Params<'a> = (wire::AccountRef<'a>, wire::PaymentInstruction<'a>);
-    type Results = Answer<types::PaymentInstruction>;
-}
-
-/// Checks that `hook`'s export has its [`Signature`] (done once, when a component is loaded).
-fn check_signature(
-    store: &mut Store<PluginState>,
-    instance: &Instance,
-    hook: Hook,
-    exported: &ExportedHook,
-) -> wasmtime::Result<()> {
-    fn check<S: Signature>(
-        store: &mut Store<PluginState>,
-        instance: &Instance,
-        index: &ComponentExportIndex,
-    ) -> wasmtime::Result<()> {
-        hook_func::<S>(store, instance, index).map(drop)
-    }
-    let index = &exported.index;
-    match hook {
-        Hook::ValidateAccount => match exported.version {
-            WitVersion::V0_1_0 => check::<ValidateAccountV0_1_0>(store, instance, index),
-            WitVersion::V0_2_0 => check::<ValidateAccountV0_2_0>(store, instance, index),
-            WitVersion::V0_3_0 => check::<ValidateAccountV0_3_0>(store, instance, index),
-        },
-        Hook::MapNotes => check::<MapNotes>(store, instance, index),
-        Hook::MapTransactions => check::<MapTransactions>(store, instance, index),
-        Hook::MapStatements => check::<MapStatements>(store, instance, index),
-        Hook::MapPaymentInstruction => check::<MapPaymentInstruction>(store, instance, index),
-    }
-}
-
-/// `hook`'s function in a fresh instance, typed by its [`Signature`].
-fn hook_func<'a, S: Signature>(
-    store: &mut Store<PluginState>,
-    instance: &Instance,
-    index: &ComponentExportIndex,
-) -> wasmtime::Result<TypedFunc<S::Params<'a>, S::Results>> {
-    instance.get_typed_func(store, index)
-}
-
 /// Runs `future` to its end on the calling thread, which sleeps while it waits: for a
 /// component's instantiation when it is loaded, a demoted supplier's calls on the low-priority
 /// threads ([`super::threads`]), and calls from outside async code (the examples, the
@@ -698,73 +318,6 @@ fn hook_func<'a, S: Signature>(
 /// grants no I/O; its output is captured in memory), so no async runtime is needed to drive
 /// it: the `futures` executor's, already among the dependencies, does.
 pub use futures_executor::block_on;
-
-/// Calls `hook` with `input` (request shape) and writes its answer over `input`.
-async fn invoke(
-    store: &mut Store<PluginState>,
-    instance: &Instance,
-    hook: Hook,
-    exported: ExportedHook,
-    target: Option<&AccountTarget>,
-    mut input: Value,
-) -> wasmtime::Result<Result<Value, FieldErrors>> {
-    let target = convert::account_ref(target);
-    let index = &exported.index;
-    let answer = match hook {
-        Hook::ValidateAccount => match exported.version {
-            WitVersion::V0_1_0 => {
-                let function = hook_func::<ValidateAccountV0_1_0>(store, instance, index)?;
-                let start = account_v0_1_0::open_period_start(&input);
-                let account = account_v0_1_0::account_to_wit(&input, start.as_deref());
-                let (result,) = function.call_async(&mut *store, (account,)).await?;
-                result.map(|account| account_v0_1_0::write_account(&mut input, account))
-            }
-            WitVersion::V0_2_0 => {
-                let function = hook_func::<ValidateAccountV0_2_0>(store, instance, index)?;
-                let account = account_v0_2_0::account::read(&input);
-                let (result,) = function.call_async(&mut *store, (account,)).await?;
-                result.map(|account| account_v0_2_0::account::write(&mut input, account))
-            }
-            WitVersion::V0_3_0 => {
-                let function = hook_func::<ValidateAccountV0_3_0>(store, instance, index)?;
-                let account = account_v0_3_0::account::read(&input);
-                let (result,) = function.call_async(&mut *store, (account,)).await?;
-                result.map(|account| account_v0_3_0::account::write(&mut input, account))
-            }
-        },
-        Hook::MapNotes => {
-            let function = hook_func::<MapNotes>(store, instance, index)?;
-            let notes = convert::list(&input, convert::note_to_wit);
-            let (result,) = function.call_async(&mut *store, (target, notes)).await?;
-            result.map(|notes| convert::write_notes(&mut input, notes))
-        }
-        Hook::MapTransactions => {
-            let function = hook_func::<MapTransactions>(store, instance, index)?;
-            let transactions = convert::list(&input, convert::transaction_to_wit);
-            let (result,) = function
-                .call_async(&mut *store, (target, transactions))
-                .await?;
-            result.map(|list| convert::write_transactions(&mut input, list))
-        }
-        Hook::MapStatements => {
-            let function = hook_func::<MapStatements>(store, instance, index)?;
-            let statements = convert::list(&input, convert::statement_to_wit);
-            let (result,) = function
-                .call_async(&mut *store, (target, statements))
-                .await?;
-            result.map(|list| convert::write_statements(&mut input, list))
-        }
-        Hook::MapPaymentInstruction => {
-            let function = hook_func::<MapPaymentInstruction>(store, instance, index)?;
-            let instruction = convert::instruction_to_wit(&input);
-            let (result,) = function
-                .call_async(&mut *store, (target, instruction))
-                .await?;
-            result.map(|instruction| convert::write_instruction(&mut input, instruction))
-        }
-    };
-    Ok(answer.map(|()| input).map_err(convert::field_errors))
-}
 
 #[cfg(test)]
 mod tests {

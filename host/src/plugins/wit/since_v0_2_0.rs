@@ -1,35 +1,16 @@
-//! The `account` record of `ferry:supplier-rules@0.2.0`: part of the real account document,
-//! field for field under the document's own names, its nested records those of
-//! [`super::account_document`], which says how the record is read from the document and its
-//! answer written back over it.
+//! `ferry:supplier-rules@0.2.0`: its bindings, and its `account` record, part of the real
+//! account document field for field under the document's own names, with the records it is
+//! made of (its address, customers, supply addresses, meter points and agreements). Into a
+//! hook, the record borrows its strings from the document; out of it, the answer is written
+//! back over the document [`Within::Document`](super::fields::Within::Document), keeping
+//! everything the record does not carry.
 
-use super::account_document::{address, customer, document_record, supply_address};
-
-document_record! {
-    /// The account a supplier stages, these fields of it.
-    account {
-        import_supplier = "import-supplier": text,
-        external_account_number = "external-account-number": text,
-        account_type = "account-type": optional,
-        billing_name = "billing-name": optional,
-        billing_email = "billing-email": optional,
-        billing_address = "billing-address": record address,
-        billing_address1 = "billing-address1": optional,
-        billing_address2 = "billing-address2": optional,
-        billing_address3 = "billing-address3": optional,
-        billing_address4 = "billing-address4": optional,
-        billing_address5 = "billing-address5": optional,
-        billing_postcode = "billing-postcode": optional,
-        customers = "customers": records customer,
-        supply_addresses = "supply-addresses": records supply_address,
-        last_billed_to_date = "last-billed-to-date": optional,
-        transfer_balance = "transfer-balance": optional,
-    }
-}
+super::version!("../wit/since_v0.2.0", "/wit_records_v0_2_0.rs");
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plugins::wit::fields::Within;
     use serde_json::{Value, json};
 
     /// What an unchanged answer returns: the record a hook sees, owned.
@@ -59,31 +40,11 @@ mod tests {
     }
 
     #[test]
-    fn the_field_list_is_the_wit_record() {
-        use crate::plugins::bindings::record_fields;
-        assert_eq!(record_fields("0.2.0", "account"), account::FIELDS);
-    }
-
-    /// Every field 0.2.0's account record carries is a field of the real account document.
-    #[test]
-    fn the_account_record_names_fields_of_the_document() {
-        let definitions = &crate::domain::request_document::request_schemas()["$defs"];
-        for field in account::FIELDS {
-            assert!(
-                definitions["EnergyAccount"]["properties"]
-                    .get(field)
-                    .is_some(),
-                "EnergyAccount has no {field}"
-            );
-        }
-    }
-
-    #[test]
     fn an_unchanged_answer_leaves_the_document_as_it_was() {
         let mut value = document();
         let answer = record(&value);
         assert_eq!(answer.customers[0].email, None, "null reads as none");
-        account::write(&mut value, answer);
+        account::write(&mut value, answer, Within::Document);
         assert_eq!(value, document());
     }
 
@@ -98,7 +59,7 @@ mod tests {
             address.locality = None;
         }
         answer.last_billed_to_date = Some("2025-02-28".into());
-        account::write(&mut value, answer);
+        account::write(&mut value, answer, Within::Document);
         let mut expected = document();
         expected["customers"][0]["mobile"] = json!("+447700900123");
         expected["customers"][0]["title"] = json!("Countess");

@@ -1,59 +1,17 @@
-//! The `account` record of `ferry:supplier-rules@0.3.0`: 0.2.0's account with the account's
-//! money, its last statement's balance and dates, its statement transactions and its
-//! `ledgers`, under the document's own names. Its nested records are those of
-//! [`super::account_document`], which says how the record is read from the document and its
-//! answer written back over it; the statement transactions are `map-transactions`' record,
-//! written back as part of the document (the keys the record does not carry, such as
-//! `supply_point_identifier`, stay).
+//! `ferry:supplier-rules@0.3.0`, the newest version: its bindings, and the records every hook
+//! takes. Its `account` is 0.2.0's with the account's money: its last statement's balance and
+//! dates, its statement transactions and its `ledgers`, under the document's own names; the
+//! statement transactions are `map-transactions`' record, written back as part of the document
+//! (the keys the record does not carry, such as `supply_point_identifier`, stay). The records
+//! of the data hooks (the account reference, notes, transactions, statements, the payment
+//! instruction) are the same in every version: Ferry sends these to a hook of any version.
 
-use super::account_document::{address, customer, document_record, supply_address};
-
-document_record! {
-    /// One of the account's `ledgers`.
-    ledger {
-        ledger_code = "ledger-code": optional,
-        ledger_identifier = "ledger-identifier": optional,
-        current_statement_transactions = "current-statement-transactions": transactions,
-        historical_statement_transactions = "historical-statement-transactions": transactions,
-        last_statement_balance = "last-statement-balance": optional,
-        last_statement_closing_date = "last-statement-closing-date": optional,
-        last_statement_issue_date = "last-statement-issue-date": optional,
-        ledger_balance = "ledger-balance": optional,
-    }
-}
-
-document_record! {
-    /// The account a supplier stages, these fields of it.
-    account {
-        import_supplier = "import-supplier": text,
-        external_account_number = "external-account-number": text,
-        account_type = "account-type": optional,
-        billing_name = "billing-name": optional,
-        billing_email = "billing-email": optional,
-        billing_address = "billing-address": record address,
-        billing_address1 = "billing-address1": optional,
-        billing_address2 = "billing-address2": optional,
-        billing_address3 = "billing-address3": optional,
-        billing_address4 = "billing-address4": optional,
-        billing_address5 = "billing-address5": optional,
-        billing_postcode = "billing-postcode": optional,
-        customers = "customers": records customer,
-        supply_addresses = "supply-addresses": records supply_address,
-        last_billed_to_date = "last-billed-to-date": optional,
-        transfer_balance = "transfer-balance": optional,
-        last_statement_balance = "last-statement-balance": optional,
-        last_statement_closing_date = "last-statement-closing-date": optional,
-        last_statement_issue_date = "last-statement-issue-date": optional,
-        historical_statement_transactions = "historical-statement-transactions": transactions,
-        current_statement_transactions = "current-statement-transactions": transactions,
-        ledgers = "ledgers": records ledger,
-    }
-}
+super::version!("../wit/since_v0.3.0", "/wit_records_v0_3_0.rs");
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugins::bindings::record_fields;
+    use crate::plugins::wit::fields::Within;
     use serde_json::{Value, json};
 
     /// An account with its money: the top level's statement fields and transactions, and two
@@ -92,34 +50,6 @@ mod tests {
             ],
             "consents": [{"type": "MARKETING", "value": "ACCEPTED"}]
         })
-    }
-
-    #[test]
-    fn the_field_lists_are_the_wit_records() {
-        for (record, fields) in [
-            ("account", &account::FIELDS[..]),
-            ("ledger", &ledger::FIELDS),
-        ] {
-            assert_eq!(record_fields("0.3.0", record), fields, "{record}");
-        }
-    }
-
-    /// Every field 0.3.0's account and ledger records carry is a field of the real account
-    /// document.
-    #[test]
-    fn the_records_name_fields_of_the_document() {
-        let definitions = &crate::domain::request_document::request_schemas()["$defs"];
-        for (definition, fields) in [
-            ("EnergyAccount", &account::FIELDS[..]),
-            ("EnergyLedger", &ledger::FIELDS),
-        ] {
-            for field in fields {
-                assert!(
-                    definitions[definition]["properties"].get(*field).is_some(),
-                    "{definition} has no {field}"
-                );
-            }
-        }
     }
 
     #[test]
@@ -175,7 +105,7 @@ mod tests {
     fn an_unchanged_answer_leaves_the_document_as_it_was() {
         let mut value = document();
         let answer = account::read(&value).owned();
-        account::write(&mut value, answer);
+        account::write(&mut value, answer, Within::Document);
         assert_eq!(value, document());
     }
 
@@ -192,7 +122,7 @@ mod tests {
         electricity.historical_statement_transactions =
             electricity.current_statement_transactions.clone();
         answer.ledgers[1].last_statement_issue_date = Some("2025-02-03".into());
-        account::write(&mut value, answer);
+        account::write(&mut value, answer, Within::Document);
 
         let mut expected = document();
         expected["current_statement_transactions"][0]["product_code"] = json!("VAR-22");
@@ -225,7 +155,7 @@ mod tests {
         let mut answer = account::read(&value).owned();
         answer.ledgers.truncate(1);
         answer.current_statement_transactions.clear();
-        account::write(&mut value, answer);
+        account::write(&mut value, answer, Within::Document);
         let mut expected = document();
         expected["ledgers"]
             .as_array_mut()

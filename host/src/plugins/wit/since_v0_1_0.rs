@@ -1,10 +1,11 @@
-//! The `account` record of `ferry:supplier-rules@0.1.0` over the real account document.
+//! `ferry:supplier-rules@0.1.0`: its bindings, and its `account` record, a view of the real
+//! account document.
 //!
 //! The record a 0.1.0 hook sees is a small view of the document a supplier stages (the real
 //! platform's `EnergyAccount`): its billing name and address, its customers, its meter
-//! points and its balance. Into a hook, the view borrows from the document; out of it, only
-//! the fields the hook changed are written back, at the place in the document they came
-//! from, so everything the record does not carry stays as it was.
+//! points and its balance, under names of its own. Into a hook, the view borrows from the
+//! document; out of it, only the fields the hook changed are written back, at the place in the
+//! document they came from, so everything the record does not carry stays as it was.
 //!
 //! Where the view comes from:
 //! - `billing-address`: the structured `billing_address` (lines of `street_address`,
@@ -17,12 +18,12 @@
 //!   may change them but not add or remove them: a supply address holds more than 0.1.0 says;
 //! - `open-statement-period-start`: the day after `last_billed_to_date`.
 
-use super::bindings::since_v0_1_0::ferry::supplier_rules::types;
-use super::convert::{as_text, elements};
-use super::wire;
+use super::fields::{as_text, elements};
 use crate::domain::account::open_statement_period_start;
 use chrono::NaiveDate;
 use serde_json::{Map, Value};
+
+super::version!("../wit/since_v0.1.0", "/wit_records_v0_1_0.rs");
 
 /// A string (or a number as written) that is there.
 fn text(value: Option<&Value>) -> Option<&str> {
@@ -71,14 +72,14 @@ fn meter_points(document: &Value) -> impl Iterator<Item = (usize, usize, &Value)
 }
 
 /// The record a 0.1.0 hook sees; `period_start` is [`open_period_start`] of `document`.
-pub fn account_to_wit<'a>(document: &'a Value, period_start: Option<&'a str>) -> wire::Account<'a> {
+pub fn read_account<'a>(document: &'a Value, period_start: Option<&'a str>) -> account::Wire<'a> {
     let field = |name: &str| document.get(name);
     let billing_address = match field("billing_address").filter(|a| a.is_object()) {
         Some(address) => {
             let mut lines = text(address.get("street_address"))
                 .unwrap_or_default()
                 .split('\n');
-            wire::Address {
+            address::Wire {
                 address_line_1: lines.next().unwrap_or_default(),
                 address_line_2: lines.next().filter(|line| !line.is_empty()),
                 address_line_3: lines.next().filter(|line| !line.is_empty()),
@@ -87,7 +88,7 @@ pub fn account_to_wit<'a>(document: &'a Value, period_start: Option<&'a str>) ->
                 country: text(address.get("country")).unwrap_or_default(),
             }
         }
-        None => wire::Address {
+        None => address::Wire {
             address_line_1: text(field("billing_address1")).unwrap_or_default(),
             address_line_2: given(field("billing_address2")),
             address_line_3: given(field("billing_address3")),
@@ -100,7 +101,7 @@ pub fn account_to_wit<'a>(document: &'a Value, period_start: Option<&'a str>) ->
             },
         },
     };
-    wire::Account {
+    account::Wire {
         import_supplier: text(field("import_supplier")).unwrap_or_default(),
         external_account_number: text(field("external_account_number")).unwrap_or_default(),
         billing_name: text(field("billing_name")).unwrap_or_default(),
@@ -108,7 +109,7 @@ pub fn account_to_wit<'a>(document: &'a Value, period_start: Option<&'a str>) ->
         customers: items(field("customers"))
             .iter()
             .enumerate()
-            .map(|(index, customer)| wire::Customer {
+            .map(|(index, customer)| customer::Wire {
                 given_name: text(customer.get("given_name")).unwrap_or_default(),
                 family_name: text(customer.get("family_name")).unwrap_or_default(),
                 email: text(customer.get("email")).unwrap_or_default(),
@@ -119,7 +120,7 @@ pub fn account_to_wit<'a>(document: &'a Value, period_start: Option<&'a str>) ->
             })
             .collect(),
         supply_points: meter_points(document)
-            .map(|(_, _, point)| wire::SupplyPoint {
+            .map(|(_, _, point)| supply_point::Wire {
                 market: text(point.get("supply_type")).unwrap_or_default(),
                 identifier: text(point.get("identifier")).unwrap_or_default(),
                 product_code: current_agreement(point).and_then(|index| {
@@ -164,34 +165,39 @@ impl Changes {
 
 /// Writes the account a 0.1.0 hook returned over the document it was made from: only what
 /// the hook changed.
-pub fn write_account(document: &mut Value, account: types::Account) {
+pub fn write_account(document: &mut Value, answer: account::Owned) {
     let start = open_period_start(document);
     let changes = {
-        let before = account_to_wit(document, start.as_deref());
-        changes(document, &before, account)
+        let before = read_account(document, start.as_deref());
+        changes(document, &before, answer)
     };
     for (path, value) in changes {
         apply(document, &path, value);
     }
 }
 
-fn changes(document: &Value, before: &wire::Account<'_>, after: types::Account) -> Vec<Change> {
+/// The field `key` of the document itself.
+fn top(key: &'static str) -> Vec<Step> {
+    vec![Key(key)]
+}
+
+fn changes(document: &Value, before: &account::Wire<'_>, after: account::Owned) -> Vec<Change> {
     let mut changes = Changes(Vec::new());
-    changes.text(
-        vec![Key("import_supplier")],
-        before.import_supplier,
-        after.import_supplier,
-    );
-    changes.text(
-        vec![Key("external_account_number")],
-        before.external_account_number,
-        after.external_account_number,
-    );
-    changes.text(
-        vec![Key("billing_name")],
-        before.billing_name,
-        after.billing_name,
-    );
+    for (key, was, now) in [
+        (
+            "import_supplier",
+            before.import_supplier,
+            after.import_supplier,
+        ),
+        (
+            "external_account_number",
+            before.external_account_number,
+            after.external_account_number,
+        ),
+        ("billing_name", before.billing_name, after.billing_name),
+    ] {
+        changes.text(top(key), was, now);
+    }
     address_changes(
         document,
         &mut changes,
@@ -230,12 +236,10 @@ fn changes(document: &Value, before: &wire::Account<'_>, after: types::Account) 
             .and_then(|start| NaiveDate::parse_from_str(&start, "%Y-%m-%d").ok())
             .and_then(|start| start.pred_opt())
             .map(|day| Value::String(day.to_string()));
-        changes
-            .0
-            .push((vec![Key("last_billed_to_date")], billed_to));
+        changes.0.push((top("last_billed_to_date"), billed_to));
     }
     changes.text(
-        vec![Key("transfer_balance")],
+        top("transfer_balance"),
         before.transfer_balance,
         after.transfer_balance,
     );
@@ -245,8 +249,8 @@ fn changes(document: &Value, before: &wire::Account<'_>, after: types::Account) 
 fn address_changes(
     document: &Value,
     changes: &mut Changes,
-    was: &wire::Address<'_>,
-    now: types::Address,
+    was: &address::Wire<'_>,
+    now: address::Owned,
 ) {
     match document.get("billing_address").filter(|a| a.is_object()) {
         Some(address) => {
@@ -279,7 +283,7 @@ fn address_changes(
         }
         None => {
             changes.text(
-                vec![Key("billing_address1")],
+                top("billing_address1"),
                 was.address_line_1,
                 now.address_line_1,
             );
@@ -290,42 +294,39 @@ fn address_changes(
             ] {
                 if was != now.as_deref() {
                     let line = Value::String(now.unwrap_or_default());
-                    changes.0.push((vec![Key(name)], Some(line)));
+                    changes.0.push((top(name), Some(line)));
                 }
             }
-            changes.text(vec![Key("billing_address4")], was.town, now.town);
-            changes.text(vec![Key("billing_postcode")], was.postcode, now.postcode);
+            changes.text(top("billing_address4"), was.town, now.town);
+            changes.text(top("billing_postcode"), was.postcode, now.postcode);
         }
     }
 }
 
-fn customer_changes(changes: &mut Changes, was: &[wire::Customer<'_>], now: Vec<types::Customer>) {
-    let count = now.len();
+fn customer_changes(
+    changes: &mut Changes,
+    seen: &[customer::Wire<'_>],
+    answered: Vec<customer::Owned>,
+) {
+    let count = answered.len();
     // What a customer the hook added is compared with: nothing.
-    let empty = wire::Customer {
-        given_name: "",
-        family_name: "",
-        email: "",
-        mobile: None,
-        landline: None,
-        date_of_birth: None,
-        is_primary: false,
-    };
-    for (index, customer) in now.into_iter().enumerate() {
+    let empty = customer::Wire::default();
+    for (index, now) in answered.into_iter().enumerate() {
         let at = |name: &'static str| vec![Key("customers"), Index(index), Key(name)];
-        let before = was.get(index).unwrap_or(&empty);
-        changes.text(at("given_name"), before.given_name, customer.given_name);
-        changes.text(at("family_name"), before.family_name, customer.family_name);
-        changes.text(at("email"), before.email, customer.email);
-        changes.optional(at("mobile"), before.mobile, customer.mobile);
-        changes.optional(at("landline"), before.landline, customer.landline);
-        changes.optional(
-            at("date_of_birth"),
-            before.date_of_birth,
-            customer.date_of_birth,
-        );
+        let was = seen.get(index).unwrap_or(&empty);
+        // The texts as optional fields that are always there: a changed one is written.
+        for (name, before, after) in [
+            ("given_name", Some(was.given_name), Some(now.given_name)),
+            ("family_name", Some(was.family_name), Some(now.family_name)),
+            ("email", Some(was.email), Some(now.email)),
+            ("mobile", was.mobile, now.mobile),
+            ("landline", was.landline, now.landline),
+            ("date_of_birth", was.date_of_birth, now.date_of_birth),
+        ] {
+            changes.optional(at(name), before, after);
+        }
     }
-    if count < was.len() {
+    if count < seen.len() {
         changes.0.push((vec![Key("customers"), Index(count)], None));
     }
 }
@@ -421,52 +422,10 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn owned(text: &str) -> String {
-        text.to_owned()
-    }
-
     /// The record a hook would see, owned (what an unchanged answer returns).
-    fn record(document: &Value) -> types::Account {
+    fn record(document: &Value) -> account::Owned {
         let start = open_period_start(document);
-        let wire = account_to_wit(document, start.as_deref());
-        types::Account {
-            import_supplier: owned(wire.import_supplier),
-            external_account_number: owned(wire.external_account_number),
-            billing_name: owned(wire.billing_name),
-            billing_address: types::Address {
-                address_line_1: owned(wire.billing_address.address_line_1),
-                address_line_2: wire.billing_address.address_line_2.map(owned),
-                address_line_3: wire.billing_address.address_line_3.map(owned),
-                town: owned(wire.billing_address.town),
-                postcode: owned(wire.billing_address.postcode),
-                country: owned(wire.billing_address.country),
-            },
-            customers: wire
-                .customers
-                .iter()
-                .map(|customer| types::Customer {
-                    given_name: owned(customer.given_name),
-                    family_name: owned(customer.family_name),
-                    email: owned(customer.email),
-                    mobile: customer.mobile.map(owned),
-                    landline: customer.landline.map(owned),
-                    date_of_birth: customer.date_of_birth.map(owned),
-                    is_primary: customer.is_primary,
-                })
-                .collect(),
-            supply_points: wire
-                .supply_points
-                .iter()
-                .map(|point| types::SupplyPoint {
-                    market: owned(point.market),
-                    identifier: owned(point.identifier),
-                    product_code: point.product_code.map(owned),
-                    supply_start_date: point.supply_start_date.map(owned),
-                })
-                .collect(),
-            open_statement_period_start: wire.open_statement_period_start.map(owned),
-            transfer_balance: owned(wire.transfer_balance),
-        }
+        read_account(document, start.as_deref()).owned()
     }
 
     fn document() -> Value {
@@ -575,7 +534,7 @@ mod tests {
     fn supply_points_cannot_be_added_or_removed() {
         let mut value = document();
         let mut answer = record(&value);
-        answer.supply_points.push(types::SupplyPoint {
+        answer.supply_points.push(supply_point::Owned {
             market: "GAS".into(),
             identifier: "1234".into(),
             product_code: None,
