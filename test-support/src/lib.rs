@@ -475,9 +475,20 @@ mod tests {
     }
 
     /// A private server takes the administrator without a password, on its port of
-    /// `127.0.0.1`; dropped, it is stopped and its directory is gone.
+    /// `127.0.0.1`; dropped, it is stopped and its directory is gone. (Skipped where the
+    /// tests run on a server they are given and PostgreSQL's programs are not installed.)
     #[test]
     fn a_private_server_lets_the_administrator_in_and_goes_with_its_handle() {
+        let chosen = choose(
+            setting("FERRY_TEST_DATABASE_URL"),
+            setting("FERRY_TEST_POSTGRES"),
+            machine_server_answers,
+        );
+        if chosen != Ok(Server::Private) && Programs::find().is_err() {
+            // The tests run on a server they are given, and nothing here could start one.
+            eprintln!("skipped: PostgreSQL's programs are not installed");
+            return;
+        }
         let server = PrivatePostgres::start().unwrap_or_else(|problem| panic!("{problem}"));
         let port = server.port();
         assert_eq!(
