@@ -63,6 +63,38 @@ impl SmallFilesystem {
     }
 }
 
+/// The least free space a filesystem had while it was watched, read every tenth of a
+/// millisecond (a file filling the disk for a moment is caught where `df` afterwards would not).
+struct LeastFree {
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    watcher: std::thread::JoinHandle<u64>,
+}
+
+impl LeastFree {
+    fn watch(disk: &SmallFilesystem) -> LeastFree {
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let mount = disk.mount.clone();
+        let stopping = stop.clone();
+        let watcher = std::thread::spawn(move || {
+            let mut least = u64::MAX;
+            while !stopping.load(std::sync::atomic::Ordering::Relaxed) {
+                if let Ok(stats) = rustix::fs::statvfs(&mount) {
+                    least = least.min(stats.f_bavail.saturating_mul(stats.f_frsize));
+                }
+                std::thread::sleep(Duration::from_micros(100));
+            }
+            least
+        });
+        LeastFree { stop, watcher }
+    }
+
+    /// The least free space seen, in bytes.
+    fn stop(self) -> u64 {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.watcher.join().expect("the watcher")
+    }
+}
+
 impl Drop for SmallFilesystem {
     fn drop(&mut self) {
         let _ = Command::new("umount").arg("-l").arg(&self.mount).status();
@@ -307,6 +339,88 @@ async fn below_the_watermark_writes_are_refused_reads_go_on_and_writes_resume_wi
         let (status, body) = server.call(Method::GET, "/readyz", None, None).await;
         if status == StatusCode::OK {
             assert_eq!(body["storage"]["state"], "writable", "{body}");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "still not ready with the space back: {body}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (status, body) = server
+        .post(NOTES, &token, &notes_request("ACC-1", "after.1"))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let mut expected = heard.acknowledged.clone();
+    expected.insert("after.1".into());
+    assert_eq!(labels_kept(&server, &number).await, expected);
+}
+
+/// On a small volume the default watermark is not a tenth of it but at least what one write
+/// step of the store can take (the journal's next file, 16 MiB, and a segment of sled's log),
+/// and the journal prepares its next file only where that leaves the watermark's room: a disk
+/// filling up answers 507 and takes writes again once space is back, without a restart, as on
+/// a large one. With a tenth of 48 MiB (4.8 MiB), the journal's next file could take the last
+/// of the disk while a write needed it, which failed for real and stopped the server.
+#[tokio::test]
+async fn a_small_volume_at_its_default_watermark_refuses_writes_and_takes_them_again() {
+    if sled_only() {
+        return;
+    }
+    let disk = SmallFilesystem::mount(48);
+    let server = Server::start_in(&disk.path("data"), Options::default());
+    let (token, number) = server
+        .imported_account("FULL_CO", "ACC-1", "2025-01-01")
+        .await;
+    let (status, body) = server.call(Method::GET, "/readyz", None, None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let watermark = body["storage"]["watermark_bytes"].as_u64().unwrap_or(0);
+    assert!(
+        watermark >= 16 * MIB,
+        "at least one journal file, not a tenth of the volume: {body}"
+    );
+
+    // Something else takes the volume down to 18 MiB free, which the writers fill.
+    let ballast = disk.path("ballast");
+    write_ballast(&ballast, disk.free_bytes().saturating_sub(18 * MIB));
+    let server = Arc::new(server);
+    let least_free = LeastFree::watch(&disk);
+    let heard = write_until_refused(server.clone(), &token, "ACC-1", 3, PATIENCE).await;
+    assert!(
+        heard.refusals.len() >= WRITERS * 3,
+        "every writer was refused in the end: {} refusals",
+        heard.refusals.len()
+    );
+    for (status, body) in &heard.refusals {
+        assert_storage_refusal(*status, body);
+    }
+    // What the writes took reaches the disk a moment after they were taken (sled flushes its
+    // own log in the background); the journal's next file taking the disk's last bytes, if
+    // only for a moment, is what made a write fail for real.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let least = least_free.stop();
+    assert!(
+        least > 0,
+        "the disk never filled, not even for a moment: {least} bytes free at the least"
+    );
+    assert_eq!(
+        server
+            .counter_total("ferry_storage_failures_total", &[])
+            .await,
+        0,
+        "no write failed for want of space"
+    );
+    let (status, body) = server.call(Method::GET, "/readyz", None, None).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(body["storage"]["state"], "read_only", "{body}");
+    assert_eq!(labels_kept(&server, &number).await, heard.acknowledged);
+
+    // Space is back: writes are taken again, by the same server.
+    std::fs::remove_file(&ballast).expect("free the space");
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let (status, body) = server.call(Method::GET, "/readyz", None, None).await;
+        if status == StatusCode::OK {
             break;
         }
         assert!(

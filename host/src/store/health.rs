@@ -25,8 +25,15 @@ const READING_MAX_AGE: Duration = Duration::from_millis(100);
 /// the console): [`StorageHealth::refresh`].
 pub const POLL_INTERVAL: Duration = Duration::from_millis(500);
 
-/// The default watermark: 256 MiB, or a tenth of the filesystem when that is less.
+/// The default watermark: 256 MiB, or a tenth of the filesystem when that is less, and never
+/// below [`MIN_WATERMARK_BYTES`].
 pub const DEFAULT_WATERMARK_BYTES: u64 = 256 * 1024 * 1024;
+
+/// The least watermark a watched directory is given (16.5 MiB): what one write step of the
+/// embedded store can take at once ([`crate::store::sled::WRITE_STEP_BYTES`]). A tenth of a
+/// small volume (4.8 MiB of 48) is less than the journal's next file, and the disk could fill
+/// for real (a failed write, and a restart) before the watermark refused anything.
+pub const MIN_WATERMARK_BYTES: u64 = crate::store::sled::WRITE_STEP_BYTES;
 
 #[derive(Debug)]
 struct Reading {
@@ -46,11 +53,23 @@ pub struct StorageHealth {
 
 impl StorageHealth {
     /// Watches the filesystem of `dir`: writes are refused while its free space is below
-    /// `watermark_bytes` (0: never).
+    /// `watermark_bytes`, raised to [`MIN_WATERMARK_BYTES`] where it is less (0: never, and
+    /// no watermark at all).
     pub fn watching(dir: &Path, watermark_bytes: u64) -> Self {
+        let raised = match watermark_bytes {
+            0 => 0,
+            asked => asked.max(MIN_WATERMARK_BYTES),
+        };
+        if raised != watermark_bytes {
+            tracing::info!(
+                asked = watermark_bytes,
+                watermark_bytes = raised,
+                "the free-space watermark is raised to what one write step of the store can take"
+            );
+        }
         let health = Self {
             dir: Some(dir.to_owned()),
-            watermark_bytes,
+            watermark_bytes: raised,
             ..Self::unwatched()
         };
         health.refresh();
@@ -111,6 +130,19 @@ impl StorageHealth {
                 free_bytes,
                 watermark_bytes: self.watermark_bytes,
             })
+    }
+
+    /// Whether writing `bytes` more would leave the free space at or above the watermark
+    /// (always, with no watermark, or no reading): what a store asks before a large write of
+    /// its own that no request's check covers (the sled journal preparing its next file).
+    pub fn leaves_room_for(&self, bytes: u64) -> bool {
+        if self.watermark_bytes == 0 {
+            return true;
+        }
+        self.dir
+            .as_deref()
+            .and_then(free_bytes)
+            .is_none_or(|free| free.saturating_sub(bytes) >= self.watermark_bytes)
     }
 
     /// Reads the free space again; logs crossing the watermark either way.
@@ -227,11 +259,13 @@ impl StorageHealth {
 }
 
 /// The watermark when none is set: [`DEFAULT_WATERMARK_BYTES`], or a tenth of the
-/// filesystem of `dir` when that is less.
+/// filesystem of `dir` when that is less, and never below [`MIN_WATERMARK_BYTES`].
 pub fn default_watermark(dir: &Path) -> u64 {
-    filesystem_bytes(dir).map_or(DEFAULT_WATERMARK_BYTES, |size| {
-        DEFAULT_WATERMARK_BYTES.min(size / 10)
-    })
+    filesystem_bytes(dir)
+        .map_or(DEFAULT_WATERMARK_BYTES, |size| {
+            DEFAULT_WATERMARK_BYTES.min(size / 10)
+        })
+        .max(MIN_WATERMARK_BYTES)
 }
 
 /// Bytes an unprivileged process may still write on the filesystem of `dir`.
@@ -303,6 +337,24 @@ mod tests {
             Err(StoreError::Unwritable(Unwritable::DiskFull))
         ));
         assert_eq!(roomy.status().state, StorageState::Failed);
+    }
+
+    #[test]
+    fn the_watermark_is_never_below_one_write_step_of_the_store() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let watermark = |asked| StorageHealth::watching(dir.path(), asked).watermark_bytes;
+        assert_eq!(watermark(1), MIN_WATERMARK_BYTES);
+        assert_eq!(watermark(0), 0, "off");
+        assert_eq!(watermark(2 * MIN_WATERMARK_BYTES), 2 * MIN_WATERMARK_BYTES);
+        assert!(default_watermark(dir.path()) >= MIN_WATERMARK_BYTES);
+
+        // A large write of the store's own is left out where it would cross the mark.
+        let free = free_bytes(dir.path()).expect("free space");
+        let watched = StorageHealth::watching(dir.path(), MIN_WATERMARK_BYTES);
+        assert!(watched.leaves_room_for(0) == (free >= MIN_WATERMARK_BYTES));
+        assert!(!watched.leaves_room_for(free.saturating_add(1 << 30)));
+        assert!(StorageHealth::watching(dir.path(), 0).leaves_room_for(u64::MAX));
+        assert!(StorageHealth::unwatched().leaves_room_for(u64::MAX));
     }
 
     #[tokio::test]

@@ -132,6 +132,16 @@ struct IdBlock {
     end: u64,
 }
 
+/// The size of a segment of sled's log (sled's default, which the store keeps).
+const SLED_SEGMENT_BYTES: u64 = 512 * 1024;
+
+/// The most the store writes to disk at once beyond a change's own records, outside the
+/// checks of the free-space watermark: the journal's next file (a spare it prepares, or the
+/// file it appends to while it has none) and a segment of sled's log. The watermark is never
+/// below it ([`crate::store::health::MIN_WATERMARK_BYTES`]), so that a disk filling up is met
+/// by the watermark, not by a write.
+pub(crate) const WRITE_STEP_BYTES: u64 = ROTATE_BYTES + SLED_SEGMENT_BYTES;
+
 /// How many ids one reservation takes.
 const ID_BLOCK: u64 = 1_000_000;
 /// The tree of the id reservation.
@@ -182,7 +192,14 @@ impl SledStore {
         // first, then the directory upgraded, and only then are changes taken.
         let replayed = journal::replay(&db, dir)?;
         format::bring_up_to_date(&db, dir, recorded)?;
-        let journal = Arc::new(Journal::start(&db, dir, &replayed, ROTATE_BYTES)?);
+        let room = health.clone();
+        let journal = Arc::new(Journal::start(
+            &db,
+            dir,
+            &replayed,
+            ROTATE_BYTES,
+            Box::new(move |bytes| room.leaves_room_for(bytes)),
+        )?);
         let generations = journal.generations().clone();
         let id_blocks = db.open_tree(ID_BLOCKS_TREE)?;
         // Past every id reserved (the journal has been replayed).

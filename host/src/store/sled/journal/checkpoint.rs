@@ -23,15 +23,25 @@ pub(super) enum Chore {
 pub(super) struct Spares<'a> {
     pub(super) dir: &'a Path,
     pub(super) bytes: u64,
+    /// Whether the disk has room for a spare ([`super::SpareRoom`]).
+    pub(super) room: &'a (dyn Fn(u64) -> bool + Send),
     pub(super) stopping: &'a AtomicBool,
     pub(super) ready: mpsc::Sender<Option<File>>,
 }
 
 impl Spares<'_> {
     /// Writes the spare's zeros and syncs them, data and size: the writer's records over them
-    /// then change no metadata. `None` once the journal stops.
+    /// then change no metadata. `None` where the disk has no room for it, or once the journal
+    /// stops.
     fn prepare(&self) -> std::io::Result<Option<File>> {
         const CHUNK: u64 = 1 << 20;
+        if !(self.room)(self.bytes) {
+            tracing::debug!(
+                bytes = self.bytes,
+                "no room for a spare journal file: the writer appends until there is"
+            );
+            return Ok(None);
+        }
         let path = self.dir.join(SPARE);
         let mut file = OpenOptions::new()
             .create(true)

@@ -59,6 +59,11 @@ use writer::CurrentFile;
 #[cfg(test)]
 pub(super) use files::wait_until_over_zeros;
 
+/// Whether the disk has room for a spare of this many bytes: asked before each spare is
+/// prepared, so that preparing one never takes the store's disk below its free-space
+/// watermark (and never fills it), where the writes themselves are checked.
+pub(super) type SpareRoom = Box<dyn Fn(u64) -> bool + Send>;
+
 /// A journal file this large is closed and a new one begun; sled is flushed and the old file
 /// deleted in the background. Also the size of a spare file, written with zeros beforehand.
 pub(super) const ROTATE_BYTES: u64 = 16 * 1024 * 1024;
@@ -178,16 +183,20 @@ impl Journal {
     #[cfg(test)]
     pub(super) fn open(db: &sled::Db, dir: &Path, rotate_bytes: u64) -> Result<Self, StoreError> {
         let replayed = replay::replay(db, dir)?;
-        Self::start(db, dir, &replayed, rotate_bytes)
+        Self::start(db, dir, &replayed, rotate_bytes, Box::new(|_| true))
     }
 
     /// Starts the journal in `dir/journal`, after `replayed` emptied it: a new file to write,
     /// numbered after the files replayed, the writer thread and the checkpoint thread.
+    ///
+    /// A spare is prepared only while `room` says the disk has room for it
+    /// ([`SpareRoom`]); the writer appends meanwhile.
     pub(super) fn start(
         db: &sled::Db,
         dir: &Path,
         replayed: &Replayed,
         rotate_bytes: u64,
+        room: SpareRoom,
     ) -> Result<Self, StoreError> {
         let dir = dir.join("journal");
         let number = replayed.next_file;
@@ -233,6 +242,7 @@ impl Journal {
                     let spares = Spares {
                         dir: &journal_dir,
                         bytes: rotate_bytes,
+                        room: &*room,
                         stopping: &shared.stopping,
                         ready: spare_sender,
                     };
