@@ -14,6 +14,7 @@ use crate::auth::{self, Authenticator};
 use crate::config::Settings;
 use crate::documents::Bucket;
 use crate::domain::background::Background;
+use crate::domain::migrations;
 use crate::domain::storage::Outbox;
 use crate::domain::storage::Unwritable;
 use crate::events::relay::{self, RelayConfig, RelayStatus};
@@ -69,10 +70,6 @@ impl ServerError {
         }
     }
 }
-
-/// How often an instance looks for bulk migrations whose instance died (their lease lasts
-/// [`crate::domain::migrations::BULK_LEASE_TTL`]).
-const ORPHANS_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// How often an instance over a shared database reads every scheduled migration again, so
 /// that one staged through an instance that is gone still runs (at most this late).
@@ -281,10 +278,11 @@ pub async fn run(
             }
         }),
     );
-    // Bulk migrations whose instance died are taken over by the first instance to notice.
+    // Bulk migrations whose instance died, or that a stopping instance handed over, are taken
+    // over by the first instance to notice.
     background.spawn(
         "interrupted bulk migrations",
-        every(ORPHANS_EVERY, background.shutdown(), {
+        every(migrations::ORPHANS_EVERY, background.shutdown(), {
             let migrations = state.migrations.clone();
             move || {
                 let migrations = migrations.clone();

@@ -227,14 +227,16 @@ async fn pausing_the_supplier_stops_a_bulk_migration_and_leaves_nothing_in_progr
     assert_error(&body, "import_supplier_migration_not_ongoing");
 }
 
-/// SIGTERM while a bulk migration runs: the server stops the job after the account it is on,
-/// as a pause stops it, and exits promptly. Nothing is left `IN_PROGRESS`: the job's record
-/// says `STOPPED` with the accounts it migrated, the others are `PENDING` again (a job left
-/// recorded as running would be taken over by the next start, and its accounts left claimed
-/// until then). Each account's payment instruction is confirmed with a vendor that answers a
-/// tenth of a second late, so the job is still running when the signal lands.
+/// SIGTERM while a bulk migration runs: the server lets the job finish the account it is on,
+/// records its progress, gives its lease up and exits promptly; the job stays recorded as
+/// running with the accounts it did not reach claimed, and the next start takes it over at
+/// once and completes it. On PostgreSQL the data is read as the stopped server left it: no
+/// lease held (another instance could take the job over at once), the record's count equal to
+/// the accounts migrated, and every other account still claimed. Each account's payment
+/// instruction is confirmed with a vendor that answers a tenth of a second late, so the job is
+/// still running when the signal lands.
 #[tokio::test]
-async fn sigterm_stops_a_running_bulk_migration_and_leaves_nothing_in_progress() {
+async fn sigterm_hands_a_running_bulk_migration_over_at_a_safe_point() {
     let vendor = wiremock::MockServer::start().await;
     wiremock::Mock::given(wiremock::matchers::method("GET"))
         .respond_with(
@@ -284,29 +286,37 @@ async fn sigterm_stops_a_running_bulk_migration_and_leaves_nothing_in_progress()
         "ferry took {stopping:?} to stop"
     );
     if backend() == Backend::Postgres {
-        // As the stopped server left it, before a start could release anything.
         let database = database_of(&data_dir);
+        let held = psql_on(
+            &database,
+            "SELECT count(*) FROM leases \
+             WHERE name = 'bulk-migration:OLD_CO' AND expires_at > now()",
+        );
+        assert_eq!(held.trim(), "0", "the job's lease is given up");
+        let recorded = psql_on(
+            &database,
+            "SELECT record->>'state' || ' ' || (record->>'processed') FROM migrations",
+        );
+        let made = psql_on(
+            &database,
+            "SELECT count(*) FROM import_processes WHERE state = 'PROCESSED'",
+        );
+        assert_eq!(recorded.trim(), format!("RUNNING {}", made.trim()));
         let claimed = psql_on(
             &database,
             "SELECT count(*) FROM import_processes WHERE state = 'IN_PROGRESS'",
         );
-        assert_eq!(claimed.trim(), "0");
+        let made: u64 = made.trim().parse().expect("a count");
+        assert!((1..total).contains(&made), "{made} migrated");
+        assert_eq!(claimed.trim(), (total - made).to_string());
     }
 
-    // A server on the same data shows the job as the stopped one recorded it.
+    // The next start takes the job over and completes it.
     let server = Server::start_in(&data_dir, options);
-    let (status, job) = server.admin(Method::GET, &path, None).await;
-    assert_eq!(status, StatusCode::OK, "{job}");
-    assert_eq!(job["state"], "STOPPED", "{job}");
-    assert!(job["finished_at"].is_string(), "{job}");
-    assert_eq!(job["failed"], 0, "{job}");
-    let processed = job["processed"].as_u64().expect("processed");
-    assert!((1..total).contains(&processed), "{job}");
-    let (_, supplier) = server
-        .admin(Method::GET, "/admin/v1/suppliers/OLD_CO", None)
+    let done = server
+        .bulk_migration_ended_answering(&path, BULK_MIGRATION_ENDS_WITHIN)
         .await;
-    let counts = &supplier["counts"];
-    assert_eq!(counts["IN_PROGRESS"], 0, "{supplier}");
-    assert_eq!(counts["PROCESSED"], processed, "{supplier}");
-    assert_eq!(counts["PENDING"], total - processed, "{supplier}");
+    server
+        .assert_bulk_completed("OLD_CO", &done, total as usize)
+        .await;
 }

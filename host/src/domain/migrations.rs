@@ -10,11 +10,12 @@
 //! to notice ([`Migrations::resume_orphans`]) takes the job over, with the accounts it had
 //! claimed and its counts so far.
 //!
-//! Jobs run as the server's background tasks ([`Background`]): at shutdown a job stops after
-//! the account it is on, as a paused supplier stops it (the accounts it did not reach are
-//! `PENDING` again, its record `STOPPED`, its lease given up). One that cannot tell whether it
-//! still holds its lease, or cannot write for the storage away, leaves its record and its
-//! claimed accounts as they are, for the instance that takes the job over.
+//! Jobs run as the server's background tasks ([`Background`]). At shutdown a job is handed
+//! over: it finishes the account it is on, records its progress and gives its lease up, its
+//! record still `RUNNING` and the accounts it did not reach still claimed, so that another
+//! instance over the same database takes it over within [`ORPHANS_EVERY`]'s look-out, or the
+//! next start does at once. (One that cannot write for the storage away leaves its lease to
+//! expire.)
 
 use super::background::Background;
 use super::error::DomainError;
@@ -137,6 +138,10 @@ impl Job {
 
 /// Accounts migrated between two yields to the runtime.
 const YIELD_EVERY: u64 = 64;
+
+/// How often a server looks for jobs to take over: those recorded as running whose lease is
+/// free (their instance gone, or stopped and handing them over).
+pub const ORPHANS_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// How long a job's lease lasts unless renewed, and how often the job renews it.
 pub const BULK_LEASE_TTL: std::time::Duration = std::time::Duration::from_secs(10);
@@ -303,6 +308,9 @@ impl Migrations {
         // The job and its claimed accounts are left as they are, for the instance that takes
         // it over (or took it over already).
         let mut left_to_another = false;
+        // The server is stopping: the job is left to the instance that takes it over, its
+        // lease given up.
+        let mut handing_over = false;
         let mut unrecorded = Vec::new();
         let state = loop {
             if renewed.elapsed() >= BULK_LEASE_RENEW {
@@ -374,14 +382,14 @@ impl Migrations {
             if !ongoing {
                 break MigrationState::Stopped;
             }
-            // The lease is held: the job stops here, between two accounts, as a pause stops it.
-            if self.background.is_shutting_down() {
-                tracing::info!(supplier = %job.supplier, job = %job.id, "the server is stopping: the bulk migration stops");
-                break MigrationState::Stopped;
-            }
             let Some(external) = remaining.peek().cloned() else {
                 break MigrationState::Completed;
             };
+            // The lease is held and no account is half done: the job is handed over from here.
+            if self.background.is_shutting_down() {
+                handing_over = true;
+                break MigrationState::Running;
+            }
             match self.imports.migrate_claimed(&job.supplier, &external).await {
                 Ok(ClaimedMigration::Made) => job.processed.fetch_add(1, Ordering::Relaxed),
                 Ok(ClaimedMigration::Failed(error)) => {
@@ -421,6 +429,22 @@ impl Migrations {
             // own, and this instance shows the job as recorded.
             job.finish(state);
             self.replace(&job.supplier, &job.id, None);
+            return;
+        }
+        if handing_over {
+            // Counted as failed already: put back now, as the job's end would, rather than
+            // tried again by the instance that takes the job over.
+            if !unrecorded.is_empty()
+                && let Err(error) = self.imports.release(&job.supplier, &unrecorded).await
+            {
+                tracing::error!(accounts = unrecorded.len(), %error, "cannot release the accounts whose failure was not recorded");
+            }
+            if let Err(error) = self.store.put_migration(&job.view()).await {
+                tracing::warn!(%error, "cannot record the bulk migration's progress");
+            }
+            let _ = self.store.release_lease(&lease, &self.holder).await;
+            self.replace(&job.supplier, &job.id, None);
+            tracing::info!(supplier = %job.supplier, job = %job.id, processed = job.processed.load(Ordering::Relaxed), "the server is stopping: the bulk migration is left to the instance that takes it over");
             return;
         }
         let remaining: Vec<String> = unrecorded.into_iter().chain(remaining).collect();
@@ -516,7 +540,7 @@ impl Migrations {
     pub async fn resume_orphans(&self) -> Result<usize, DomainError> {
         let mut resumed = 0;
         for supplier in self.store.suppliers().await? {
-            // A job taken over now would stop at once: it is left to the next instance.
+            // A job taken over now would be handed over again at once: left to the next.
             if self.background.is_shutting_down() {
                 break;
             }
