@@ -651,8 +651,8 @@ pub(super) mod tests {
         );
         drop(commit);
         // The next unit on the account sees the change: it waits for the lock until the
-        // change is durable (before, it had the lock at once and read sled without it, and a
-        // transaction sent again was added twice).
+        // change is durable (with the lock at once, it would read sled without the change, and
+        // a transaction sent again would be added twice).
         let mut next = Box::pin(store.account_unit(account));
         assert!(
             futures_util::poll!(&mut next).is_pending(),

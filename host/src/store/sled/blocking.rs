@@ -1,9 +1,7 @@
 //! Running the sled store's synchronous work from async code (the commit of a large unit of
 //! work) without stalling the runtime. Encoding a 1000-item change for the journal takes
 //! milliseconds; a Tokio worker busy with it holds up every task queued on it (other
-//! requests, the event relay). When this was a sled transaction, under sled's process-wide
-//! lock, that made the p99 of a 1000-transaction batch reach seconds and the relay's Redis
-//! calls time out under load (see BENCHMARKS.md).
+//! requests, the event relay, whose Redis calls would time out under load).
 
 /// Runs `work` (a store call that may block) on the current thread after handing the
 /// worker's queued tasks to another thread (`block_in_place`). On a current-thread runtime

@@ -10,10 +10,8 @@
 //! after it parses nothing; it is kept unverified, to be compared with sled's bytes once, since
 //! it is not durable yet. A cache that reaches its bound starts again empty.
 //!
-//! Reading the three records a note needs from sled took ~4.7 % of a note's CPU at 32
-//! connections, most of it sled's page cache and freeing the garbage of the writer's node
-//! copies on the way; answered from memory, ~2 % (cloning them). BENCHMARKS.md, issue 15's
-//! twenty-sixth session.
+//! Reading the three records every note needs from sled costs more than cloning them from
+//! memory: sled's page cache, and freeing the garbage of the writer's node copies on the way.
 
 use super::codec::decode;
 use super::generations::WriteGenerations;

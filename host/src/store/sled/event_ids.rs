@@ -131,8 +131,8 @@ pub(super) fn records_before(
 }
 
 /// Adds the event `id`, logged at `seq`, to the records `by_millisecond` holds, on its own:
-/// for an event indexed otherwise before. Nothing for an id that is not a canonical UUID,
-/// which has no record there.
+/// for an event of a directory upgraded from version 4 of the format. Nothing for an id that
+/// is not a canonical UUID, which has no record there.
 pub(super) fn index_one(
     by_millisecond: &sled::Tree,
     id: &str,

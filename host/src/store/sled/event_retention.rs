@@ -3,7 +3,7 @@
 //! indexes them (their ids' records, the runs recorded published).
 //!
 //! The log is a prefix in `seq` order of what changes wrote, and only its start is taken, so
-//! what is left is the log from some `seq` on (the bound), as before. The records are read
+//! what is left is the log from some `seq` on (the bound), as it was. The records are read
 //! from sled outside the commit lock: below the relay's cursor nothing is written any more.
 //! Their removal is journaled like any change, so it is made again after a crash; a removal
 //! lost with the journal's last record leaves the records for the next call.

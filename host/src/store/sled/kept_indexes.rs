@@ -64,10 +64,10 @@ impl<I: AccountIndex> Default for KeptIndexes<I> {
 /// when that is more than [`INDEX_MEMORY_AT_LEAST`].
 const SHARE_OF_STORE_MEMORY: u64 = 8;
 
-/// The memory each kind of index may hold whatever sled's cache is bound to: an eighth of the
-/// gigabyte that was the cache's default until the thirty-fourth session, ~2.4 million notes,
-/// ~5.2 million transactions. So a smaller cache does not bring nearer the cliff a load meets
-/// past the bound, when indexes are read again and again (BENCHMARKS.md).
+/// The memory each kind of index may hold whatever sled's cache is bound to: 128 MiB, about
+/// 2.4 million notes or 5.2 million transactions. A load whose accounts hold more than the
+/// bound reads their indexes again and again from the records, so the bound does not shrink
+/// with a small cache.
 const INDEX_MEMORY_AT_LEAST: u64 = 128 << 20;
 
 impl<I: AccountIndex> KeptIndexes<I> {

@@ -155,13 +155,11 @@ impl std::fmt::Debug for SledStore {
     }
 }
 
-/// How much memory sled's page cache may hold by default (`--store-cache-mb`): 32 MiB. With
-/// sled's own default gigabyte, a server held 237 MiB after staging 100 000 accounts and
-/// 428 MiB when it had served the benchmark's other scenarios first; with 32 MiB, 117 and
-/// 195 MiB (issue 15 asks for at most 256). The cost: a store that holds more than the cache
-/// reads leaves back from sled's file, which showed as 2-8 % fewer migrations a second at 32
-/// connections, none at 8 (BENCHMARKS.md, thirty-fourth session). The kept indexes have a
-/// floor of their own, so they do not shrink with it.
+/// How much memory sled's page cache may hold by default (`--store-cache-mb`): 32 MiB, where
+/// sled's own default is a gigabyte, which a server fills with what it wrote and keeps. The
+/// cost: a store that holds more than the cache reads leaves back from sled's file (through
+/// the operating system's page cache) more often. The kept indexes have a bound of their own,
+/// so they do not shrink with it.
 pub const DEFAULT_CACHE_BYTES: u64 = 32 << 20;
 
 impl SledStore {

@@ -91,8 +91,8 @@ impl Place {
 
 /// What an index keys a transaction by: the first 64 bits of its id's SHA-256, half of the
 /// note index's digest. A slot then takes 16 bytes (with an 8-byte [`Place`]) where a 128-bit
-/// digest and a [`Location`] took 32: at a million transactions the index held 35–70 MiB
-/// (BENCHMARKS.md). Two ids of an account can share a key, by chance or on purpose (2³² hashes
+/// digest and a [`Location`] would take 32, which at a million transactions is tens of MiB.
+/// Two ids of an account can share a key, by chance or on purpose (2³² hashes
 /// find a pair), so the index keeps every place of a shared key, and whoever reads the
 /// transactions found checks their ids.
 fn id_key(id: &str) -> u64 {

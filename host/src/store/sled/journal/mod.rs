@@ -76,8 +76,8 @@ struct Durability {
     /// Set by a failed write or sync, for good: nothing after it will be durable.
     failed: Option<Unwritable>,
     /// The committers waiting, by the record each waits for. The writer wakes those its round
-    /// made durable and no others: a watch channel woke every waiting request at each round,
-    /// most of them to wait again (~1.5 % of a note's CPU at 32 connections, more with more).
+    /// made durable and no others: a request is woken once, when it may answer, not at every
+    /// round to wait again.
     waiting: BTreeMap<u64, Vec<oneshot::Sender<()>>>,
 }
 

@@ -414,8 +414,8 @@ mod tests {
 
     /// A change is durable, and its committer answered, once sled has it, not as soon as it is
     /// on disk: a read that begins after the answer (the client's next request, which reads
-    /// sled) finds it. Answering at the disk saves the sled step's time and breaks that
-    /// (BENCHMARKS.md, "answering before sled has the change").
+    /// sled) finds it. Answering at the disk would save the sled step's time and break that:
+    /// a process request after its staging's answer would find no import process.
     #[tokio::test]
     #[expect(
         clippy::await_holding_lock,
