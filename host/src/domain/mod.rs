@@ -1,9 +1,13 @@
-//! The rules of account migration, free of HTTP and of sled.
+//! The rules of account migration, free of HTTP and of any one database.
 //!
 //! Payload readers turn JSON into typed, validated values (reporting every field error at
-//! once); entities carry their own state rules; the use cases (`imports`, `admin`) combine
-//! them with the storage port ([`storage::Store`]), which a backend implements (`store`).
-//! Nothing here imports the backends, HTTP or the relay.
+//! once); entities carry their own state rules; the use cases combine them with the storage
+//! port ([`storage::Store`]), which a backend implements (`store`): [`imports`] (staging,
+//! migrating and reading accounts), [`additions`] (data added to migrated accounts),
+//! [`migrations`] (bulk migrations) and [`schedules`] (scheduled ones), [`admin`] (what
+//! operators manage) and [`event_log`] (the event log as operators read it). [`background`]
+//! owns the tasks that outlive a request. Nothing here imports the backends, HTTP or the
+//! relay.
 
 pub mod account;
 pub mod account_ledger;
