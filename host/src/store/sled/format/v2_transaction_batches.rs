@@ -22,6 +22,7 @@ use crate::store::sled::codec::{corrupt_record, decode, pair_key, split_pair_key
 use crate::store::sled::transaction_index::{
     batch_key, decode_batch, encode_batch, encode_batch_json, is_compressed_batch,
 };
+use sled::IVec;
 use std::collections::{BTreeMap, HashSet};
 
 /// The tree of version 1 in which each transaction was a record of its own.
@@ -52,52 +53,97 @@ pub(super) fn upgrade(db: &sled::Db) -> Result<(), StoreError> {
     compress_batches(&batches)?;
     let own = db.open_tree(OWN_TRANSACTIONS_TREE)?;
     let apart = db.open_tree(LEDGER_ENTRIES_TREE)?;
-    let mut accounts: BTreeMap<String, (Vec<OwnRecord>, Vec<LedgerEntry>)> = BTreeMap::new();
-    for record in own.iter() {
-        let (key, value) = record?;
-        let (number, _) = split_pair_key(&key).ok_or_else(|| not_a_pair(&key))?;
-        let number = String::from_utf8_lossy(number).into_owned();
-        accounts.entry(number).or_default().0.push(OwnRecord {
-            transaction: decode(&key, &value)?,
-            ledger_entry: decode::<KeptLedgerEntry>(&key, &value)?.ledger_entry,
-        });
-    }
-    for record in apart.iter() {
-        let (key, value) = record?;
-        let (number, _) = split_pair_key(&key).ok_or_else(|| not_a_pair(&key))?;
-        let number = String::from_utf8_lossy(number).into_owned();
-        accounts
-            .entry(number)
-            .or_default()
-            .1
-            .push(decode(&key, &value)?);
-    }
-    for (number, (records, entries)) in accounts {
-        let transactions = paired(&number, records, entries, &batches)?;
-        for chunk in transactions.chunks(BATCH_MAX) {
-            let Some(first) = chunk.first() else {
-                continue;
-            };
-            let first_entry = first.ledger_entry.as_ref().map_or(0, |entry| entry.id);
-            let key = pair_key(
-                &number,
-                &batch_key(first_entry, &first.transaction.transaction_id),
-            );
-            let records: Vec<TransactionRecord<'_>> = chunk
-                .iter()
-                .map(|paired| TransactionRecord {
-                    transaction: &paired.transaction,
-                    ledger_entry: paired.ledger_entry.as_ref(),
+    // One account at a time: its records of one transaction each, and its entries apart.
+    for_each_account(&own, |number, records| {
+        let records = records
+            .iter()
+            .map(|(key, value)| {
+                Ok(OwnRecord {
+                    transaction: decode(key, value)?,
+                    ledger_entry: decode::<KeptLedgerEntry>(key, value)?.ledger_entry,
                 })
-                .collect();
-            batches.insert(key, encode_batch(&records))?;
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        let mut entries = Vec::new();
+        for entry in apart.scan_prefix(pair_key(number, "")) {
+            let (key, value) = entry?;
+            entries.push(decode(&key, &value)?);
         }
-    }
+        let transactions = paired(number, records, entries, &batches)?;
+        write_batches(&batches, number, &transactions)
+    })?;
+    // The entries apart of accounts with no record of one transaction left: each must be in
+    // a batch already (moved by this step before a crash).
+    for_each_account(&apart, |number, entries| {
+        if own.scan_prefix(pair_key(number, "")).next().is_some() {
+            return Ok(());
+        }
+        let entries = entries
+            .iter()
+            .map(|(key, value)| decode(key, value))
+            .collect::<Result<Vec<LedgerEntry>, StoreError>>()?;
+        paired(number, Vec::new(), entries, &batches).map(drop)
+    })?;
     // The batches durable before the records they replace go.
     batches.flush()?;
     drop_tree(db, OWN_TRANSACTIONS_TREE)?;
     drop_tree(db, LEDGER_ENTRIES_TREE)?;
     Ok(())
+}
+
+/// Writes account `number`'s `transactions` as batch records of at most [`BATCH_MAX`], each
+/// keyed by its first transaction (the same keys, run again).
+fn write_batches(
+    batches: &sled::Tree,
+    number: &str,
+    transactions: &[Paired],
+) -> Result<(), StoreError> {
+    for chunk in transactions.chunks(BATCH_MAX) {
+        let Some(first) = chunk.first() else {
+            continue;
+        };
+        let first_entry = first.ledger_entry.as_ref().map_or(0, |entry| entry.id);
+        let key = pair_key(
+            number,
+            &batch_key(first_entry, &first.transaction.transaction_id),
+        );
+        let records: Vec<TransactionRecord<'_>> = chunk
+            .iter()
+            .map(|paired| TransactionRecord {
+                transaction: &paired.transaction,
+                ledger_entry: paired.ledger_entry.as_ref(),
+            })
+            .collect();
+        batches.insert(key, encode_batch(&records))?;
+    }
+    Ok(())
+}
+
+/// Calls `visit` with each account's number and its records in `tree` (keys `number\0…`),
+/// one account at a time, in key order.
+fn for_each_account(
+    tree: &sled::Tree,
+    mut visit: impl FnMut(&str, &[(IVec, IVec)]) -> Result<(), StoreError>,
+) -> Result<(), StoreError> {
+    let mut current: Option<(String, Vec<(IVec, IVec)>)> = None;
+    for record in tree.iter() {
+        let (key, value) = record?;
+        let (number, _) = split_pair_key(&key).ok_or_else(|| not_a_pair(&key))?;
+        let number = String::from_utf8_lossy(number).into_owned();
+        match &mut current {
+            Some((at, records)) if *at == number => records.push((key, value)),
+            _ => {
+                if let Some((at, records)) = current.take() {
+                    visit(&at, &records)?;
+                }
+                current = Some((number, vec![(key, value)]));
+            }
+        }
+    }
+    match current {
+        Some((at, records)) => visit(&at, &records),
+        None => Ok(()),
+    }
 }
 
 /// Rewrites, compressed, the batch records written uncompressed.
