@@ -238,6 +238,39 @@ fn assert_storage_refusal(status: StatusCode, body: &Value) {
     assert!(!detail.contains("retry the request as it is"), "{detail}");
 }
 
+/// Frees the space `ballast` took and waits for the server to be ready and writable again by
+/// itself; then a write is taken, and account `number` holds it and every write `acknowledged`
+/// before.
+async fn writes_resume_once_space_is_back(
+    server: &Server,
+    token: &str,
+    number: &str,
+    ballast: &Path,
+    acknowledged: &BTreeSet<String>,
+) {
+    std::fs::remove_file(ballast).expect("free the space");
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let (status, body) = server.call(Method::GET, "/readyz", None, None).await;
+        if status == StatusCode::OK {
+            assert_eq!(body["storage"]["state"], "writable", "{body}");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "still not ready with the space back: {body}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (status, body) = server
+        .post(NOTES, token, &notes_request("ACC-1", "after.1"))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let mut expected = acknowledged.clone();
+    expected.insert("after.1".into());
+    assert_eq!(labels_kept(server, number).await, expected);
+}
+
 #[tokio::test]
 async fn below_the_watermark_writes_are_refused_reads_go_on_and_writes_resume_without_a_restart() {
     if sled_only() {
@@ -333,27 +366,7 @@ async fn below_the_watermark_writes_are_refused_reads_go_on_and_writes_resume_wi
     assert!(metrics.contains("ferry_storage_writable 0"), "{metrics}");
 
     // Space is back: writes are taken again, by themselves.
-    std::fs::remove_file(&ballast).expect("free the space");
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        let (status, body) = server.call(Method::GET, "/readyz", None, None).await;
-        if status == StatusCode::OK {
-            assert_eq!(body["storage"]["state"], "writable", "{body}");
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "still not ready with the space back: {body}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let (status, body) = server
-        .post(NOTES, &token, &notes_request("ACC-1", "after.1"))
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
-    let mut expected = heard.acknowledged.clone();
-    expected.insert("after.1".into());
-    assert_eq!(labels_kept(&server, &number).await, expected);
+    writes_resume_once_space_is_back(&server, &token, &number, &ballast, &heard.acknowledged).await;
 }
 
 /// On a small volume the default watermark is not a tenth of it but at least what one write
@@ -416,26 +429,7 @@ async fn a_small_volume_at_its_default_watermark_refuses_writes_and_takes_them_a
     assert_eq!(labels_kept(&server, &number).await, heard.acknowledged);
 
     // Space is back: writes are taken again, by the same server.
-    std::fs::remove_file(&ballast).expect("free the space");
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        let (status, body) = server.call(Method::GET, "/readyz", None, None).await;
-        if status == StatusCode::OK {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "still not ready with the space back: {body}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let (status, body) = server
-        .post(NOTES, &token, &notes_request("ACC-1", "after.1"))
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
-    let mut expected = heard.acknowledged.clone();
-    expected.insert("after.1".into());
-    assert_eq!(labels_kept(&server, &number).await, expected);
+    writes_resume_once_space_is_back(&server, &token, &number, &ballast, &heard.acknowledged).await;
 }
 
 /// Accounts of the bulk migration below: each takes the slow plugin's ~20 ms, so that the job
