@@ -69,7 +69,12 @@ fn main() {
         };
         let started = Instant::now();
         let status = Arc::new(RelayStatus::new(true));
-        let task = tokio::spawn(relay::run(store.clone(), config, status.clone(), stop.clone()));
+        let task = tokio::spawn(relay::run(
+            store.clone(),
+            config,
+            status.clone(),
+            stop.clone(),
+        ));
         while (status.snapshot().published as usize) < total {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }

@@ -48,7 +48,8 @@ pub struct ServeArgs {
     #[arg(long, env = "FERRY_DATABASE_TIMEOUT_MS")]
     pub database_timeout_ms: Option<u64>,
     /// Free space the data directory keeps, in MiB: below it writes are refused with 507
-    /// until space is freed (default 256, or a tenth of the filesystem when less; 0: off).
+    /// until space is freed (default 256, or a tenth of the filesystem when less; never below
+    /// 16.5, what one write step of the embedded store takes; 0: off).
     #[arg(long, env = "FERRY_MIN_FREE_MB")]
     pub min_free_mb: Option<u64>,
     /// Redis URL for the event relay and the rate limits shared by every instance (unset:

@@ -1,5 +1,5 @@
 //! Work only one instance may do at a time (the event relay, the expiry sweep), run under a
-//! lease in the store ([`crate::domain::storage::Store::hold_lease`]).
+//! lease in the store ([`crate::domain::storage::LeaseStore::hold_lease`]).
 //!
 //! Each instance asks for the lease every [`RETRY`]; the one that gets it starts the work and
 //! renews the lease every [`RENEW_EVERY`]. When it cannot renew it for half the lease's life it

@@ -3,9 +3,10 @@
 //! migrates them one by one; pausing the supplier stops it and puts the unmigrated accounts
 //! back to `PENDING`.
 //!
-//! A job is a row in the store ([`Store::put_migration`]), its progress written after every
-//! account, so every instance over a shared database lists it. While it runs it holds its supplier's
-//! bulk-migration lease ([`bulk_lease`]): one job runs per supplier across the instances, and
+//! A job is a row in the store
+//! ([`LeaseStore::put_migration`](crate::domain::storage::LeaseStore::put_migration)), its
+//! progress written after every account, so every instance over a shared database lists it.
+//! While it runs it holds its supplier's bulk-migration lease ([`bulk_lease`]): one job runs per supplier across the instances, and
 //! when its instance dies (or the server restarts) the lease expires and the first instance
 //! to notice ([`Migrations::resume_orphans`]) takes the job over, with the accounts it had
 //! claimed and its counts so far.

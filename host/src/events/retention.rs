@@ -1,7 +1,8 @@
 //! Keeping the event log to a window of time: published events made longer ago than the
 //! retention (`--event-retention-seconds`) are taken out of the log, oldest first, so that the
 //! store does not grow with every event ever made. An event the relay has not published yet is
-//! never taken, however old, nor any after it ([`Store::prune_events`]): nothing leaves Ferry
+//! never taken, however old, nor any after it
+//! ([`EventLog::prune_events`](crate::domain::storage::EventLog::prune_events)): nothing leaves Ferry
 //! before it reached the stream. One instance at a time does it (the lease
 //! [`LEASE`]), every [`pause`], a batch of [`BATCH`] events after another until none is due.
 

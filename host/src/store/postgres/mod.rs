@@ -500,8 +500,8 @@ mod tests {
         ));
     }
 
-    /// A database of its own for one test, on the PostgreSQL of `FERRY_TEST_DATABASE_URL`
-    /// (default: this machine's, trust auth); dropped with the backend.
+    /// A database of its own for one test, on the tests' PostgreSQL (`ferry_test_support`:
+    /// `FERRY_TEST_DATABASE_URL`'s, this machine's, or a private one); dropped with the backend.
     struct PgBackend {
         admin_url: String,
         name: String,
@@ -514,8 +514,7 @@ mod tests {
 
     impl PgBackend {
         fn new() -> Self {
-            let admin_url = std::env::var("FERRY_TEST_DATABASE_URL")
-                .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".to_owned());
+            let admin_url = ferry_test_support::postgres_admin_url();
             let name = format!("ferry_test_{}", uuid::Uuid::new_v4().simple());
             blocking(async {
                 let pool = PgPool::connect(&admin_url).await.expect("PostgreSQL");
