@@ -22,6 +22,9 @@ pub struct AccountDetail {
     pub operations_team_name: Option<String>,
     /// The account's balance in the real platform's sign: credit positive, debit negative.
     pub balance: String,
+    /// Whether its ledger holds what the old supplier declared (and was added since).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reconciliation: Option<crate::reports::AccountReconciliation>,
     /// The initial closed statement of each of the account document's ledgers: its historical
     /// transactions, closed on the last statement's closing date.
     #[serde(default)]

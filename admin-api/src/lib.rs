@@ -6,7 +6,7 @@
 //!
 //! One module per resource, as the server's routes are laid out: [`suppliers`],
 //! [`api_keys`], [`operations_teams`], [`imports`], [`accounts`], [`migrations`],
-//! [`plugins`], [`events`], [`storage`]; the
+//! [`plugins`], [`reports`], [`events`], [`storage`]; the
 //! error body every route answers with is in [`error`], the client in [`client`]. Times are
 //! RFC 3339 strings, dates `YYYY-MM-DD`, amounts decimal strings with two places, exactly as
 //! the server writes them: this API is for people and their tools, which show them as they
@@ -21,6 +21,7 @@ pub mod imports;
 pub mod migrations;
 pub mod operations_teams;
 pub mod plugins;
+pub mod reports;
 pub mod storage;
 pub mod suppliers;
 
@@ -36,5 +37,9 @@ pub use imports::{ImportFailure, ImportItem, ImportPage, ImportQuery, ImportStat
 pub use migrations::{Migration, MigrationState};
 pub use operations_teams::{NewOperationsTeam, OperationsTeam};
 pub use plugins::{Plugin, PluginFailure, PluginRecord};
+pub use reports::{
+    AccountReconciliation, AccountReportPage, AccountReportQuery, AccountReportRow, CampaignReport,
+    ErrorGroup, ReportAccounts, ReportData, ReportReconciliation,
+};
 pub use storage::{StorageState, StorageStatus};
 pub use suppliers::{NewSupplier, Supplier, SupplierChange, SupplierPlugin, SupplierStatus};

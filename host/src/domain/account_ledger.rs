@@ -36,7 +36,7 @@ use serde_json::{Map, Value, json};
 use std::collections::HashSet;
 
 /// The fields a ledger has, in `ledgers` or (deprecated there) at the document's top level.
-const LEDGER_FIELDS: [&str; 5] = [
+pub const LEDGER_FIELDS: [&str; 5] = [
     HISTORICAL,
     CURRENT,
     "last_statement_balance",

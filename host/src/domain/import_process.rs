@@ -101,6 +101,11 @@ pub struct ImportProcess {
     /// kept, or staged under rules that cannot say: `None`, and a migration checks again).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checked_with: Option<CheckedWith>,
+    /// What the document declared of the account's money as the supplier sent it, before its
+    /// rules mapped it (staged before it was kept: `None`, and the staged document stands
+    /// for it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub declared: Option<super::campaign::Reconciliation>,
 }
 
 /// What a staged account was checked with: this version of Ferry's own rules, and the
@@ -213,6 +218,7 @@ impl ImportProcess {
                 latest_event: Some(ProcessEvent::new(ProcessEventKind::Created, now)),
                 schedule: None,
                 checked_with,
+                declared: None,
             };
             return Ok((process, Staging::Created));
         };

@@ -272,6 +272,10 @@ pub struct AccountSummary {
     /// The initial closed statement of each of the document's ledgers.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub closed_statements: Vec<ClosedStatement>,
+    /// What the supplier declared the ledger should hold, moved with it (none: an account
+    /// migrated before it was kept; its document stands for it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reconciliation: Option<super::campaign::Reconciliation>,
 }
 
 /// An account summary as stored, in either sign ([`AccountSummary`]).
@@ -286,6 +290,8 @@ struct StoredSummary {
     latest_statement_to: Option<NaiveDate>,
     #[serde(default)]
     closed_statements: Vec<ClosedStatement>,
+    #[serde(default)]
+    reconciliation: Option<super::campaign::Reconciliation>,
 }
 
 impl From<StoredSummary> for AccountSummary {
@@ -294,6 +300,7 @@ impl From<StoredSummary> for AccountSummary {
             balance: balance_in_real_sign(stored.ledger_balance, stored.balance),
             latest_statement_to: stored.latest_statement_to,
             closed_statements: stored.closed_statements,
+            reconciliation: stored.reconciliation,
         }
     }
 }

@@ -284,14 +284,16 @@ impl Migrations {
     }
 
     async fn claim_pending(&self, supplier: &str) -> Result<Vec<String>, DomainError> {
-        let pending: Vec<String> =
-            filtered(self.store.import_listings(supplier), ListFilter::Pending)
-                .try_filter_map(|process| {
-                    std::future::ready(Ok((process.state != ImportState::InProgress)
-                        .then_some(process.external_account_number)))
-                })
-                .try_collect()
-                .await?;
+        let pending: Vec<String> = filtered(
+            self.store.import_listings(supplier, None),
+            ListFilter::Pending,
+        )
+        .try_filter_map(|process| {
+            std::future::ready(Ok((process.state != ImportState::InProgress)
+                .then_some(process.external_account_number)))
+        })
+        .try_collect()
+        .await?;
         self.imports.claim(supplier, &pending).await
     }
 

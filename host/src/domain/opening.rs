@@ -18,6 +18,7 @@
 //! account ([`AccountOpening`]): all of it, or none.
 
 use super::account_ledger::{DeclaredLedgers, read_ledgers};
+use super::campaign::{Counts, Reconciliation, RecordCounts, reconcile};
 use super::error::DomainError;
 use super::events::{self, Event};
 use super::ledger::{ClosedStatement, kept_with_entry};
@@ -66,20 +67,26 @@ pub struct PreparedOpening {
     instructions: Vec<PaymentInstruction>,
     /// New ids: one per posted transaction and per note.
     ids: Vec<u64>,
+    /// What the supplier declared, kept with the ledger.
+    declared: Reconciliation,
 }
 
-/// An opening made under an account number: the records, and the events that describe them.
+/// An opening made under an account number: the records, the events that describe them, and
+/// how they move the supplier's counters.
 #[derive(Debug, Clone)]
 pub struct OpenedAccount {
     pub opening: AccountOpening,
     pub events: Vec<Event>,
+    pub counts: Counts,
 }
 
 /// Reads the opening of account `document` of the supplier whose documents are under
 /// `document_root`, and checks it against the world outside (see the module's doc), as of
-/// `now`. A refusal names what is at fault at its dot path in the document.
+/// `now`; `declared` is what the supplier declared of its money. A refusal names what is at
+/// fault at its dot path in the document.
 pub async fn prepare(
     document: &Map<String, Value>,
+    declared: Reconciliation,
     document_root: &str,
     outside: &Outside,
     store: &dyn Store,
@@ -139,6 +146,7 @@ pub async fn prepare(
         notes,
         instructions,
         ids,
+        declared,
     })
 }
 
@@ -287,7 +295,22 @@ impl PreparedOpening {
             events.push(events::payment_method_new(number, instruction)?);
         }
         opening.payment_instructions.clone_from(&self.instructions);
-        Ok(OpenedAccount { opening, events })
+        opening.summary.reconciliation = Some(self.declared.clone());
+        let mut counts = Counts::of_records(RecordCounts {
+            notes: opening.notes.len(),
+            transactions: opening.transactions.len(),
+            statements: opening.statements.len(),
+            payment_instructions: opening.payment_instructions.len(),
+        });
+        counts.add_all(&Counts::of_reconciliation(&reconcile(
+            &opening.summary,
+            || None,
+        )));
+        Ok(OpenedAccount {
+            opening,
+            events,
+            counts,
+        })
     }
 }
 

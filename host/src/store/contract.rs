@@ -21,6 +21,7 @@
 
 use crate::domain::account::{AccountLimits, read_account};
 use crate::domain::api_key::ApiKeyRecord;
+use crate::domain::campaign::Counts;
 use crate::domain::error::DomainError;
 use crate::domain::events::Event;
 use crate::domain::import_process::{
@@ -84,6 +85,7 @@ macro_rules! contract_tests {
             an_import_change_carries_its_account_counts_and_events,
             a_migration_to_a_taken_account_number_is_decided_again,
             a_migration_opens_its_account_with_every_record,
+            a_change_moves_its_suppliers_counters_with_it,
             refused_writes_change_nothing_and_reads_go_on,
             a_lease_has_one_holder_at_a_time,
             flushed_changes_are_there_after_a_reopen,
@@ -792,6 +794,7 @@ pub async fn a_migration_to_a_taken_account_number_is_decided_again(backend: &dy
                 process: current.processed(&account),
                 account: Some(account),
                 opening: Some(Box::new(opening)),
+                counts: Counts::default(),
                 events: vec![event(&format!("decision {decisions}"))],
             })
         })
@@ -910,11 +913,88 @@ async fn migrate(
                 process: current.processed(&account),
                 account: Some(account),
                 opening: None,
+                counts: Counts::default(),
                 events: events.clone(),
             })
         })
         .await
         .expect("migrated")
+}
+
+/// A change moves its supplier's counters in its own commit: an import change by how its
+/// process moved and what it adds, a unit by what it counts; a change refused moves nothing;
+/// the counters are there after a reopen.
+pub async fn a_change_moves_its_suppliers_counters_with_it(backend: &dyn Backend) {
+    let store = backend.open();
+    staged(store.as_ref(), "OLD_CO", "ACC-1", None).await;
+    staged(store.as_ref(), "OLD_CO", "ACC-2", None).await;
+    let counts = store.supplier_counts("OLD_CO").await.expect("counts");
+    assert_eq!(counts.get("staged"), 2);
+    assert_eq!(counts.get("state.PENDING"), 2);
+    let now = Utc::now();
+    let mut added = Counts::default();
+    added.add("data.notes", 3);
+    let migrated = store
+        .change_import("OLD_CO", "ACC-1", &mut |current| {
+            let current = current.ok_or(DomainError::AccountNotFound)?;
+            let account = opened(current, now);
+            Ok(ImportChange {
+                process: current.processed(&account),
+                account: Some(account),
+                opening: None,
+                counts: added.clone(),
+                events: Vec::new(),
+            })
+        })
+        .await
+        .expect("migrated");
+    let refused = store
+        .change_import("OLD_CO", "ACC-2", &mut |_| {
+            Err(DomainError::ImportInProgress)
+        })
+        .await;
+    assert!(refused.is_err());
+    let number = migrated.account.expect("an account").number;
+    let mut unit = store.account_unit(&number).await.expect("a unit");
+    let mut posted = Counts::default();
+    posted.add("data.transactions", 2);
+    posted.add("reconciliation.held_pence", -150);
+    unit.count("OLD_CO", &posted).expect("counted");
+    unit.commit().await.expect("committed");
+    let mut dropped = store.account_unit(&number).await.expect("a unit");
+    dropped.count("OLD_CO", &posted).expect("counted");
+    drop(dropped);
+    store.flush().await.expect("flushed");
+
+    let expected = [
+        ("staged", 2),
+        ("state.PENDING", 1),
+        ("state.PROCESSED", 1),
+        ("data.notes", 3),
+        ("data.transactions", 2),
+        ("reconciliation.held_pence", -150),
+    ];
+    for counts in [store.supplier_counts("OLD_CO").await.expect("counts"), {
+        drop(store);
+        backend
+            .open()
+            .supplier_counts("OLD_CO")
+            .await
+            .expect("counts after a reopen")
+    }] {
+        let found: Vec<(&str, i64)> = counts.0.iter().map(|(n, v)| (n.as_str(), *v)).collect();
+        let mut wanted = expected.to_vec();
+        wanted.sort();
+        assert_eq!(found, wanted);
+    }
+    assert!(
+        backend
+            .open()
+            .supplier_counts("NOBODY")
+            .await
+            .expect("counts")
+            .is_empty()
+    );
 }
 
 /// A new account for `process`, with a fresh number.
@@ -976,6 +1056,7 @@ pub async fn a_migration_opens_its_account_with_every_record(backend: &dyn Backe
                 process: current.processed(&account),
                 account: Some(account),
                 opening: opening.take().map(Box::new),
+                counts: Counts::default(),
                 events: vec![event("ACC-1")],
             })
         })
@@ -1175,7 +1256,7 @@ pub async fn lists_come_in_key_order_page_after_page(backend: &dyn Backend) {
 
     let expected: Vec<String> = (0..ACCOUNTS).map(|index| format!("K-{index:05}")).collect();
     let listed: Vec<String> = store
-        .import_listings("OLD_CO")
+        .import_listings("OLD_CO", None)
         .map_ok(|listing| listing.external_account_number)
         .try_collect()
         .await

@@ -14,8 +14,8 @@ use axum::extract::State;
 use axum::routing::{get, patch};
 use axum::{Json, Router};
 use ferry_admin_api::{
-    AccountDetail, ClosedStatement, LedgerEntry, MeterPoint, MeterPointChange, Note,
-    PaymentInstruction, Statement, Transaction,
+    AccountDetail, AccountReconciliation, ClosedStatement, LedgerEntry, MeterPoint,
+    MeterPointChange, Note, PaymentInstruction, Statement, Transaction,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -94,6 +94,16 @@ fn account_answer(view: AccountView) -> AccountDetail {
         open_statement_period_start: view.open_statement_period_start.to_string(),
         operations_team_name: view.operations_team_name,
         balance: view.balance.to_string(),
+        reconciliation: Some(AccountReconciliation {
+            state: view.reconciliation.state.as_str().to_owned(),
+            declared: view.reconciliation.declared.map(|money| money.to_string()),
+            held: view.reconciliation.held.to_string(),
+            difference: view
+                .reconciliation
+                .difference
+                .map(|money| money.to_string()),
+            first_diverging: view.reconciliation.first_diverging,
+        }),
         closed_statements: view
             .closed_statements
             .into_iter()

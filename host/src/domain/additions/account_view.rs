@@ -24,6 +24,8 @@ pub struct AccountView {
     pub balance: crate::domain::money::Money,
     /// The initial closed statement of each of the account document's ledgers.
     pub closed_statements: Vec<crate::domain::ledger::ClosedStatement>,
+    /// Whether its ledger holds what was declared.
+    pub reconciliation: crate::domain::campaign::ReconciliationView,
     pub notes: Vec<Note>,
     pub transactions: Vec<Transaction>,
     pub ledger_entries: Vec<LedgerEntry>,
@@ -55,6 +57,9 @@ impl Additions {
                 records.summary.latest_statement_to,
             ),
             balance: records.summary.balance,
+            reconciliation: crate::domain::campaign::reconcile(&records.summary, || {
+                crate::domain::campaign::Declared::of(account.data.document())
+            }),
             closed_statements: records.summary.closed_statements,
             notes: records.notes,
             transactions: records.transactions,

@@ -2,6 +2,7 @@
 
 use super::{Additions, Request};
 use crate::domain::api_key::ApiKeyRecord;
+use crate::domain::campaign::{Counts, counter};
 use crate::domain::error::DomainError;
 use crate::domain::notes::{
     Note, NoteInput, NoteSource, NoteStatus, duplicate_of, note_key, read_notes,
@@ -90,6 +91,13 @@ impl Additions {
             for note in &notes {
                 results.push(add_note(unit.as_mut(), note, NoteSource::Import, now).await?);
             }
+            let created = results
+                .iter()
+                .filter(|result| result.status == NoteStatus::NoteCreationSuccess)
+                .count();
+            let mut counts = Counts::default();
+            counts.add(counter::NOTES, i64::try_from(created).unwrap_or(i64::MAX));
+            unit.count(&target.supplier.code, &counts)?;
             unit.commit().await?;
             Ok(results)
         })

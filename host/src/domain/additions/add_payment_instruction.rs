@@ -2,6 +2,7 @@
 
 use super::{Additions, Request};
 use crate::domain::api_key::ApiKeyRecord;
+use crate::domain::campaign::{Counts, counter};
 use crate::domain::error::DomainError;
 use crate::domain::events;
 use crate::domain::payment_instruction::{
@@ -53,6 +54,7 @@ impl Additions {
             terms,
         } = input;
         let number = target.account.number.clone();
+        let supplier = target.supplier.code.clone();
         // Read, then let go of the account while the vendor answers.
         let known = self
             .store
@@ -89,6 +91,9 @@ impl Additions {
             {
                 unit.add_payment_instruction(&instruction).await?;
                 unit.enqueue(events::payment_method_new(&number, &instruction)?)?;
+                let mut counts = Counts::default();
+                counts.add(counter::PAYMENT_INSTRUCTIONS, 1);
+                unit.count(&supplier, &counts)?;
                 unit.commit().await?;
             }
             Ok(())

@@ -2,6 +2,7 @@
 
 use super::{Additions, Request};
 use crate::domain::api_key::ApiKeyRecord;
+use crate::domain::campaign::{Counts, counter};
 use crate::domain::error::DomainError;
 use crate::domain::ports::Hook;
 use crate::domain::statements::{Statement, read_statements};
@@ -90,6 +91,12 @@ impl Additions {
                 );
             }
             unit.set_summary(&summary)?;
+            let mut counts = Counts::default();
+            counts.add(
+                counter::STATEMENTS,
+                i64::try_from(statements.len()).unwrap_or(i64::MAX),
+            );
+            unit.count(&target.supplier.code, &counts)?;
             unit.commit().await?;
             Ok(())
         })

@@ -4,6 +4,7 @@
 use super::add_notes::add_note;
 use super::{Additions, Request};
 use crate::domain::api_key::ApiKeyRecord;
+use crate::domain::campaign::{Counts, Declared, Reconciliation, counter, reconcile};
 use crate::domain::error::{DomainError, TransactionFailure};
 use crate::domain::events;
 pub use crate::domain::ledger::TransactionOptions;
@@ -11,11 +12,12 @@ use crate::domain::ledger::{
     Posting, PostingRefusal, Transaction, kept_with_entry, open_period_start, post_batch,
     read_transactions, transaction_index,
 };
-use crate::domain::notes::{NoteInput, NoteSource};
+use crate::domain::notes::{NoteInput, NoteSource, NoteStatus};
 use crate::domain::ports::Hook;
 use crate::domain::storage::retrying;
 use crate::domain::validation::{FieldError, FieldErrors, Reported};
 use chrono::{NaiveDate, Utc};
+use rust_decimal::Decimal;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -47,6 +49,28 @@ fn transaction_failure(posted: &Value, refusal: PostingRefusal) -> DomainError {
         errors: FieldErrors::single(FieldError::new(attr, refusal.code, refusal.detail)),
         transaction_data: posted.clone(),
     }))
+}
+
+/// What the supplier posted of each transaction, as it moves a balance (credit positive): its
+/// own amount, before the supplier's rules mapped the batch (`sent`, when they did). A
+/// transaction the rules added, or whose place they changed, counts as mapped.
+fn declared_amounts(posted: &[Transaction], sent: Option<&Vec<Transaction>>) -> Vec<Decimal> {
+    posted
+        .iter()
+        .enumerate()
+        .map(|(index, transaction)| {
+            let own = sent.and_then(|sent| {
+                sent.get(index)
+                    .filter(|sent| sent.transaction_id == transaction.transaction_id)
+                    .or_else(|| {
+                        sent.iter()
+                            .find(|sent| sent.transaction_id == transaction.transaction_id)
+                    })
+            });
+            let transaction = own.unwrap_or(transaction);
+            transaction.kind.signed(transaction.amount)
+        })
+        .collect()
 }
 
 impl Additions {
@@ -105,6 +129,7 @@ impl Additions {
             posted: (transactions, dry_run),
             ignored,
             mapped,
+            sent,
         } = self
             .read_request(
                 key,
@@ -122,9 +147,15 @@ impl Additions {
             .open_statement_period_start()
             .unwrap_or_else(|| account.created_at.date_naive());
         let number = &target.account.number;
+        let declared = declared_amounts(&transactions, sent.as_ref().map(|(sent, _)| sent));
         let results = retrying(|| async {
             let mut unit = self.store.account_unit(number).await?;
             let summary = unit.summary().await?;
+            let reconciled_before = reconcile(&summary, || Declared::of(account.data.document()));
+            let mut kept = summary.reconciliation.clone().unwrap_or_else(|| {
+                Reconciliation::opened(Declared::of(account.data.document()).as_ref())
+            });
+            let mut counts = Counts::default();
             let start = open_period_start(account_start, summary.latest_statement_to);
             let mut existing = Vec::with_capacity(transactions.len());
             for transaction in &transactions {
@@ -136,8 +167,8 @@ impl Additions {
                 transaction_failure(&read_from["transactions"][refusal.index], refusal)
             })?;
             let mut results = Vec::with_capacity(transactions.len());
-            for posting in posted.postings {
-                let (kept, balance_after) = match posting {
+            for (posting, declared) in posted.postings.into_iter().zip(&declared) {
+                let (added, balance_after) = match posting {
                     Posting::AlreadyAdded(existing) => {
                         results.push(TransactionResult {
                             status: TransactionStatus::TransactionAlreadyExists,
@@ -150,12 +181,15 @@ impl Additions {
                         balance_after,
                     } => (kept, balance_after),
                 };
-                let (kept, entry) = kept_with_entry(kept, unit.next_id().await?, balance_after, now);
+                let (added, entry) =
+                    kept_with_entry(added, unit.next_id().await?, balance_after, now);
                 unit.enqueue(events::ledger_entry_posted(number, &entry))?;
-                unit.add_transaction(&kept, &entry).await?;
+                unit.add_transaction(&added, &entry).await?;
+                kept.posted(*declared);
+                counts.add(counter::TRANSACTIONS, 1);
                 results.push(TransactionResult {
                     status: TransactionStatus::TransactionAddedToAccount,
-                    transaction_data: kept,
+                    transaction_data: added,
                 });
             }
             if !posted.moved.is_empty() {
@@ -171,9 +205,19 @@ impl Additions {
                     external_id: None,
                     is_archived: false,
                 };
-                add_note(unit.as_mut(), &note, NoteSource::System, now).await?;
+                let noted = add_note(unit.as_mut(), &note, NoteSource::System, now).await?;
+                if noted.status == NoteStatus::NoteCreationSuccess {
+                    counts.add(counter::NOTES, 1);
+                }
             }
-            unit.set_summary(&posted.summary)?;
+            let mut summary = posted.summary;
+            summary.reconciliation = Some(kept);
+            counts.add_all(&Counts::moved(
+                &Counts::of_reconciliation(&reconciled_before),
+                &Counts::of_reconciliation(&reconcile(&summary, || None)),
+            ));
+            unit.set_summary(&summary)?;
+            unit.count(&target.supplier.code, &counts)?;
             // A dry run goes through everything and keeps nothing: the unit ends uncommitted,
             // and the answer is the real one.
             if !dry_run {

@@ -46,6 +46,8 @@ struct Request<T> {
     /// The body as the supplier's rules mapped it, when they did: what `posted` was read
     /// from (else the request's own body).
     mapped: Option<Value>,
+    /// What the request itself posted, before the rules mapped it, when they did.
+    sent: Option<T>,
 }
 
 /// The account a request adds to.
@@ -194,14 +196,19 @@ impl Additions {
         let (supplier, external, mut posted) = parsed?;
         let target = self.target(key, named, &supplier, &external).await?;
         let mapped = self.apply_rules(&target, hook, body, field).await?;
+        let mut sent = None;
         if let Some(mapped) = &mapped {
-            posted = reading(policy, || parse(mapped)).0?.2;
+            sent = Some(std::mem::replace(
+                &mut posted,
+                reading(policy, || parse(mapped)).0?.2,
+            ));
         }
         Ok(Request {
             target,
             posted,
             ignored,
             mapped,
+            sent,
         })
     }
 

@@ -111,7 +111,7 @@ impl Imports {
     /// The external numbers of the supplier's `IN_PROGRESS` processes (claimed by a migration).
     pub async fn in_progress(&self, supplier: &str) -> Result<Vec<String>, DomainError> {
         Ok(filtered(
-            self.store.import_listings(supplier),
+            self.store.import_listings(supplier, None),
             ListFilter::State(ImportState::InProgress),
         )
         .map_ok(|process| process.external_account_number)

@@ -14,6 +14,7 @@
 
 use super::account::{AccountLimits, AccountPayload, read_account};
 use super::api_key::ApiKeyRecord;
+use super::campaign::{Declared, Reconciliation};
 use super::error::DomainError;
 use super::events;
 use super::import_process::{CheckedWith, ImportProcess, PlatformAccount};
@@ -43,10 +44,12 @@ pub use migrate_claimed::ClaimedMigration;
 pub use process::ProcessRequest;
 pub use status::{ListFilter, filtered};
 
-/// An account as the supplier's rules answered it, and what it was checked with.
+/// An account as the supplier's rules answered it, what it was checked with, and what it
+/// declared of its money before they did.
 struct CheckedAccount {
     account: AccountPayload,
     checked_with: Option<CheckedWith>,
+    declared: Reconciliation,
 }
 
 /// What a process records of a migration the storage refused (its own words are logged).
@@ -182,6 +185,7 @@ impl Imports {
             self.rules
                 .identity(account.import_supplier(), Hook::ValidateAccount),
         );
+        let declared = Reconciliation::opened(Declared::of(account.document()).as_ref());
         let account = self.apply_rules(account).await?;
         check_vendors(&account, self.outside.vendors.as_ref())?;
         Ok(Reported {
@@ -189,6 +193,7 @@ impl Imports {
                 CheckedAccount {
                     account,
                     checked_with,
+                    declared,
                 },
                 supplier,
             ),
@@ -251,8 +256,12 @@ impl Imports {
         supplier: &Supplier,
     ) -> Result<PreparedOpening, DomainError> {
         self.revalidate(process).await?;
+        let declared = process.declared.clone().unwrap_or_else(|| {
+            Reconciliation::opened(Declared::of(process.account.document()).as_ref())
+        });
         super::opening::prepare(
             process.account.document(),
+            declared,
             &supplier.document_root,
             &self.outside,
             self.store.as_ref(),
@@ -303,6 +312,7 @@ impl Imports {
                     process,
                     account: Some(account),
                     opening: Some(Box::new(opened.opening)),
+                    counts: opened.counts,
                     events,
                 })
             })

@@ -40,6 +40,7 @@ impl Imports {
                     CheckedAccount {
                         account,
                         checked_with,
+                        declared,
                     },
                     supplier,
                 ),
@@ -56,6 +57,7 @@ impl Imports {
                 &mut |current| {
                     let (mut process, how) =
                         ImportProcess::stage(current, account.clone(), checked_with.clone(), now)?;
+                    process.declared = Some(declared.clone());
                     staging = how;
                     if let Some(schedule) = &schedule {
                         process.schedule = Some(schedule.clone());

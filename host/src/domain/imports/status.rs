@@ -86,6 +86,9 @@ impl Imports {
         filter: ListFilter,
     ) -> Result<ListingStream, DomainError> {
         let supplier = self.visible_supplier(key, supplier_code).await?;
-        Ok(filtered(self.store.import_listings(&supplier.code), filter))
+        Ok(filtered(
+            self.store.import_listings(&supplier.code, None),
+            filter,
+        ))
     }
 }

@@ -4,6 +4,7 @@
 
 use super::StoreFuture;
 use super::error::StoreError;
+use crate::domain::campaign::Counts;
 use crate::domain::events::Event;
 use crate::domain::import_process::PlatformAccount;
 use crate::domain::ledger::{AccountSummary, LedgerEntry, Transaction};
@@ -26,6 +27,9 @@ pub trait AccountStore: Send + Sync {
         &'a self,
         number: &'a str,
     ) -> BoxFuture<'a, Result<Box<dyn AccountUnit>, StoreError>>;
+    /// Account `number`'s ledger summary, read without a unit of work (its default when
+    /// nothing was posted): what a report reads of each account.
+    fn account_summary<'a>(&'a self, number: &'a str) -> StoreFuture<'a, AccountSummary>;
     /// Everything kept on account `number`.
     fn account_records<'a>(
         &'a self,
@@ -99,6 +103,8 @@ pub trait AccountUnit: Send {
     fn next_id(&mut self) -> BoxFuture<'_, Result<u64, StoreError>>;
     /// Puts `event` in the outbox with this change.
     fn enqueue(&mut self, event: Event) -> Result<(), StoreError>;
+    /// Moves the counters of `supplier` (the account's) by `counts` with this change.
+    fn count(&mut self, supplier: &str, counts: &Counts) -> Result<(), StoreError>;
     /// Keeps the whole change, durably, with its events; the unit ends.
     fn commit(self: Box<Self>) -> BoxFuture<'static, Result<(), StoreError>>;
 }

@@ -6,6 +6,7 @@ use super::StoreFuture;
 use super::accounts::AccountOpening;
 use super::error::StoreError;
 use super::suppliers::SupplierStore;
+use crate::domain::campaign::Counts;
 use crate::domain::error::DomainError;
 use crate::domain::events::Event;
 use crate::domain::import_process::{ImportListing, ImportProcess, ImportState, PlatformAccount};
@@ -22,6 +23,8 @@ use std::collections::BTreeMap;
 pub trait ImportStore: SupplierStore {
     /// How many of the supplier's processes are in each state.
     fn import_counts<'a>(&'a self, code: &'a str) -> StoreFuture<'a, ImportCounts>;
+    /// The supplier's counters ([`Counts`]), as every change committed so far moved them.
+    fn supplier_counts<'a>(&'a self, code: &'a str) -> StoreFuture<'a, Counts>;
     fn import_process<'a>(
         &'a self,
         supplier: &'a str,
@@ -47,8 +50,9 @@ pub trait ImportStore: SupplierStore {
     ) -> BoxFuture<'a, Result<Vec<Result<ImportChange, DomainError>>, StoreError>>;
     /// The supplier's processes in external-account-number order, starting after `after`.
     fn import_processes(&self, supplier: &str, after: Option<&str>) -> ImportStream;
-    /// What the lists show of the supplier's processes, in external-account-number order.
-    fn import_listings(&self, supplier: &str) -> ListingStream;
+    /// What the lists show of the supplier's processes, in external-account-number order,
+    /// starting after `after`.
+    fn import_listings(&self, supplier: &str, after: Option<&str>) -> ListingStream;
     /// What the lists show of one process (its state and account), without reading its
     /// account document: what a request adding data to the account needs of it.
     fn import_listing<'a>(
@@ -106,6 +110,9 @@ pub struct ImportChange {
     pub account: Option<PlatformAccount>,
     /// The records the new account opens with, kept in the same transaction as the account.
     pub opening: Option<Box<AccountOpening>>,
+    /// How the change moves the supplier's counters beyond the process's own move
+    /// ([`Self::counts_from`]): what the opening adds.
+    pub counts: Counts,
     /// Events describing the change, written to the outbox in the same transaction.
     pub events: Vec<Event>,
 }
@@ -122,8 +129,17 @@ impl ImportChange {
             process,
             account: None,
             opening: None,
+            counts: Counts::default(),
             events,
         }
+    }
+
+    /// How the change moves the supplier's counters, from the process as it was (`before`;
+    /// none: new): kept by the store in the change's own commit.
+    pub fn counts_from(&self, before: Option<&ImportProcess>) -> Counts {
+        let mut counts = Counts::of_process_change(before, &self.process);
+        counts.add_all(&self.counts);
+        counts
     }
 }
 

@@ -11,6 +11,7 @@
 //! costs, on both sides.
 
 use super::{Change, PgStore, bounded, classify, decoded, is_unique_violation, record};
+use crate::domain::campaign::Counts;
 use crate::domain::events::Event;
 use crate::domain::import_process::PlatformAccount;
 use crate::domain::ledger::{AccountSummary, LedgerEntry, Transaction};
@@ -45,6 +46,8 @@ pub(super) struct PgAccountUnit {
     instructions: BTreeMap<(String, String), PaymentInstruction>,
     meter_points: BTreeMap<String, MeterPoint>,
     events: Vec<Event>,
+    /// How the change moves its supplier's counters.
+    counts: Option<(String, Counts)>,
     /// What is left of the unit's block of ids, `[next, end)`, taken once it held the lock.
     ids: (u64, u64),
 }
@@ -92,6 +95,7 @@ impl PgAccountUnit {
             instructions: BTreeMap::new(),
             meter_points: BTreeMap::new(),
             events: Vec::new(),
+            counts: None,
             ids: id_block(block),
         })
     }
@@ -133,6 +137,9 @@ impl PgAccountUnit {
         }
         .add_to(&mut change, &account, "")?;
         change.events(&self.events, "")?;
+        if let Some((supplier, counts)) = &self.counts {
+            change.counts(supplier, counts, "")?;
+        }
         let (sql, arguments) = change.statement("SELECT 1");
         sqlx::query_with(&sql, arguments)
             .execute(&mut *self.tx)
@@ -185,6 +192,10 @@ impl PgAccountUnit {
             && self.instructions.is_empty()
             && self.meter_points.is_empty()
             && self.events.is_empty()
+            && self
+                .counts
+                .as_ref()
+                .is_none_or(|(_, counts)| counts.is_empty())
     }
 }
 
@@ -609,6 +620,14 @@ impl AccountUnit for PgAccountUnit {
         Ok(())
     }
 
+    fn count(&mut self, supplier: &str, counts: &Counts) -> Result<(), StoreError> {
+        match &mut self.counts {
+            Some((of, kept)) if of == supplier => kept.add_all(counts),
+            _ => self.counts = Some((supplier.to_owned(), counts.clone())),
+        }
+        Ok(())
+    }
+
     fn commit(self: Box<Self>) -> BoxFuture<'static, Result<(), StoreError>> {
         bounded(self.store.operation_limit(), async move {
             let unit = *self;
@@ -648,17 +667,22 @@ async fn records<T: DeserializeOwned>(
         .collect()
 }
 
-pub(super) async fn account_records(
-    pool: &PgPool,
-    number: &str,
-) -> Result<AccountRecords, StoreError> {
+/// Account `number`'s summary, as its units last wrote it.
+async fn account_summary(pool: &PgPool, number: &str) -> Result<AccountSummary, StoreError> {
     let summary: Option<Option<serde_json::Value>> =
         sqlx::query_scalar("SELECT record FROM account_summaries WHERE account = $1")
             .bind(number)
             .fetch_optional(pool)
             .await
             .map_err(classify)?;
-    let summary = summary_of(summary.flatten(), number)?;
+    summary_of(summary.flatten(), number)
+}
+
+pub(super) async fn account_records(
+    pool: &PgPool,
+    number: &str,
+) -> Result<AccountRecords, StoreError> {
+    let summary = account_summary(pool, number).await?;
     Ok(AccountRecords {
         summary,
         notes: records(
@@ -726,6 +750,10 @@ impl AccountStore for PgStore {
                 Box::new(PgAccountUnit::open(self.clone(), number).await?);
             Ok(unit)
         })
+    }
+
+    fn account_summary<'a>(&'a self, number: &'a str) -> StoreFuture<'a, AccountSummary> {
+        self.bounded(account_summary(&self.pool, number))
     }
 
     fn account_records<'a>(&'a self, number: &'a str) -> StoreFuture<'a, AccountRecords> {

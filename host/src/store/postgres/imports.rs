@@ -5,6 +5,7 @@
 
 use super::accounts::RecordWrites;
 use super::{BoxStream, Change, PgStore, bounded, classify, decoded, is_unique_violation, record};
+use crate::domain::campaign::Counts;
 use crate::domain::error::DomainError;
 use crate::domain::import_process::{ImportListing, ImportProcess, ImportState};
 use crate::domain::schedules::Due;
@@ -87,6 +88,26 @@ fn process(row: &PgRow) -> Result<ImportProcess, StoreError> {
 }
 
 impl ImportStore for PgStore {
+    fn supplier_counts<'a>(&'a self, code: &'a str) -> StoreFuture<'a, Counts> {
+        self.bounded(async move {
+            let rows = sqlx::query(
+                "SELECT name, sum(value)::bigint AS value FROM supplier_counts \
+                 WHERE supplier = $1 GROUP BY name",
+            )
+            .bind(code)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(classify)?;
+            let mut counts = Counts::default();
+            for row in rows {
+                let name: String = row.try_get("name").map_err(classify)?;
+                let value: i64 = row.try_get("value").map_err(classify)?;
+                counts.add(name, value);
+            }
+            Ok(counts)
+        })
+    }
+
     fn import_counts<'a>(&'a self, code: &'a str) -> StoreFuture<'a, ImportCounts> {
         self.bounded(async move {
             let rows = sqlx::query(
@@ -212,8 +233,8 @@ impl ImportStore for PgStore {
         })
     }
 
-    fn import_listings(&self, supplier: &str) -> ListingStream {
-        self.import_range(supplier, None, LISTINGS_PAGE, listing)
+    fn import_listings(&self, supplier: &str, after: Option<&str>) -> ListingStream {
+        self.import_range(supplier, after, LISTINGS_PAGE, listing)
     }
 
     fn scheduled_migrations(&self) -> StoreFuture<'_, Vec<Due>> {
@@ -364,6 +385,7 @@ impl PgStore {
             ),
         );
         write.events(&change.events, guard)?;
+        write.counts(supplier, &change.counts_from(current.as_ref()), guard)?;
         let answer = if change.account.is_some() {
             "SELECT EXISTS (SELECT 1 FROM account_added) AS account_added"
         } else {

@@ -24,6 +24,7 @@ mod plugins;
 mod suppliers;
 
 use super::health::StorageHealth;
+use crate::domain::campaign::Counts;
 use crate::domain::events::Event;
 use crate::domain::storage::{Durability, StoreError, StoreFuture, Unwritable};
 use futures_util::future::BoxFuture;
@@ -203,7 +204,7 @@ pub async fn migrate(pool: &PgPool, lock_wait: Duration) -> Result<(), StoreErro
     let mut attempt = 1;
     loop {
         match migrate_once(&migrator, pool, lock_wait).await {
-            Ok(()) => return Ok(()),
+            Ok(()) => return count_what_was_stored(pool).await,
             Err(error) if attempt < MIGRATION_ATTEMPTS => {
                 tracing::warn!(%error, attempt, "migrations met another session's: trying again");
                 tokio::time::sleep(std::time::Duration::from_millis(200 * u64::from(attempt)))
@@ -220,6 +221,109 @@ pub async fn migrate(pool: &PgPool, lock_wait: Duration) -> Result<(), StoreErro
             Err(error) => return Err(StoreError::Backend(Box::new(error))),
         }
     }
+}
+
+/// Counts each supplier's counters from what is stored, once (the `supplier_counts` mark of
+/// `store_marks`): the counters of the processes and accounts stored before they were kept,
+/// as the changes would have moved them (`domain::campaign`). In one transaction that holds
+/// the tables it reads against writers (an instance of an earlier version still running waits
+/// for it), so that nothing is counted twice or missed; another instance starting meanwhile
+/// waits for the mark and finds it.
+async fn count_what_was_stored(pool: &PgPool) -> Result<(), StoreError> {
+    use crate::domain::campaign::{Counts, RecordCounts};
+    use crate::domain::import_process::{ImportProcess, PlatformAccount};
+    use crate::domain::ledger::AccountSummary;
+    use futures_util::TryStreamExt;
+    use std::collections::HashMap;
+
+    let mut tx = pool.begin().await.map_err(classify)?;
+    let first = sqlx::query(
+        "INSERT INTO store_marks (name) VALUES ('supplier_counts') ON CONFLICT DO NOTHING \
+         RETURNING name",
+    )
+    .fetch_optional(&mut *tx)
+    .await
+    .map_err(classify)?;
+    if first.is_none() {
+        return tx.commit().await.map_err(classify);
+    }
+    sqlx::query(
+        "LOCK TABLE import_processes, accounts, account_summaries, notes, transactions, \
+         statements, payment_instructions IN SHARE MODE",
+    )
+    .execute(&mut *tx)
+    .await
+    .map_err(classify)?;
+    let mut suppliers: HashMap<String, Counts> = HashMap::new();
+    {
+        let mut processes =
+            sqlx::query("SELECT supplier, record FROM import_processes").fetch(&mut *tx);
+        while let Some(row) = processes.try_next().await.map_err(classify)? {
+            let supplier: String = row.try_get("supplier").map_err(classify)?;
+            let process: ImportProcess = record(&row, &supplier)?;
+            suppliers
+                .entry(supplier)
+                .or_default()
+                .add_all(&Counts::of_process_change(None, &process));
+        }
+    }
+    {
+        let mut accounts = sqlx::query(
+            "SELECT accounts.number, accounts.record, summary.record AS summary, \
+             (SELECT count(*) FROM notes WHERE account = accounts.number) AS notes, \
+             (SELECT count(*) FROM transactions WHERE account = accounts.number) AS transactions, \
+             (SELECT count(*) FROM statements WHERE account = accounts.number) AS statements, \
+             (SELECT count(*) FROM payment_instructions WHERE account = accounts.number) \
+             AS payment_instructions \
+             FROM accounts LEFT JOIN account_summaries AS summary \
+             ON summary.account = accounts.number",
+        )
+        .fetch(&mut *tx);
+        while let Some(row) = accounts.try_next().await.map_err(classify)? {
+            let number: String = row.try_get("number").map_err(classify)?;
+            let account: PlatformAccount = record(&row, &number)?;
+            let summary: Option<Option<Value>> = row.try_get("summary").map_err(classify)?;
+            let summary: AccountSummary = match summary.flatten() {
+                Some(value) => decoded(value, &number)?,
+                None => AccountSummary::default(),
+            };
+            let count = |column: &str| -> Result<usize, StoreError> {
+                let counted: i64 = row.try_get(column).map_err(classify)?;
+                Ok(usize::try_from(counted).unwrap_or_default())
+            };
+            let records = RecordCounts {
+                notes: count("notes")?,
+                transactions: count("transactions")?,
+                statements: count("statements")?,
+                payment_instructions: count("payment_instructions")?,
+            };
+            suppliers
+                .entry(account.supplier_code.clone())
+                .or_default()
+                .add_all(&Counts::of_account(
+                    &summary,
+                    account.data.document(),
+                    records,
+                ));
+        }
+    }
+    let mut counted = 0;
+    for (supplier, counts) in &suppliers {
+        let mut write = Change::default();
+        write.counts(supplier, counts, "")?;
+        let (sql, arguments) = write.statement("SELECT 1");
+        sqlx::query_with(&sql, arguments)
+            .execute(&mut *tx)
+            .await
+            .map_err(classify)?;
+        counted += 1;
+    }
+    tx.commit().await.map_err(classify)?;
+    tracing::info!(
+        suppliers = counted,
+        "each supplier's counters counted from the accounts stored before they were kept"
+    );
+    Ok(())
 }
 
 /// The migrations gave up waiting for a lock, every time they tried.
@@ -364,6 +468,9 @@ async fn insert_events(
     Ok(())
 }
 
+/// How many rows each supplier counter is spread over ([`Change::counts`]).
+const COUNT_SHARDS: i16 = 8;
+
 /// A change as one statement: a data-modifying `WITH` query for each kind of record it
 /// writes. PostgreSQL runs each of them once and to the end, as one atomic statement, and
 /// checks the foreign keys once all are done. No table may be written by two of them (which
@@ -421,6 +528,39 @@ impl Change {
                  FROM UNNEST({ids}::text[], {subjects}::text[], {records}::jsonb[]) \
                  WITH ORDINALITY AS event (id, subject, record, position) {where_clause} \
                  ORDER BY position"
+            ),
+        );
+        Ok(())
+    }
+
+    /// Adds the move of `supplier`'s counters by `counts` (`where_clause`: the condition it is
+    /// written on, if any). Each counter is spread over [`COUNT_SHARDS`] rows, one picked at
+    /// random per change, so that concurrent changes of one supplier seldom wait for one row.
+    fn counts(
+        &mut self,
+        supplier: &str,
+        counts: &Counts,
+        where_clause: &str,
+    ) -> Result<(), StoreError> {
+        if counts.is_empty() {
+            return Ok(());
+        }
+        let supplier = self.bind(supplier.to_owned())?;
+        let shard = self.bind(rand::Rng::gen_range(
+            &mut rand::thread_rng(),
+            0..COUNT_SHARDS,
+        ))?;
+        let names = self.bind_array(counts.0.keys().map(String::as_str))?;
+        let values = self.bind_array(counts.0.values().copied())?;
+        self.part(
+            "counts_moved",
+            format!(
+                "INSERT INTO supplier_counts (supplier, name, shard, value) \
+                 SELECT {supplier}, name, {shard}, value \
+                 FROM UNNEST({names}::text[], {values}::bigint[]) AS moved (name, value) \
+                 {where_clause} \
+                 ON CONFLICT (supplier, name, shard) \
+                 DO UPDATE SET value = supplier_counts.value + EXCLUDED.value"
             ),
         );
         Ok(())

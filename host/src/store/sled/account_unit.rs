@@ -15,6 +15,7 @@ use super::journal::{Changes, Journal};
 use super::kept_indexes::TakenIndex;
 use super::note_index::AccountNotes;
 use super::transaction_index::{AccountTransactions, Location, decode_batch};
+use crate::domain::campaign::Counts;
 use crate::domain::events::Event;
 use crate::domain::ledger::{AccountSummary, LedgerEntry, Transaction};
 use crate::domain::meter_points::MeterPoint;
@@ -75,6 +76,8 @@ struct SledAccountUnit {
     /// read before it is added: one sled lookup per transaction instead of two).
     absent: HashSet<(AccountTable, String)>,
     events: Vec<Event>,
+    /// How the change moves its supplier's counters.
+    counts: Option<(String, Counts)>,
     /// The account's notes' dedupe index, once a note was looked for, with the notes this unit
     /// added: given back to the store's [`super::note_index::NoteIndexes`] when the unit's
     /// change is durable.
@@ -369,6 +372,14 @@ impl AccountUnit for SledAccountUnit {
         Ok(())
     }
 
+    fn count(&mut self, supplier: &str, counts: &Counts) -> Result<(), StoreError> {
+        match &mut self.counts {
+            Some((of, kept)) if of == supplier => kept.add_all(counts),
+            _ => self.counts = Some((supplier.to_owned(), counts.clone())),
+        }
+        Ok(())
+    }
+
     fn commit(self: Box<Self>) -> BoxFuture<'static, Result<(), StoreError>> {
         Box::pin(async move {
             let mut unit = *self;
@@ -378,11 +389,13 @@ impl AccountUnit for SledAccountUnit {
                 number,
                 writes,
                 events,
+                counts,
                 note_index,
                 transaction_index,
                 _lock,
                 ..
             } = unit;
+            let counts = counts.filter(|(_, counts)| !counts.is_empty());
             // The indexes are true of what is stored once the change is durable; they go back
             // before the account's lock does, so that the next unit of the account finds them
             // (or, should they not be back yet, reads the records, the change among them). A
@@ -395,13 +408,13 @@ impl AccountUnit for SledAccountUnit {
                     index.give_back();
                 }
             };
-            if writes.is_empty() && events.is_empty() {
+            if writes.is_empty() && events.is_empty() && counts.is_none() {
                 give_back();
                 return Ok(());
             }
             store.health.check()?;
             let large = writes.len() + events.len() >= LARGE_CHANGE_WRITES;
-            let apply = || store.apply_account_writes(&number, writes, &events);
+            let apply = || store.apply_account_writes(&number, writes, &events, counts.as_ref());
             let record = if large {
                 super::blocking::blocking(apply)
             } else {
@@ -488,6 +501,7 @@ impl SledStore {
                 written: HashMap::new(),
                 absent: HashSet::new(),
                 events: Vec::new(),
+                counts: None,
                 note_index: None,
                 added_transactions: Vec::new(),
                 added_ids: HashMap::new(),
@@ -500,20 +514,26 @@ impl SledStore {
     }
 
     /// Commits a unit's writes and events as one change (blind writes, under the account's
-    /// lock: nothing else writes these keys meanwhile). Everything is encoded before the
-    /// commit lock is taken; under it, the events are given their seqs. The change's journal
-    /// record (none: nothing to write).
+    /// lock: nothing else writes these keys meanwhile), with how it moves its supplier's
+    /// `counts`. Everything is encoded before the commit lock is taken; under it, the events
+    /// are given their seqs and the counters moved. The change's journal record (none:
+    /// nothing to write).
     fn apply_account_writes(
         &self,
         number: &str,
         writes: Vec<(AccountTable, String, Vec<u8>)>,
         events: &[Event],
+        counts: Option<&(String, Counts)>,
     ) -> Option<u64> {
         let mut changes = Changes::default();
         self.list_account_writes(&mut changes, number, writes);
         let events = LoggedEvents::new(events);
-        self.journal
-            .commit_blind(changes, |changes| self.write_events(changes, events))
+        self.journal.commit_blind(changes, |changes| {
+            self.write_events(changes, events);
+            if let Some((supplier, counts)) = counts {
+                self.supplier_counts.moved(changes, supplier, counts);
+            }
+        })
     }
 }
 

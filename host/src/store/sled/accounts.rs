@@ -8,7 +8,7 @@ use super::codec::{decode, encode, pair_key};
 use super::journal::Changes;
 use super::transaction_index::{batch_json, batch_key, encode_batch};
 use crate::domain::import_process::PlatformAccount;
-use crate::domain::ledger::{LedgerEntry, Transaction};
+use crate::domain::ledger::{AccountSummary, LedgerEntry, Transaction};
 use crate::domain::meter_points::MeterPoint;
 use crate::domain::payment_instruction::instruction_key;
 use crate::domain::storage::{
@@ -122,6 +122,19 @@ impl AccountStore for SledStore {
         number: &'a str,
     ) -> BoxFuture<'a, Result<Box<dyn AccountUnit>, StoreError>> {
         self.open_account_unit(number)
+    }
+
+    fn account_summary<'a>(&'a self, number: &'a str) -> StoreFuture<'a, AccountSummary> {
+        let key = pair_key(number, "");
+        let summary = self
+            .account_tree(AccountTable::Summary)
+            .get(&key)
+            .map_err(StoreError::from)
+            .and_then(|record| match record {
+                Some(bytes) => decode(&key, &bytes),
+                None => Ok(AccountSummary::default()),
+            });
+        Box::pin(std::future::ready(summary))
     }
 
     fn account_records<'a>(

@@ -9,6 +9,7 @@ use super::codec::{SEPARATOR, decode, encode, pair_key};
 use super::decoded::RecordReader;
 use super::event_records::LoggedEvents;
 use super::listing;
+use crate::domain::campaign::Counts;
 use crate::domain::error::DomainError;
 use crate::domain::import_process::{ImportListing, ImportProcess};
 use crate::domain::storage::{
@@ -24,6 +25,10 @@ use sled::IVec;
 const NUMBER_ATTEMPTS: usize = 16;
 
 impl ImportStore for SledStore {
+    fn supplier_counts<'a>(&'a self, code: &'a str) -> StoreFuture<'a, Counts> {
+        Box::pin(std::future::ready(Ok(self.supplier_counts.of(code))))
+    }
+
     fn import_counts<'a>(&'a self, code: &'a str) -> StoreFuture<'a, ImportCounts> {
         Box::pin(std::future::ready(Ok(self.import_counts.of(code))))
     }
@@ -91,11 +96,11 @@ impl ImportStore for SledStore {
         ))
     }
 
-    fn import_listings(&self, supplier: &str) -> ListingStream {
+    fn import_listings(&self, supplier: &str, after: Option<&str>) -> ListingStream {
         futures_util::stream::iter(Self::import_range(
             &self.import_listings,
             supplier,
-            None,
+            after,
             listing::decode,
         ))
         .boxed()
@@ -144,6 +149,11 @@ impl SledStore {
                     supplier,
                     current.as_ref().map(|process| process.state),
                     change.process.state,
+                );
+                self.supplier_counts.moved(
+                    changes,
+                    supplier,
+                    &change.counts_from(current.as_ref()),
                 );
                 return Ok(change);
             }

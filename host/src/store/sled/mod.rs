@@ -33,6 +33,7 @@ mod listing;
 mod note_index;
 mod outbox;
 mod plugins;
+mod supplier_counts;
 mod suppliers;
 mod transaction_index;
 
@@ -52,6 +53,7 @@ use outbox::RelayCursor;
 use serde::de::DeserializeOwned;
 use std::path::Path;
 use std::sync::Arc;
+use supplier_counts::SupplierCounters;
 use transaction_index::TransactionIndexes;
 
 /// How many import processes are kept decoded: enough for every request in flight to find the
@@ -82,6 +84,8 @@ pub struct SledStore {
     decoded_listings: Arc<DecodedRecords<ImportListing>>,
     /// Each supplier's count of import processes by state, counted from the listings on open.
     import_counts: Arc<ImportCountsByState>,
+    /// Each supplier's counters (its campaign report's figures), moved by every change.
+    supplier_counts: Arc<SupplierCounters>,
     accounts: sled::Tree,
     secrets: sled::Tree,
     plugins: sled::Tree,
@@ -225,6 +229,9 @@ impl SledStore {
                 listing::decode,
             )),
             import_counts: Arc::default(),
+            supplier_counts: Arc::new(SupplierCounters::read(
+                db.open_tree(supplier_counts::TREE)?,
+            )?),
             accounts: db.open_tree("accounts")?,
             secrets: db.open_tree("secrets")?,
             plugins: db.open_tree("plugins")?,

@@ -21,6 +21,7 @@ mod v3_event_records;
 mod v4_relay_cursor;
 mod v5_event_ids;
 mod v6_derived_trees;
+mod v7_supplier_counts;
 
 #[cfg(test)]
 mod fixtures;
@@ -32,7 +33,7 @@ use std::io::Write as _;
 use std::path::Path;
 
 /// The format this code writes: the layout of every tree as `docs/STORAGE.md` describes it.
-pub(super) const CURRENT: u32 = 6;
+pub(super) const CURRENT: u32 = 7;
 
 /// The version of a directory without a `FORMAT` file.
 const UNRECORDED: u32 = 1;
@@ -73,6 +74,11 @@ const STEPS: [Step; (CURRENT - UNRECORDED) as usize] = [
         from: 5,
         what: "the import listings built, trees of derived data dropped, ids reserved",
         run: v6_derived_trees::upgrade,
+    },
+    Step {
+        from: 6,
+        what: "each supplier's counters counted from the stored accounts",
+        run: v7_supplier_counts::upgrade,
     },
 ];
 
@@ -250,7 +256,7 @@ mod tests {
         assert!(store.supplier("OLD_ENERGY").await.expect("read").is_some());
         assert!(store.team("Billing").await.expect("read").is_some());
         let listed: Vec<_> = store
-            .import_listings("OLD_ENERGY")
+            .import_listings("OLD_ENERGY", None)
             .try_collect()
             .await
             .expect("listings");

@@ -76,7 +76,7 @@ mod tests {
         };
         let store = SledStore::open(dir.path()).expect("upgraded");
         let listed: Vec<ImportListing> = store
-            .import_listings("OLD_CO")
+            .import_listings("OLD_CO", None)
             .try_collect()
             .await
             .expect("the listings");
