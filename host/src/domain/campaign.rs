@@ -21,7 +21,7 @@
 
 use super::account_ledger::LEDGER_FIELDS;
 use super::import_process::{ImportProcess, ImportState, ProcessEventKind};
-use super::ledger::{AccountSummary, to_the_penny};
+use super::ledger::{AccountSummary, Transaction, to_the_penny};
 use super::money::Money;
 use super::validation::parse_decimal_value;
 use serde::{Deserialize, Serialize};
@@ -173,9 +173,8 @@ impl Counts {
         counts
     }
 
-    /// What a migrated account counts for, from what is kept on it (an account stored before
-    /// counters were kept): its records, and its reconciliation (its `document`'s declaration
-    /// standing for one never kept).
+    /// What a migrated account counts for, from what is kept on it: its records, and its
+    /// reconciliation (its `document`'s declaration standing for one never kept).
     pub fn of_account(
         summary: &AccountSummary,
         document: &Map<String, Value>,
@@ -187,6 +186,49 @@ impl Counts {
         })));
         counts
     }
+}
+
+impl Reconciliation {
+    /// The reconciliation of an account stored before reconciliations were kept, from what is
+    /// stored: its `document`'s declaration and, added to it, every transaction kept on its
+    /// ledger that the document did not bring (those posted through `transactions/create/`
+    /// since, as they are kept). An account migrated before its money moved holds none of
+    /// what its document declared, and so is found a mismatch.
+    pub fn of_stored<'a>(
+        document: &Map<String, Value>,
+        kept: impl IntoIterator<Item = &'a Transaction>,
+    ) -> Reconciliation {
+        let mut reconciliation = Reconciliation::opened(Declared::of(document).as_ref());
+        let brought = document_transaction_ids(document);
+        for transaction in kept {
+            if !brought.contains(transaction.transaction_id.as_str()) {
+                reconciliation.posted(transaction.kind.signed(transaction.amount));
+            }
+        }
+        reconciliation
+    }
+}
+
+/// The ids of the transactions an account document brings (its statement transactions, at
+/// the top level and in its ledgers).
+fn document_transaction_ids(document: &Map<String, Value>) -> std::collections::HashSet<&str> {
+    fn lists(fields: &Map<String, Value>) -> impl Iterator<Item = &str> {
+        [
+            "historical_statement_transactions",
+            "current_statement_transactions",
+        ]
+        .into_iter()
+        .filter_map(|name| fields.get(name)?.as_array())
+        .flatten()
+        .filter_map(|transaction| transaction.get("transaction_id")?.as_str())
+    }
+    let mut ids: std::collections::HashSet<&str> = lists(document).collect();
+    if let Some(Value::Array(ledgers)) = document.get("ledgers") {
+        for ledger in ledgers.iter().filter_map(Value::as_object) {
+            ids.extend(lists(ledger));
+        }
+    }
+    ids
 }
 
 /// What a document declares of an account's money, as the supplier sent it.
@@ -459,6 +501,27 @@ mod tests {
             || None,
         );
         assert_eq!(view.state, ReconciliationState::NotDeclared);
+    }
+
+    #[test]
+    fn a_stored_accounts_declaration_adds_what_was_posted_since_and_not_what_it_brought() {
+        let document = document(json!({"transfer_balance": "-35.00",
+            "current_statement_transactions": [{"transaction_id": "C-1"}]}));
+        let kept = |id: &str, kind: &str, amount: &str| -> Transaction {
+            serde_json::from_value(
+                json!({"transaction_id": id, "transaction_date": "2025-03-01",
+                "amount": amount, "type": kind}),
+            )
+            .expect("a transaction")
+        };
+        let stored = [
+            kept("C-1", "CHARGE", "25.00"),
+            kept("T-1", "CHARGE", "40.00"),
+        ];
+        let reconciliation = Reconciliation::of_stored(&document, &stored);
+        assert_eq!(reconciliation.declared, Some(money("-75.00")));
+        let none = Reconciliation::of_stored(&self::document(json!({})), &stored);
+        assert_eq!(none.declared, None);
     }
 
     #[test]

@@ -899,7 +899,7 @@ async fn process_account(store: &dyn Store, external: &str) -> Option<String> {
 }
 
 /// Migrates the staged account `external` of `OLD_CO`, with `events`.
-async fn migrate(
+pub(super) async fn migrate(
     store: &dyn Store,
     external: &str,
     events: Vec<Event>,

@@ -225,14 +225,15 @@ pub async fn migrate(pool: &PgPool, lock_wait: Duration) -> Result<(), StoreErro
 
 /// Counts each supplier's counters from what is stored, once (the `supplier_counts` mark of
 /// `store_marks`): the counters of the processes and accounts stored before they were kept,
-/// as the changes would have moved them (`domain::campaign`). In one transaction that holds
+/// as the changes would have moved them (`domain::campaign`), each account's summary given
+/// its reconciliation from what is stored first (`Reconciliation::of_stored`). In one transaction that holds
 /// the tables it reads against writers (an instance of an earlier version still running waits
 /// for it), so that nothing is counted twice or missed; another instance starting meanwhile
 /// waits for the mark and finds it.
 async fn count_what_was_stored(pool: &PgPool) -> Result<(), StoreError> {
-    use crate::domain::campaign::{Counts, RecordCounts};
+    use crate::domain::campaign::{Counts, Reconciliation, RecordCounts};
     use crate::domain::import_process::{ImportProcess, PlatformAccount};
-    use crate::domain::ledger::AccountSummary;
+    use crate::domain::ledger::{AccountSummary, Transaction};
     use futures_util::TryStreamExt;
     use std::collections::HashMap;
 
@@ -255,6 +256,8 @@ async fn count_what_was_stored(pool: &PgPool) -> Result<(), StoreError> {
     .await
     .map_err(classify)?;
     let mut suppliers: HashMap<String, Counts> = HashMap::new();
+    // The summaries given their reconciliation, written once the accounts are read.
+    let mut reconciled: Vec<(String, AccountSummary)> = Vec::new();
     {
         let mut processes =
             sqlx::query("SELECT supplier, record FROM import_processes").fetch(&mut *tx);
@@ -271,7 +274,8 @@ async fn count_what_was_stored(pool: &PgPool) -> Result<(), StoreError> {
         let mut accounts = sqlx::query(
             "SELECT accounts.number, accounts.record, summary.record AS summary, \
              (SELECT count(*) FROM notes WHERE account = accounts.number) AS notes, \
-             (SELECT count(*) FROM transactions WHERE account = accounts.number) AS transactions, \
+             (SELECT coalesce(jsonb_agg(record), '[]') FROM transactions \
+             WHERE account = accounts.number) AS transactions, \
              (SELECT count(*) FROM statements WHERE account = accounts.number) AS statements, \
              (SELECT count(*) FROM payment_instructions WHERE account = accounts.number) \
              AS payment_instructions \
@@ -282,9 +286,19 @@ async fn count_what_was_stored(pool: &PgPool) -> Result<(), StoreError> {
         while let Some(row) = accounts.try_next().await.map_err(classify)? {
             let number: String = row.try_get("number").map_err(classify)?;
             let account: PlatformAccount = record(&row, &number)?;
+            let kept: Vec<Transaction> =
+                decoded(row.try_get("transactions").map_err(classify)?, &number)?;
             let summary: Option<Option<Value>> = row.try_get("summary").map_err(classify)?;
             let summary: AccountSummary = match summary.flatten() {
-                Some(value) => decoded(value, &number)?,
+                Some(value) => {
+                    let mut summary: AccountSummary = decoded(value, &number)?;
+                    if summary.reconciliation.is_none() {
+                        summary.reconciliation =
+                            Some(Reconciliation::of_stored(account.data.document(), &kept));
+                        reconciled.push((number.clone(), summary.clone()));
+                    }
+                    summary
+                }
                 None => AccountSummary::default(),
             };
             let count = |column: &str| -> Result<usize, StoreError> {
@@ -293,7 +307,7 @@ async fn count_what_was_stored(pool: &PgPool) -> Result<(), StoreError> {
             };
             let records = RecordCounts {
                 notes: count("notes")?,
-                transactions: count("transactions")?,
+                transactions: kept.len(),
                 statements: count("statements")?,
                 payment_instructions: count("payment_instructions")?,
             };
@@ -306,6 +320,14 @@ async fn count_what_was_stored(pool: &PgPool) -> Result<(), StoreError> {
                     records,
                 ));
         }
+    }
+    for (number, summary) in &reconciled {
+        sqlx::query("UPDATE account_summaries SET record = $2 WHERE account = $1")
+            .bind(number)
+            .bind(Json(summary))
+            .execute(&mut *tx)
+            .await
+            .map_err(classify)?;
     }
     let mut counted = 0;
     for (supplier, counts) in &suppliers {
@@ -713,6 +735,82 @@ mod tests {
     }
 
     crate::store::contract::contract_tests!(PgBackend::new);
+
+    /// A database whose counters were never kept (an earlier version's) is counted once, after
+    /// the migrations: its processes, its accounts' records, and each account's summary given
+    /// the reconciliation its document and its transactions make.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn what_was_stored_before_counters_is_counted_once() {
+        use crate::store::contract::{Backend, migrate as migrated, staged, transaction};
+        let backend = PgBackend::new();
+        let store = backend.open();
+        staged(store.as_ref(), "OLD_CO", "ACC-1", None).await;
+        staged(store.as_ref(), "OLD_CO", "ACC-2", None).await;
+        let number = migrated(store.as_ref(), "ACC-1", Vec::new(), chrono::Utc::now())
+            .await
+            .account
+            .expect("an account")
+            .number;
+        let mut unit = store.account_unit(&number).await.expect("a unit");
+        let (mut posted, mut entry) = transaction("T-1");
+        entry.id = unit.next_id().await.expect("an id");
+        posted.ledger_entry_id = Some(entry.id);
+        unit.add_transaction(&posted, &entry).await.expect("added");
+        let mut summary = unit.summary().await.expect("summary");
+        summary.balance = crate::domain::money::Money::from_pence(-100);
+        unit.set_summary(&summary).expect("summary set");
+        unit.commit().await.expect("committed");
+
+        // As an earlier version left it: no counters, no reconciliations.
+        let pool = PgPool::connect(&backend.url).await.expect("PostgreSQL");
+        for statement in [
+            "DELETE FROM supplier_counts",
+            "DELETE FROM store_marks",
+            "UPDATE account_summaries SET record = record - 'reconciliation'",
+        ] {
+            sqlx::query(statement)
+                .execute(&pool)
+                .await
+                .expect(statement);
+        }
+        assert!(
+            store
+                .supplier_counts("OLD_CO")
+                .await
+                .expect("counts")
+                .is_empty()
+        );
+        super::migrate(&pool, Duration::from_secs(5))
+            .await
+            .expect("migrated and counted");
+        let expected: Vec<(String, i64)> = [
+            ("data.transactions", 1),
+            // Its document declared no money.
+            ("reconciliation.NOT_DECLARED", 1),
+            ("staged", 2),
+            ("state.PENDING", 1),
+            ("state.PROCESSED", 1),
+        ]
+        .map(|(name, value)| (name.to_owned(), value))
+        .to_vec();
+        let counted = |counts: crate::domain::campaign::Counts| -> Vec<(String, i64)> {
+            counts.0.into_iter().collect()
+        };
+        assert_eq!(
+            counted(store.supplier_counts("OLD_CO").await.expect("counts")),
+            expected
+        );
+        let summary = store.account_summary(&number).await.expect("summary");
+        assert!(summary.reconciliation.is_some(), "{summary:?}");
+        // Once: a second start counts nothing again.
+        super::migrate(&pool, Duration::from_secs(5))
+            .await
+            .expect("migrated");
+        assert_eq!(
+            counted(store.supplier_counts("OLD_CO").await.expect("counts")),
+            expected
+        );
+    }
 
     #[tokio::test(flavor = "multi_thread")]
     async fn instances_starting_together_migrate_one_database_without_advisory_locks() {

@@ -6,7 +6,9 @@
 //! --ignored write_format_fixtures`), from the records the builders here make: the tests
 //! build the same records to compare with what the upgraded store reads. `unversioned-9d6d717`
 //! was written by the release before versions were recorded, through its API (`make.py` in
-//! it, and `expected.json`, what that release answered before it stopped).
+//! it, and `expected.json`, what that release answered before it stopped); `v6-supplier-counts`
+//! the same way by the last release of version 6 (e21bace: `make.py BIN DIR expected.json`, the
+//! directory's `db/` kept).
 
 use super::v3_event_records::uncompressed_group;
 use super::v4_relay_cursor::{OUTBOX_TREE, PUBLISHED_TREE};

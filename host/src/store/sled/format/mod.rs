@@ -331,6 +331,8 @@ mod tests {
             "what waited for the relay still waits"
         );
 
+        assert_counted(&store, number).await;
+
         // And it takes writes: a change after the upgrade is kept.
         store
             .publish_events(&[super::fixtures::event(1)])
@@ -342,5 +344,55 @@ mod tests {
             store.events_after(None, 1000).await.expect("log").len(),
             log.len() + 1
         );
+    }
+
+    /// What the accounts `make.py` writes count for once counted: three staged, two migrated,
+    /// the first with four transactions from its document and three posted since (its ledger
+    /// holds what was declared: -35.00 and -41.00 posted), three notes; both reconciled.
+    async fn assert_counted(store: &SledStore, number: &str) {
+        use crate::domain::storage::{AccountStore, ImportStore};
+        let counts = store.supplier_counts("OLD_ENERGY").await.expect("counts");
+        let counted: Vec<(&str, i64)> = counts.0.iter().map(|(n, v)| (n.as_str(), *v)).collect();
+        assert_eq!(
+            counted,
+            [
+                ("data.notes", 3),
+                ("data.transactions", 7),
+                ("reconciliation.RECONCILED", 2),
+                ("reconciliation.declared_pence", -7600),
+                ("reconciliation.held_pence", -7600),
+                ("staged", 3),
+                ("state.PENDING", 1),
+                ("state.PROCESSED", 2),
+            ]
+        );
+        let summary = store.account_summary(number).await.expect("summary");
+        let kept = summary.reconciliation.expect("given its reconciliation");
+        assert_eq!(
+            kept.declared.map(|money| money.to_string()).as_deref(),
+            Some("-76.00")
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_version_6_directory_gets_its_counters_and_reconciliations() {
+        let dir = super::fixtures::fixture("v6-supplier-counts");
+        assert_eq!(recorded(dir.path()).expect("read"), Some(6));
+        let store = SledStore::open(dir.path()).expect("upgraded");
+        assert_eq!(recorded(dir.path()).expect("read"), Some(CURRENT));
+        let expected: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("tests/fixtures/sled/v6-supplier-counts/expected.json"),
+            )
+            .expect("expected.json"),
+        )
+        .expect("JSON");
+        let number = expected["account_number"].as_str().expect("a number");
+        assert_counted(&store, number).await;
+        // Counted once: opened again, the counters are as they were.
+        drop(store);
+        let store = SledStore::open(dir.path()).expect("reopened");
+        assert_counted(&store, number).await;
     }
 }

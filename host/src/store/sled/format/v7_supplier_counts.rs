@@ -1,18 +1,21 @@
 //! Version 7: each supplier's counters (its campaign report's figures) are kept
 //! ([`crate::store::sled::supplier_counts`]), moved by every change.
 //!
-//! Up to version 6 there were none. This step counts them from what is stored, as the changes
-//! would have moved them: every import process (staged, its state, a failed dry run, its
-//! error's code) and every platform account (its records, and its reconciliation: the
-//! document's declaration standing for one never kept). It writes them whole, so that a step
-//! run again after a crash counts again from the start rather than adding twice.
+//! Up to version 6 there were none, and no account kept its reconciliation. This step gives
+//! every account with a ledger summary its reconciliation, from what is stored
+//! ([`Reconciliation::of_stored`]: its document's declaration, and the transactions posted
+//! since), then counts the counters as the changes would have moved them: every import
+//! process (staged, its state, a failed dry run, its error's code) and every platform account
+//! (its records and its reconciliation). It writes the counters whole, so that a step run
+//! again after a crash counts again from the start rather than adding twice; a summary
+//! already given its reconciliation keeps it.
 
-use crate::domain::campaign::{Counts, RecordCounts};
+use crate::domain::campaign::{Counts, Reconciliation, RecordCounts};
 use crate::domain::import_process::{ImportProcess, PlatformAccount};
-use crate::domain::ledger::AccountSummary;
+use crate::domain::ledger::{AccountSummary, Transaction};
 use crate::domain::storage::StoreError;
 use crate::store::sled::accounts::AccountTable;
-use crate::store::sled::codec::{decode, pair_key, split_pair_key};
+use crate::store::sled::codec::{decode, encode, pair_key, split_pair_key};
 use crate::store::sled::supplier_counts::{self, value_record};
 use crate::store::sled::transaction_index::batch_json;
 use std::collections::HashMap;
@@ -40,19 +43,31 @@ pub(super) fn upgrade(db: &sled::Db) -> Result<(), StoreError> {
         let (key, value) = entry?;
         let account: PlatformAccount = decode(&key, &value)?;
         let prefix = pair_key(&account.number, "");
-        let mut transactions = 0;
+        let mut transactions: Vec<Transaction> = Vec::new();
         for batch in batches.scan_prefix(&prefix) {
             let (key, record) = batch?;
-            let elements: Vec<serde::de::IgnoredAny> = decode(&key, &batch_json(&key, &record)?)?;
-            transactions += elements.len();
+            transactions.extend(decode::<Vec<Transaction>>(
+                &key,
+                &batch_json(&key, &record)?,
+            )?);
         }
         let summary: AccountSummary = match summaries.get(&prefix)? {
-            Some(record) => decode(&prefix, &record)?,
+            Some(record) => {
+                let mut summary: AccountSummary = decode(&prefix, &record)?;
+                if summary.reconciliation.is_none() {
+                    summary.reconciliation = Some(Reconciliation::of_stored(
+                        account.data.document(),
+                        &transactions,
+                    ));
+                    summaries.insert(&prefix, encode(&summary))?;
+                }
+                summary
+            }
             None => AccountSummary::default(),
         };
         let records = RecordCounts {
             notes: notes.scan_prefix(&prefix).count(),
-            transactions,
+            transactions: transactions.len(),
             statements: statements.scan_prefix(&prefix).count(),
             payment_instructions: instructions.scan_prefix(&prefix).count(),
         };
