@@ -5,6 +5,10 @@
 //! `PROCESSED` (a platform account exists), `ERRORED` (the last attempt failed; re-stage or
 //! retry), `CANCELLED` (staged longer than the supplier's expiry window). The v1 status
 //! endpoint shows these as `COMPLETED`, `IN_PROGRESS` or `UNKNOWN`.
+//!
+//! An account whose migration failed is in the error tail until it is migrated: its process
+//! keeps the failure's code ([`ImportProcess::failed_with`]) when it is re-staged, so that a
+//! bulk migration can be started over exactly those accounts once they are fixed.
 
 use super::account::AccountPayload;
 use super::error::DomainError;
@@ -106,6 +110,12 @@ pub struct ImportProcess {
     /// for it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub declared: Option<super::campaign::Reconciliation>,
+    /// The code of the failure that put the account in the error tail: set when a migration
+    /// attempt fails, kept when the account is re-staged (which clears `last_failure`) or put
+    /// back, cleared once it is migrated (records written before it was kept: `None`, and
+    /// [`Self::tail_code`] reads an `ERRORED` one's `last_failure`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed_with: Option<String>,
 }
 
 /// What a staged account was checked with: this version of Ferry's own rules, and the
@@ -219,6 +229,7 @@ impl ImportProcess {
                 schedule: None,
                 checked_with,
                 declared: None,
+                failed_with: None,
             };
             return Ok((process, Staging::Created));
         };
@@ -231,6 +242,7 @@ impl ImportProcess {
                 process.state = ImportState::Pending;
                 process.staged_at = now;
                 process.updated_at = now;
+                // Its `failed_with` stays: re-staged, it is still in the error tail.
                 process.last_failure = None;
                 process.latest_event = Some(ProcessEvent::new(ProcessEventKind::Updated, now));
                 process.schedule = None;
@@ -266,6 +278,7 @@ impl ImportProcess {
         process.account_created_at = Some(account.created_at);
         process.updated_at = account.created_at;
         process.last_failure = None;
+        process.failed_with = None;
         process.latest_event = Some(ProcessEvent::new(
             ProcessEventKind::Processed,
             account.created_at,
@@ -290,8 +303,23 @@ impl ImportProcess {
             error: Some(failure.clone()),
         });
         process.last_failure = Some(failure);
+        process.failed_with = Some(code.to_owned());
         process.schedule = None;
         process
+    }
+
+    /// The code of the failure that keeps the account in the error tail, if it is in it:
+    /// awaiting migration after a failed attempt, re-staged since or not.
+    pub fn tail_code(&self) -> Option<&str> {
+        if !self.awaits_migration() {
+            return None;
+        }
+        match (&self.failed_with, &self.last_failure) {
+            (Some(code), _) => Some(code),
+            // Failed before the code was kept apart: known while it is still `ERRORED`.
+            (None, Some(failure)) if self.state == ImportState::Errored => Some(&failure.code),
+            (None, _) => None,
+        }
     }
 
     /// The process after a dry run: its outcome becomes the latest event; the scheduled dry
@@ -438,6 +466,87 @@ pub fn format_datetime(moment: DateTime<Utc>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::account::{AccountLimits, read_account};
+    use serde_json::json;
+
+    fn staged(external: &str, now: DateTime<Utc>) -> ImportProcess {
+        let account = read_account(
+            json!({
+                "import_supplier": "OLD_CO",
+                "external_account_number": external,
+                "billing_name": "Ada Lovelace",
+                "billing_address1": "1 Analytical Street",
+                "billing_address4": "London",
+                "billing_postcode": "N1 1AA",
+                "customers": [{"given_name": "Ada", "family_name": "Lovelace", "email": "ada@example.com"}]
+            }),
+            AccountLimits { max_items: 100 },
+        )
+        .expect("a valid account");
+        ImportProcess::stage(None, account, None, now)
+            .expect("staged")
+            .0
+    }
+
+    #[test]
+    fn a_failure_stays_in_the_tail_through_re_staging_until_the_account_is_migrated() {
+        let now = Utc::now();
+        let process = staged("A-1", now);
+        assert_eq!(
+            (process.failed_with.as_deref(), process.tail_code()),
+            (None, None)
+        );
+
+        let errored = process.errored("account_failed_validation", "No statement.", now);
+        assert_eq!(
+            errored.failed_with.as_deref(),
+            Some("account_failed_validation")
+        );
+        assert_eq!(errored.tail_code(), Some("account_failed_validation"));
+
+        // Re-staged: pending, its last failure forgotten, still in the tail.
+        let (restaged, _) =
+            ImportProcess::stage(Some(&errored), errored.account.clone(), None, now)
+                .expect("re-staged");
+        assert_eq!(restaged.state, ImportState::Pending);
+        assert_eq!(restaged.last_failure, None);
+        assert_eq!(restaged.tail_code(), Some("account_failed_validation"));
+
+        // Failing again with another code: the tail's code is the latest.
+        let again = restaged.errored("payment_vendor_unavailable", "Away.", now);
+        assert_eq!(again.tail_code(), Some("payment_vendor_unavailable"));
+
+        // Migrated: out of the tail for good.
+        let account = PlatformAccount::open_as("A-0000000A".into(), &again, None, now);
+        let migrated = again.processed(&account);
+        assert_eq!(
+            (migrated.failed_with.as_deref(), migrated.tail_code()),
+            (None, None)
+        );
+    }
+
+    #[test]
+    fn the_tail_code_is_kept_only_while_the_account_awaits_migration() {
+        let now = Utc::now();
+        let errored = staged("A-1", now).errored("plugin_failed", "Trapped.", now);
+        let mut claimed = errored.clone();
+        claimed.state = ImportState::InProgress;
+        assert_eq!(claimed.tail_code(), None);
+        assert_eq!(claimed.failed_with.as_deref(), Some("plugin_failed"));
+        assert_eq!(errored.cancelled(now).tail_code(), None);
+
+        // Written before the code was kept apart: an ERRORED record's last failure names it;
+        // a pending one cannot say.
+        let mut older = errored.clone();
+        older.failed_with = None;
+        assert_eq!(older.tail_code(), Some("plugin_failed"));
+        let stored = serde_json::to_value(&older).expect("serialized");
+        assert!(stored.get("failed_with").is_none(), "{stored}");
+        let read: ImportProcess = serde_json::from_value(stored).expect("read back");
+        assert_eq!(read, older);
+        older.state = ImportState::Pending;
+        assert_eq!(older.tail_code(), None);
+    }
 
     #[test]
     fn numbers_have_the_platform_shape() {
