@@ -261,14 +261,24 @@ impl AdminClient {
         .await
     }
 
-    /// Starts a bulk migration (the server claims every pending account before it answers,
-    /// so this may take longer than other calls).
+    /// Starts a bulk migration of every account awaiting migration (the server claims them
+    /// before it answers, so this may take longer than other calls).
     pub async fn start_migration(&self, code: &str) -> Result<Migration, ClientError> {
-        let empty = serde_json::Map::new();
+        self.start_migration_over(code, &crate::migrations::MigrationSelection::default())
+            .await
+    }
+
+    /// Starts a bulk migration of the accounts `selection` names that await migration: the
+    /// error tail, one group of it, or the accounts listed.
+    pub async fn start_migration_over(
+        &self,
+        code: &str,
+        selection: &crate::migrations::MigrationSelection,
+    ) -> Result<Migration, ClientError> {
         let request = self
             .request(Method::POST, self.url(&["suppliers", code, "migrations"])?)
             .timeout(LONG_TIMEOUT)
-            .json(&empty);
+            .json(selection);
         Self::send(request).await
     }
 
@@ -414,6 +424,34 @@ mod tests {
             .await
             .expect_err("nothing listens");
         assert!(matches!(error, ClientError::Unreachable(_)), "{error:?}");
+    }
+
+    #[tokio::test]
+    async fn a_migration_is_started_over_the_selection_it_names() {
+        let body = r#"{"id": "m-1", "supplier": "OLD_CO", "state": "RUNNING", "total": 2,
+            "processed": 0, "failed": 0, "started_at": "2025-03-07T11:00:00Z", "finished_at": null,
+            "selection": {"only": "errored", "error_code": "plugin_failed"}}"#;
+        let (base, request) = answer_once("202 Accepted", body);
+        let api = AdminClient::new(&base, "operator-key").expect("client");
+        let selection = crate::migrations::MigrationSelection {
+            only: Some(crate::migrations::MigrationTail::Errored),
+            error_code: Some("plugin_failed".to_owned()),
+            accounts: None,
+        };
+        let started = api
+            .start_migration_over("OLD_CO", &selection)
+            .await
+            .expect("started");
+        assert_eq!(started.selection, selection);
+        let request = request.recv().expect("the request");
+        assert!(
+            request.starts_with("POST /admin/v1/suppliers/OLD_CO/migrations HTTP/1.1"),
+            "{request}"
+        );
+        assert!(
+            request.ends_with(r#"{"only":"errored","error_code":"plugin_failed"}"#),
+            "{request}"
+        );
     }
 
     /// Answers one HTTP request with `status` and `body`; hands back the request's text.

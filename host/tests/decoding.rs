@@ -1189,14 +1189,20 @@ fn admin_bodies() {
         Kind::Rest,
         payloads(events),
     );
-    // Takes no body: whatever is sent is ignored.
+    // An optional selection of the accounts to migrate.
+    let selections = prop_oneof![
+        Just(json!({})),
+        Just(json!({"only": "errored", "error_code": "account_failed_validation"})),
+        Just(json!({"accounts": ["ACC-1", "ACC-2"]})),
+    ]
+    .boxed();
     fuzz(
         &service,
         Method::POST,
         "/admin/v1/suppliers/MIGRATE_ME/migrations",
         Caller::Operator,
         Kind::Rest,
-        payloads(Just(json!({})).boxed()),
+        payloads(selections),
     );
 }
 

@@ -52,6 +52,28 @@ impl FromRequest<AppState> for JsonBody {
     }
 }
 
+/// A JSON request body that may be left out: an empty body (whatever its content type) is
+/// `None`, any other is read as a [`JsonBody`].
+#[derive(Debug)]
+pub struct OptionalJsonBody(pub Option<Value>);
+
+impl FromRequest<AppState> for OptionalJsonBody {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &AppState) -> Result<Self, ApiError> {
+        let (parts, body) = request.into_parts();
+        let bytes = Bytes::from_request(Request::from_parts(parts.clone(), body), state)
+            .await
+            .map_err(|rejection| body_error(&rejection, state.limits.max_body_bytes, state))?;
+        if bytes.is_empty() {
+            return Ok(Self(None));
+        }
+        JsonBody::from_request(Request::from_parts(parts, bytes.into()), state)
+            .await
+            .map(|JsonBody(body)| Self(Some(body)))
+    }
+}
+
 /// A body that could not be read, in the API's error format: larger than `max_bytes` (413), no
 /// longer arriving (408), or cut off (400).
 pub fn body_error(rejection: &BytesRejection, max_bytes: usize, state: &AppState) -> ApiError {

@@ -1,4 +1,7 @@
-//! `ferry supplier ...`: create, list, show and change import suppliers.
+//! `ferry supplier ...`: create, list, show and change import suppliers; start a bulk
+//! migration of their accounts ([`migrate`]).
+
+mod migrate;
 
 use super::admin_client::{AdminClient, failed};
 use super::output::print_json;
@@ -49,6 +52,9 @@ pub enum SupplierAction {
         #[arg(long)]
         strict_unknown_fields: Option<bool>,
     },
+    /// Start a bulk migration of the supplier's accounts awaiting migration: every one, its
+    /// error tail (--only errored, --error-code) or the accounts named (--account).
+    Migrate(migrate::MigrateArgs),
     /// Set a supplier's status: ONGOING, PAUSED or COMPLETE.
     SetStatus {
         code: String,
@@ -109,6 +115,7 @@ pub async fn run(client: &AdminClient, action: SupplierAction) -> anyhow::Result
             };
             client.update_supplier(&code, &change).await
         }
+        SupplierAction::Migrate(args) => return migrate::run(client, args).await,
         SupplierAction::SetStatus { code, status } => {
             client.set_supplier_status(&code, status).await
         }

@@ -1,7 +1,9 @@
 //! Bulk migrations: an operator starts the migration of every pending account of a supplier
-//! as a background job. The job first claims the accounts (they show `IN_PROGRESS`), then
-//! migrates them one by one; pausing the supplier stops it and puts the unmigrated accounts
-//! back to `PENDING`.
+//! as a background job, or of a part of them ([`Selection`]): its error tail (the accounts
+//! whose last attempt failed, re-staged since or not, of one error code or all) or the
+//! accounts the operator names. The job first claims the accounts (they show `IN_PROGRESS`),
+//! then migrates them one by one; pausing the supplier stops it and puts the unmigrated
+//! accounts back to `PENDING`. Its record says what it was started over.
 //!
 //! A job is a row in the store
 //! ([`LeaseStore::put_migration`](crate::domain::storage::LeaseStore::put_migration)), its
@@ -21,17 +23,20 @@
 use super::background::Background;
 use super::error::DomainError;
 use super::import_process::ImportState;
-use super::imports::{ClaimedMigration, Imports, ListFilter, filtered};
+use super::imports::{ClaimedMigration, Imports};
 use super::supplier::SupplierStatus;
 use crate::domain::storage::{Store, StoreError, WHILE_AWAY};
 use chrono::{DateTime, Utc};
-use futures_util::TryStreamExt;
+use ferry_admin_api::migrations::MigrationSelection;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
+mod selection;
+
 pub use ferry_admin_api::MigrationState;
+pub use selection::{MAX_NAMED_ACCOUNTS, Selection};
 
 /// A snapshot of a job, as answered and as stored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -54,12 +59,17 @@ pub struct MigrationView {
     /// went away.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at: Option<String>,
+    /// The accounts the job was started over (recorded before it was kept: every account
+    /// awaiting migration).
+    #[serde(default, skip_serializing_if = "MigrationSelection::is_everything")]
+    pub selection: MigrationSelection,
 }
 
 #[derive(Debug)]
 struct Job {
     id: String,
     supplier: String,
+    selection: MigrationSelection,
     total: u64,
     processed: AtomicU64,
     failed: AtomicU64,
@@ -69,8 +79,8 @@ struct Job {
 }
 
 impl Job {
-    /// A job starting now, with nothing done.
-    fn starting(id: &str, supplier: &str, total: u64) -> Self {
+    /// A job over `selection` starting now, with nothing done.
+    fn starting(id: &str, supplier: &str, selection: MigrationSelection, total: u64) -> Self {
         Self::from_view(&MigrationView {
             id: id.to_owned(),
             supplier: supplier.to_owned(),
@@ -81,6 +91,7 @@ impl Job {
             started_at: Utc::now(),
             finished_at: None,
             at: None,
+            selection,
         })
     }
 
@@ -89,6 +100,7 @@ impl Job {
         Self {
             id: view.id.clone(),
             supplier: view.supplier.clone(),
+            selection: view.selection.clone(),
             total: view.total,
             processed: AtomicU64::new(view.processed),
             failed: AtomicU64::new(view.failed),
@@ -122,6 +134,7 @@ impl Job {
                     .unwrap_or_else(PoisonError::into_inner)
                     .clone(),
             },
+            selection: self.selection.clone(),
         }
     }
 
@@ -222,8 +235,13 @@ impl Migrations {
         jobs.get(supplier).cloned().unwrap_or_default()
     }
 
-    /// Claims the supplier's pending accounts and starts migrating them in the background.
-    pub async fn start(&self, supplier_code: &str) -> Result<MigrationView, DomainError> {
+    /// Claims the supplier's accounts that `selection` names and that await migration, and
+    /// starts migrating them in the background.
+    pub async fn start(
+        &self,
+        supplier_code: &str,
+        selection: &Selection,
+    ) -> Result<MigrationView, DomainError> {
         let supplier = self
             .store
             .supplier(supplier_code)
@@ -248,9 +266,10 @@ impl Migrations {
                 return Err(DomainError::MigrationAlreadyRunning);
             }
             // A placeholder keeps a second start out while this one claims accounts.
-            list.push(Arc::new(Job::starting(&job_id, &supplier.code, 0)));
+            let placeholder = Job::starting(&job_id, &supplier.code, selection.record(), 0);
+            list.push(Arc::new(placeholder));
         }
-        let claimed = self.claim_pending(&supplier.code).await;
+        let claimed = self.claim(&supplier.code, selection).await;
         let claimed = match claimed {
             Ok(claimed) => claimed,
             Err(error) => {
@@ -259,7 +278,12 @@ impl Migrations {
                 return Err(error);
             }
         };
-        let job = Arc::new(Job::starting(&job_id, &supplier.code, claimed.len() as u64));
+        let job = Arc::new(Job::starting(
+            &job_id,
+            &supplier.code,
+            selection.record(),
+            claimed.len() as u64,
+        ));
         job.go_on_with(claimed.first());
         if let Err(error) = self.store.put_migration(&job.view()).await {
             self.replace(&supplier.code, &job_id, None);
@@ -268,7 +292,7 @@ impl Migrations {
             return Err(error.into());
         }
         self.replace(&supplier.code, &job_id, Some(job.clone()));
-        tracing::info!(supplier = %supplier.code, job = %job_id, accounts = claimed.len(), "bulk migration started");
+        tracing::info!(supplier = %supplier.code, job = %job_id, ?selection, accounts = claimed.len(), "bulk migration started");
         self.spawn(job.clone(), claimed);
         Ok(job.view())
     }
@@ -283,18 +307,14 @@ impl Migrations {
         }
     }
 
-    async fn claim_pending(&self, supplier: &str) -> Result<Vec<String>, DomainError> {
-        let pending: Vec<String> = filtered(
-            self.store.import_listings(supplier, None),
-            ListFilter::Pending,
-        )
-        .try_filter_map(|process| {
-            std::future::ready(Ok((process.state != ImportState::InProgress)
-                .then_some(process.external_account_number)))
-        })
-        .try_collect()
-        .await?;
-        self.imports.claim(supplier, &pending).await
+    /// Claims the supplier's accounts `selection` names that await migration.
+    async fn claim(
+        &self,
+        supplier: &str,
+        selection: &Selection,
+    ) -> Result<Vec<String>, DomainError> {
+        let selected = selection::candidates(&self.store, supplier, selection).await?;
+        self.imports.claim(supplier, &selected).await
     }
 
     async fn run(self, job: Arc<Job>, claimed: Vec<String>) {
@@ -611,6 +631,7 @@ mod tests {
             started_at: Utc::now(),
             finished_at: None,
             at: Some("A-1".into()),
+            selection: MigrationSelection::default(),
         };
         store.put_migration(&recorded).await.expect("recorded");
 

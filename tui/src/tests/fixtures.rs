@@ -249,6 +249,7 @@ pub fn running_migration() -> Migration {
         failed: 3,
         started_at: "2025-03-07T11:00:00Z".to_owned(),
         finished_at: None,
+        selection: Default::default(),
     }
 }
 
