@@ -1,4 +1,4 @@
-//! Liveness, readiness and Prometheus metrics.
+//! Liveness, readiness and Prometheus metrics (with every supplier's campaign figures).
 
 use super::AppState;
 use crate::domain::error::DomainError;
@@ -95,15 +95,21 @@ async fn probed<T>(read: impl Future<Output = Result<T, DomainError>>) -> Option
     tokio::time::timeout(STORE_PROBE, read).await.ok()?.ok()
 }
 
-/// Prometheus metrics (text format).
+/// Prometheus metrics (text format): the process's own, then every supplier's campaign
+/// figures ([`super::supplier_gauges`]).
 #[utoipa::path(get, path = "/metrics", tag = "operations",
     responses((status = 200, description = "Prometheus text exposition format", content_type = "text/plain", body = String)))]
 pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
+    let mut text = state.metrics.render();
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(&super::supplier_gauges::render(&state).await);
     (
         [(
             axum::http::header::CONTENT_TYPE,
             "text/plain; version=0.0.4",
         )],
-        state.metrics.render(),
+        text,
     )
 }

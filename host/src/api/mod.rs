@@ -25,6 +25,7 @@ pub mod schemas;
 pub mod staging;
 pub mod statements;
 pub mod stream;
+pub mod supplier_gauges;
 pub mod throttle;
 pub mod transactions;
 
@@ -36,6 +37,7 @@ use crate::domain::event_log::EventLog;
 use crate::domain::imports::Imports;
 use crate::domain::migrations::Migrations;
 use crate::domain::ports::{Documents, PaymentVendors};
+use crate::domain::report::Reports;
 use crate::plugins::Plugins;
 use crate::store::Store;
 use axum::extract::DefaultBodyLimit;
@@ -103,6 +105,7 @@ pub struct Services {
     pub additions: Additions,
     pub admin: Admin,
     pub event_log: EventLog,
+    pub reports: Reports,
     pub migrations: Migrations,
     pub plugins: Arc<Plugins>,
     pub auth: Authenticator,
@@ -157,6 +160,7 @@ impl AppState {
             additions: Additions::new(store.clone(), documents, vendors, account_limits)
                 .with_rules(plugins.clone()),
             admin: Admin::new(store.clone()),
+            reports: Reports::new(store.clone()),
             event_log: EventLog::new(store),
             graphql: graphql::schema(auth.clone()),
             plugins,

@@ -68,6 +68,8 @@ use utoipa::{Modify, OpenApi};
         admin::plugins::get_plugin,
         admin::plugins::remove_plugin,
         admin::plugins::set_plugin_config,
+        admin::reports::campaign_report,
+        admin::reports::report_accounts,
         admin::events::list_events,
         admin::events::publish_event,
         admin::storage::storage_status,
@@ -578,6 +580,45 @@ mod tests {
                 matches!(errors.get(name), Some((_, false))),
                 "ErrorBody: {name}"
             );
+        }
+    }
+
+    #[test]
+    fn the_campaign_report_and_its_rows_are_documented_as_json_and_csv() {
+        let document = document();
+        let report = &document["paths"]["/admin/v1/suppliers/{code}/report"]["get"];
+        assert_eq!(
+            report["responses"]["200"]["content"]["application/json"]["schema"]["$ref"],
+            "#/components/schemas/CampaignReport"
+        );
+        let rows = &document["paths"]["/admin/v1/suppliers/{code}/report/accounts"]["get"];
+        let content = &rows["responses"]["200"]["content"];
+        assert_eq!(
+            content["application/json"]["schema"]["$ref"],
+            "#/components/schemas/AccountReportPage"
+        );
+        assert_eq!(content["text/csv"]["schema"]["type"], "string");
+        let parameters = rows["parameters"].as_array().expect("parameters");
+        let named = |name: &str| {
+            parameters
+                .iter()
+                .find(|p| p["name"] == name)
+                .unwrap_or_else(|| panic!("no parameter {name}"))
+        };
+        assert_eq!(
+            named("format")["schema"]["enum"],
+            serde_json::json!(["json", "csv"])
+        );
+        assert_eq!(
+            named("reconciliation")["schema"]["enum"],
+            serde_json::json!(["RECONCILED", "MISMATCH", "NOT_DECLARED"])
+        );
+        for name in ["state", "error_code", "limit", "after"] {
+            assert_eq!(named(name)["in"], "query", "{name}");
+            assert_eq!(named(name)["required"], false, "{name}");
+        }
+        for status in ["400", "401", "404"] {
+            assert!(rows["responses"].get(status).is_some(), "rows: no {status}");
         }
     }
 

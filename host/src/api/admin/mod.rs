@@ -9,6 +9,7 @@ pub(crate) mod imports;
 pub(crate) mod migrations;
 pub(crate) mod operations_teams;
 pub mod plugins;
+pub(crate) mod reports;
 pub(crate) mod storage;
 pub(crate) mod suppliers;
 
@@ -25,6 +26,7 @@ pub fn router() -> Router<AppState> {
         .merge(imports::router())
         .merge(migrations::router())
         .merge(plugins::router())
+        .merge(reports::router())
         .merge(events::router())
         .merge(storage::router())
 }
