@@ -6,11 +6,12 @@
 
 use crate::events::Event;
 use crate::{
-    AccountDetail, ApiKey, ErrorBody, EventPage, FieldErrorBody, ImportPage, ImportQuery,
-    IssuedApiKey, Migration, NewApiKey, NewOperationsTeam, NewSupplier, OperationsTeam, Plugin,
-    PluginRecord, PublishEvent, StorageStatus, Supplier, SupplierChange, SupplierStatus,
+    AccountDetail, AccountReportPage, AccountReportQuery, ApiKey, CampaignReport, ErrorBody,
+    EventPage, FieldErrorBody, ImportPage, ImportQuery, IssuedApiKey, Migration, NewApiKey,
+    NewOperationsTeam, NewSupplier, OperationsTeam, Plugin, PluginRecord, PublishEvent,
+    StorageStatus, Supplier, SupplierChange, SupplierStatus,
 };
-use reqwest::{Method, RequestBuilder, Url};
+use reqwest::{Method, RequestBuilder, Response, Url};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::collections::BTreeMap;
@@ -21,6 +22,9 @@ use std::time::Duration;
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(10);
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 pub const LONG_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long a streamed answer (the report's CSV) may send nothing before the server counts
+/// as unreachable; the whole of it may take as long as it takes.
+pub const STREAM_READ_TIMEOUT: Duration = LONG_TIMEOUT;
 
 /// Why an admin call did not give an answer.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -81,6 +85,8 @@ impl ClientError {
 #[derive(Debug, Clone)]
 pub struct AdminClient {
     http: reqwest::Client,
+    /// For streamed answers: no deadline for the whole answer, one for each read.
+    streaming: reqwest::Client,
     base: Url,
     operator_key: String,
 }
@@ -96,12 +102,17 @@ impl AdminClient {
         if base.cannot_be_a_base() || !matches!(base.scheme(), "http" | "https") {
             return Err(invalid("expected an http:// or https:// URL".to_owned()));
         }
-        let http = reqwest::Client::builder()
-            .connect_timeout(CONNECT_TIMEOUT)
-            .build()
-            .map_err(|error| invalid(format!("cannot make an HTTP client: {error}")))?;
+        let client = |builder: reqwest::ClientBuilder| {
+            builder
+                .connect_timeout(CONNECT_TIMEOUT)
+                .build()
+                .map_err(|error| invalid(format!("cannot make an HTTP client: {error}")))
+        };
+        let http = client(reqwest::Client::builder())?;
+        let streaming = client(reqwest::Client::builder().read_timeout(STREAM_READ_TIMEOUT))?;
         Ok(Self {
             http,
+            streaming,
             base,
             operator_key: operator_key.to_owned(),
         })
@@ -134,29 +145,39 @@ impl AdminClient {
     }
 
     async fn send<T: DeserializeOwned>(request: RequestBuilder) -> Result<T, ClientError> {
+        let bytes = Self::answer(request)
+            .await?
+            .bytes()
+            .await
+            .map_err(|error| ClientError::Unreachable(describe(&error)))?;
+        serde_json::from_slice(&bytes).map_err(|error| ClientError::Unreadable(error.to_string()))
+    }
+
+    /// The answer to `request` when it is a success, its body not read yet; else the refusal.
+    async fn answer(request: RequestBuilder) -> Result<Response, ClientError> {
         let response = request
             .send()
             .await
             .map_err(|error| ClientError::Unreachable(describe(&error)))?;
         let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
         let bytes = response
             .bytes()
             .await
             .map_err(|error| ClientError::Unreachable(describe(&error)))?;
-        if !status.is_success() {
-            let body = serde_json::from_slice::<ErrorBody>(&bytes).unwrap_or_else(|_| ErrorBody {
-                detail: status.canonical_reason().unwrap_or("error").to_owned(),
-                code: String::new(),
-                errors: Vec::new(),
-            });
-            return Err(ClientError::Refused {
-                status: status.as_u16(),
-                code: body.code,
-                detail: body.detail,
-                errors: body.errors,
-            });
-        }
-        serde_json::from_slice(&bytes).map_err(|error| ClientError::Unreadable(error.to_string()))
+        let body = serde_json::from_slice::<ErrorBody>(&bytes).unwrap_or_else(|_| ErrorBody {
+            detail: status.canonical_reason().unwrap_or("error").to_owned(),
+            code: String::new(),
+            errors: Vec::new(),
+        });
+        Err(ClientError::Refused {
+            status: status.as_u16(),
+            code: body.code,
+            detail: body.detail,
+            errors: body.errors,
+        })
     }
 
     async fn get<T: DeserializeOwned>(&self, segments: &[&str]) -> Result<T, ClientError> {
@@ -237,6 +258,43 @@ impl AdminClient {
         let mut url = self.url(&["suppliers", code, "imports"])?;
         url.query_pairs_mut().extend_pairs(query.pairs());
         Self::send(self.request(Method::GET, url)).await
+    }
+
+    /// The supplier's campaign report.
+    pub async fn campaign_report(&self, code: &str) -> Result<CampaignReport, ClientError> {
+        self.get(&["suppliers", code, "report"]).await
+    }
+
+    /// One page of the rows of the supplier's report that `query` selects.
+    pub async fn report_accounts(
+        &self,
+        code: &str,
+        query: &AccountReportQuery,
+    ) -> Result<AccountReportPage, ClientError> {
+        let mut url = self.url(&["suppliers", code, "report", "accounts"])?;
+        url.query_pairs_mut().extend_pairs(query.pairs());
+        Self::send(self.request(Method::GET, url)).await
+    }
+
+    /// Every row of the supplier's report that `query` selects, as CSV with its header row
+    /// (RFC 4180), read as the server streams it. The CSV is the whole list: a query with an
+    /// `after` or a `limit` is refused.
+    pub async fn report_accounts_csv(
+        &self,
+        code: &str,
+        query: &AccountReportQuery,
+    ) -> Result<CsvAnswer, ClientError> {
+        let mut url = self.url(&["suppliers", code, "report", "accounts"])?;
+        url.query_pairs_mut()
+            .extend_pairs(query.pairs())
+            .append_pair("format", "csv");
+        let request = self
+            .streaming
+            .get(url)
+            .header("Authorization", format!("Token {}", self.operator_key));
+        Ok(CsvAnswer {
+            response: Self::answer(request).await?,
+        })
     }
 
     pub async fn account(
@@ -359,6 +417,39 @@ impl AdminClient {
     /// Whether the store takes writes, and why not.
     pub async fn storage(&self) -> Result<StorageStatus, ClientError> {
         Self::send(self.request(Method::GET, self.url(&["storage"])?)).await
+    }
+}
+
+/// A CSV answer being received: its bytes as they come.
+#[derive(Debug)]
+pub struct CsvAnswer {
+    response: Response,
+}
+
+impl CsvAnswer {
+    /// The next piece of the CSV; `None` once it is whole. An answer cut short (the server
+    /// failed part-way, or went quiet for [`STREAM_READ_TIMEOUT`]) is an error, never a
+    /// shorter CSV.
+    pub async fn chunk(&mut self) -> Result<Option<Vec<u8>>, ClientError> {
+        self.response
+            .chunk()
+            .await
+            .map(|chunk| chunk.map(|bytes| bytes.to_vec()))
+            .map_err(|error| {
+                ClientError::Unreachable(format!(
+                    "the answer stopped part-way: {}",
+                    describe(&error)
+                ))
+            })
+    }
+
+    /// The whole CSV.
+    pub async fn text(mut self) -> Result<String, ClientError> {
+        let mut bytes = Vec::new();
+        while let Some(chunk) = self.chunk().await? {
+            bytes.extend_from_slice(&chunk);
+        }
+        String::from_utf8(bytes).map_err(|error| ClientError::Unreadable(error.to_string()))
     }
 }
 
@@ -562,6 +653,59 @@ mod tests {
             request.starts_with(
                 "GET /admin/v1/suppliers/OLD_CO/imports?state=ERRORED&q=acc+1&limit=50&after=ACC-1049 HTTP/1.1"
             ),
+            "{request}"
+        );
+    }
+
+    #[tokio::test]
+    async fn the_report_rows_query_carries_the_filters_and_the_cursor() {
+        let (base, request) = answer_once("200 OK", r#"{"accounts": [], "next_after": null}"#);
+        let api = AdminClient::new(&base, "operator-key").expect("client");
+        let query = AccountReportQuery {
+            error_code: Some("payment_vendor_unavailable".to_owned()),
+            after: Some("ACC 7".to_owned()),
+            limit: 1000,
+            ..AccountReportQuery::default()
+        };
+        let page = api
+            .report_accounts("OLD_CO", &query)
+            .await
+            .expect("the answer reads");
+        assert_eq!((page.accounts, page.next_after), (vec![], None));
+        let request = request.recv().expect("the request");
+        assert!(
+            request.starts_with(
+                "GET /admin/v1/suppliers/OLD_CO/report/accounts?error_code=payment_vendor_unavailable&after=ACC+7&limit=1000 HTTP/1.1"
+            ),
+            "{request}"
+        );
+    }
+
+    #[tokio::test]
+    async fn the_report_csv_is_asked_for_by_format_and_read_whole() {
+        let csv = "external_account_number,state\r\n\"A,1\",PENDING\r\n";
+        let (base, request) = answer_once("200 OK", csv);
+        let api = AdminClient::new(&base, "operator-key").expect("client");
+        let query = AccountReportQuery {
+            state: Some("PENDING".to_owned()),
+            ..AccountReportQuery::default()
+        };
+        let answer = api
+            .report_accounts_csv("OLD_CO", &query)
+            .await
+            .expect("an answer");
+        assert_eq!(answer.text().await.expect("the CSV"), csv);
+        let request = request.recv().expect("the request");
+        assert!(
+            request.starts_with(
+                "GET /admin/v1/suppliers/OLD_CO/report/accounts?state=PENDING&format=csv HTTP/1.1"
+            ),
+            "{request}"
+        );
+        assert!(
+            request
+                .to_lowercase()
+                .contains("authorization: token operator-key"),
             "{request}"
         );
     }

@@ -1,12 +1,15 @@
 //! `ferry supplier ...`: create, list, show and change import suppliers; start a bulk
-//! migration of their accounts ([`migrate`]).
+//! migration of their accounts ([`migrate`]); read a supplier's campaign report
+//! ([`report`]).
 
 mod migrate;
+mod report;
 
 use super::admin_client::{AdminClient, failed};
 use super::output::print_json;
 use clap::Subcommand;
 use ferry_admin_api::{NewSupplier, SupplierChange, SupplierStatus};
+use report::ReportArgs;
 
 #[derive(Debug, Subcommand)]
 pub enum SupplierAction {
@@ -61,6 +64,9 @@ pub enum SupplierAction {
         #[arg(value_parser = parse_status)]
         status: SupplierStatus,
     },
+    /// The supplier's campaign report (JSON); with --accounts, every account's row (JSON or
+    /// CSV).
+    Report(ReportArgs),
 }
 
 /// A status as typed on the command line (any case).
@@ -119,6 +125,7 @@ pub async fn run(client: &AdminClient, action: SupplierAction) -> anyhow::Result
         SupplierAction::SetStatus { code, status } => {
             client.set_supplier_status(&code, status).await
         }
+        SupplierAction::Report(args) => return report::report(client, args).await,
     };
     let supplier = answer.map_err(|error| failed(client, error))?;
     Ok(print_json(&supplier)?)
