@@ -5,10 +5,12 @@
 //! a status before changing it.
 
 pub use ferry_admin_api::{
-    AccountDetail, ClientError, ClosedStatement, Event, EventPage, ImportFailure, ImportItem,
-    ImportPage, ImportQuery, ImportState, LedgerEntry, Migration, MigrationState, Note,
-    PaymentInstruction, Plugin, PluginFailure, PluginRecord, RelayStatus, Statement, StorageState,
-    StorageStatus, Supplier, SupplierPlugin, SupplierStatus, Transaction,
+    AccountDetail, AccountReconciliation, AccountReportPage, AccountReportQuery, AccountReportRow,
+    CampaignReport, ClientError, ClosedStatement, ErrorGroup, Event, EventPage, ImportFailure,
+    ImportItem, ImportPage, ImportQuery, ImportState, LedgerEntry, Migration, MigrationState, Note,
+    PaymentInstruction, Plugin, PluginFailure, PluginRecord, RelayStatus, ReportAccounts,
+    ReportData, ReportReconciliation, Statement, StorageState, StorageStatus, Supplier,
+    SupplierPlugin, SupplierStatus, Transaction,
 };
 use std::future::Future;
 
@@ -71,4 +73,18 @@ pub trait AdminApi: Send + Sync + 'static {
 
     /// Whether the host's store takes writes, and why not.
     fn storage(&self) -> impl Future<Output = Result<StorageStatus, ClientError>> + Send;
+
+    /// The supplier's campaign report: its accounts by state, the records kept, the
+    /// reconciliation totals and the error groups.
+    fn campaign_report(
+        &self,
+        code: &str,
+    ) -> impl Future<Output = Result<CampaignReport, ClientError>> + Send;
+
+    /// One page of the rows of the supplier's report that `query` selects.
+    fn report_accounts(
+        &self,
+        code: &str,
+        query: &AccountReportQuery,
+    ) -> impl Future<Output = Result<AccountReportPage, ClientError>> + Send;
 }

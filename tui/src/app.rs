@@ -2,7 +2,12 @@
 //! and selected, the open dialog, and how the host is doing.
 //!
 //! State changes in two ways only: key handling (see [`crate::keys`]) and answers from the host
-//! ([`App::apply`]). Neither does any I/O; both return the admin calls to make next.
+//! ([`App::apply`]). Neither does any I/O; both return the admin calls to make next. The
+//! Campaign screen's state is in [`campaign`].
+
+mod campaign;
+
+pub use campaign::{CampaignState, GroupAccounts};
 
 use crate::api::{
     AccountDetail, ClientError, Event, ImportPage, ImportQuery, ImportState, Migration, Plugin,
@@ -17,17 +22,24 @@ pub const IMPORTS_PAGE_SIZE: u32 = 50;
 /// Events kept in memory for the live tail; older ones are dropped.
 pub const EVENTS_KEPT: usize = 500;
 
-/// The four screens, in tab order.
+/// The five screens, in tab order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Screen {
     Suppliers,
     Imports,
     Events,
     Plugins,
+    Campaign,
 }
 
 impl Screen {
-    pub const ALL: [Screen; 4] = [Self::Suppliers, Self::Imports, Self::Events, Self::Plugins];
+    pub const ALL: [Screen; 5] = [
+        Self::Suppliers,
+        Self::Imports,
+        Self::Events,
+        Self::Plugins,
+        Self::Campaign,
+    ];
 
     pub fn title(self) -> &'static str {
         match self {
@@ -35,6 +47,7 @@ impl Screen {
             Self::Imports => "Imports",
             Self::Events => "Events",
             Self::Plugins => "Plugins",
+            Self::Campaign => "Campaign",
         }
     }
 
@@ -181,6 +194,42 @@ impl SuppliersState {
     }
 }
 
+/// Where a list read page by page stands: the `after` cursors of the pages before this one,
+/// first page first, and this page's.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Pages {
+    pub previous: Vec<Option<String>>,
+    pub after: Option<String>,
+}
+
+impl Pages {
+    /// 1 for the first page.
+    pub fn number(&self) -> usize {
+        self.previous.len() + 1
+    }
+
+    pub fn is_first(&self) -> bool {
+        self.previous.is_empty()
+    }
+
+    /// On to the page after the row `next`.
+    fn forward(&mut self, next: String) {
+        self.previous.push(self.after.take());
+        self.after = Some(next);
+    }
+
+    /// Back to the page before; false on the first page.
+    fn back(&mut self) -> bool {
+        match self.previous.pop() {
+            Some(previous) => {
+                self.after = previous;
+                true
+            }
+            None => false,
+        }
+    }
+}
+
 /// The Imports screen: one page of one supplier's import processes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ImportsState {
@@ -191,10 +240,7 @@ pub struct ImportsState {
     pub search: String,
     /// The search being typed after `/`.
     pub search_input: Option<String>,
-    /// The `after` cursors of the pages before this one, first page first.
-    pub previous_pages: Vec<Option<String>>,
-    /// This page's `after` cursor.
-    pub after: Option<String>,
+    pub pages: Pages,
     pub page: Loadable<ImportPage>,
     pub selected: usize,
     /// The account opened with Enter.
@@ -206,7 +252,7 @@ impl ImportsState {
         ImportQuery {
             state: self.state_filter,
             search: self.search.clone(),
-            after: self.after.clone(),
+            after: self.pages.after.clone(),
             limit: IMPORTS_PAGE_SIZE,
         }
     }
@@ -221,7 +267,7 @@ impl ImportsState {
 
     /// 1 for the first page.
     pub fn page_number(&self) -> usize {
-        self.previous_pages.len() + 1
+        self.pages.number()
     }
 
     pub fn rows(&self) -> &[crate::api::ImportItem] {
@@ -233,8 +279,7 @@ impl ImportsState {
 
     /// Back to the first page (after the filter or search changed).
     fn restart(&mut self) {
-        self.previous_pages.clear();
-        self.after = None;
+        self.pages = Pages::default();
         self.selected = 0;
         self.page = Loadable::Loading;
     }
@@ -261,23 +306,23 @@ impl ImportsState {
 
     pub fn next_page(&mut self) -> Option<ApiCall> {
         let next = self.page.ready()?.next_after.clone()?;
-        self.previous_pages.push(self.after.take());
-        self.after = Some(next);
+        self.pages.forward(next);
         self.selected = 0;
         self.page = Loadable::Loading;
         self.call()
     }
 
     pub fn previous_page(&mut self) -> Option<ApiCall> {
-        let previous = self.previous_pages.pop()?;
-        self.after = previous;
+        if !self.pages.back() {
+            return None;
+        }
         self.selected = 0;
         self.page = Loadable::Loading;
         self.call()
     }
 }
 
-/// An account opened from the Imports screen.
+/// An account opened from the Imports or the Campaign screen.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AccountView {
     pub number: String,
@@ -301,6 +346,17 @@ pub struct EventsState {
     pub problem: Option<String>,
     /// Whether the log has answered at least once.
     pub loaded: bool,
+}
+
+impl AccountView {
+    /// The account `number`, loading.
+    pub fn new(number: String) -> Self {
+        Self {
+            number,
+            account: Loadable::Loading,
+            scroll: 0,
+        }
+    }
 }
 
 impl EventsState {
@@ -331,6 +387,7 @@ pub struct App {
     pub imports: ImportsState,
     pub events: EventsState,
     pub plugins: PluginsState,
+    pub campaign: CampaignState,
     /// Whether the host's store takes writes (shown on the Suppliers screen).
     pub storage: Loadable<StorageStatus>,
 }
@@ -356,8 +413,7 @@ impl App {
                 state_filter: None,
                 search: String::new(),
                 search_input: None,
-                previous_pages: Vec::new(),
-                after: None,
+                pages: Pages::default(),
                 page: Loadable::Loading,
                 selected: 0,
                 detail: None,
@@ -367,6 +423,7 @@ impl App {
                 ..EventsState::default()
             },
             plugins: PluginsState::default(),
+            campaign: CampaignState::new(),
             storage: Loadable::Loading,
         }
     }
@@ -399,6 +456,23 @@ impl App {
                 let mut calls = vec![ApiCall::Suppliers];
                 calls.extend(selected_code.map(|code| ApiCall::Plugin { code }));
                 calls
+            }
+            Screen::Campaign => {
+                let campaign = &self.campaign;
+                if let Some(detail) = &campaign.detail {
+                    return vec![ApiCall::Account {
+                        number: detail.number.clone(),
+                    }];
+                }
+                match campaign.report_call() {
+                    Some(report) => {
+                        let mut calls = vec![report];
+                        calls.extend(campaign.accounts_call());
+                        calls
+                    }
+                    // No supplier chosen yet: the suppliers list provides one.
+                    None => vec![ApiCall::Suppliers],
+                }
             }
         }
     }
@@ -463,10 +537,16 @@ impl App {
         self.screen = screen;
         self.dialog = None;
         self.message = None;
-        if screen == Screen::Imports && self.imports.supplier.is_none() {
-            let code = self.suppliers.selected().map(|s| s.code.clone());
-            if let Some(code) = code {
-                self.imports.show_supplier(&code);
+        let code = self.suppliers.selected().map(|s| s.code.clone());
+        if let Some(code) = code {
+            match screen {
+                Screen::Imports if self.imports.supplier.is_none() => {
+                    self.imports.show_supplier(&code);
+                }
+                Screen::Campaign if self.campaign.supplier.is_none() => {
+                    self.campaign.show_supplier(&code);
+                }
+                _ => {}
             }
         }
         Some(Action::Refresh)
@@ -527,6 +607,10 @@ impl App {
                         self.imports.show_supplier(&code);
                         self.imports.call().into_iter().collect()
                     }
+                    Screen::Campaign if self.campaign.supplier.is_none() => {
+                        self.campaign.show_supplier(&code);
+                        self.campaign.report_call().into_iter().collect()
+                    }
                     _ => Vec::new(),
                 }
             }
@@ -583,11 +667,17 @@ impl App {
                 Vec::new()
             }
             (ApiCall::Account { number }, ApiReply::Account(account)) => {
-                if let Some(detail) = &mut self.imports.detail
-                    && detail.number == number
-                {
-                    detail.account = Loadable::Ready(account);
+                for detail in self.account_views(&number) {
+                    detail.account = Loadable::Ready(account.clone());
                 }
+                Vec::new()
+            }
+            (ApiCall::Report { code }, ApiReply::Report(report)) => {
+                self.campaign.take_report(&code, *report);
+                Vec::new()
+            }
+            (ApiCall::ReportAccounts { code, group, after }, ApiReply::ReportAccounts(page)) => {
+                self.campaign.take_page(&code, &group, &after, page);
                 Vec::new()
             }
             (ApiCall::Plugin { code }, ApiReply::Plugin(plugin)) => {
@@ -602,6 +692,14 @@ impl App {
             // A reply that does not belong to its call: nothing to do with it.
             _ => Vec::new(),
         }
+    }
+
+    /// The open account views (on the Imports and Campaign screens) of the account `number`.
+    fn account_views(&mut self, number: &str) -> impl Iterator<Item = &mut AccountView> {
+        [&mut self.imports.detail, &mut self.campaign.detail]
+            .into_iter()
+            .flatten()
+            .filter(move |detail| detail.number == number)
     }
 
     fn take_events(&mut self, after: Option<String>, page: crate::api::EventPage) -> Vec<ApiCall> {
@@ -693,11 +791,20 @@ impl App {
                 Vec::new()
             }
             ApiCall::Account { number } => {
-                if let Some(detail) = &mut self.imports.detail
-                    && detail.number == number
-                {
+                for detail in self.account_views(&number) {
                     detail.account = Loadable::Failed(error.to_string());
                 }
+                Vec::new()
+            }
+            ApiCall::Report { code } => {
+                if let Some(text) = self.campaign.take_report_failure(&code, &error) {
+                    self.say_error(text);
+                }
+                Vec::new()
+            }
+            ApiCall::ReportAccounts { code, group, after } => {
+                self.campaign
+                    .take_page_failure(&code, &group, &after, &error);
                 Vec::new()
             }
             ApiCall::Plugin { code } => {

@@ -5,9 +5,35 @@
 //! event loop run calls in the background and feed the answers back into the state.
 
 use crate::api::{
-    AccountDetail, AdminApi, ClientError, EventPage, ImportPage, ImportQuery, Migration, Plugin,
-    StorageStatus, Supplier, SupplierStatus,
+    AccountDetail, AccountReportPage, AccountReportQuery, AdminApi, CampaignReport, ClientError,
+    EventPage, ImportPage, ImportQuery, Migration, Plugin, StorageStatus, Supplier, SupplierStatus,
 };
+
+/// Which accounts of a supplier's campaign report a list shows.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum AccountGroup {
+    /// The `ERRORED` accounts whose failure has this code.
+    Error(String),
+    /// The migrated accounts whose ledger does not hold what was declared (`MISMATCH`).
+    Mismatched,
+}
+
+impl AccountGroup {
+    /// The report's query for one page of the group, after the account `after`.
+    pub fn query(&self, after: Option<String>) -> AccountReportQuery {
+        let (error_code, reconciliation) = match self {
+            Self::Error(code) => (Some(code.clone()), None),
+            Self::Mismatched => (None, Some("MISMATCH".to_owned())),
+        };
+        AccountReportQuery {
+            state: None,
+            reconciliation,
+            error_code,
+            after,
+            limit: REPORT_ACCOUNTS_PER_PAGE,
+        }
+    }
+}
 
 /// One admin call the console wants made.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -42,6 +68,16 @@ pub enum ApiCall {
         after: Option<String>,
     },
     Storage,
+    /// The supplier's campaign report.
+    Report {
+        code: String,
+    },
+    /// One page of a group of the report's accounts, after the account `after`.
+    ReportAccounts {
+        code: String,
+        group: AccountGroup,
+        after: Option<String>,
+    },
 }
 
 /// A successful answer.
@@ -55,6 +91,8 @@ pub enum ApiReply {
     Plugin(Plugin),
     Events(EventPage),
     Storage(StorageStatus),
+    Report(Box<CampaignReport>),
+    ReportAccounts(AccountReportPage),
 }
 
 /// A call with its outcome.
@@ -66,6 +104,8 @@ pub struct Completed {
 
 /// How many events one tail request asks for.
 pub const EVENTS_PER_REQUEST: u32 = 200;
+/// Rows asked for per page of a report's accounts.
+pub const REPORT_ACCOUNTS_PER_PAGE: u32 = 50;
 
 /// Makes the call and pairs it with its outcome.
 pub async fn perform<A: AdminApi>(api: &A, call: ApiCall) -> Completed {
@@ -98,6 +138,14 @@ pub async fn perform<A: AdminApi>(api: &A, call: ApiCall) -> Completed {
             .await
             .map(ApiReply::Events),
         ApiCall::Storage => api.storage().await.map(ApiReply::Storage),
+        ApiCall::Report { code } => api
+            .campaign_report(code)
+            .await
+            .map(|report| ApiReply::Report(Box::new(report))),
+        ApiCall::ReportAccounts { code, group, after } => api
+            .report_accounts(code, &group.query(after.clone()))
+            .await
+            .map(ApiReply::ReportAccounts),
     };
     Completed { call, result }
 }

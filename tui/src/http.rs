@@ -2,8 +2,8 @@
 //! speaks the server's admin API over HTTP with the operator key.
 
 use crate::api::{
-    AccountDetail, AdminApi, ClientError, EventPage, ImportPage, ImportQuery, Migration, Plugin,
-    StorageStatus, Supplier, SupplierStatus,
+    AccountDetail, AccountReportPage, AccountReportQuery, AdminApi, CampaignReport, ClientError,
+    EventPage, ImportPage, ImportQuery, Migration, Plugin, StorageStatus, Supplier, SupplierStatus,
 };
 pub use ferry_admin_api::AdminClient;
 
@@ -50,5 +50,17 @@ impl AdminApi for AdminClient {
 
     async fn storage(&self) -> Result<StorageStatus, ClientError> {
         AdminClient::storage(self).await
+    }
+
+    async fn campaign_report(&self, code: &str) -> Result<CampaignReport, ClientError> {
+        AdminClient::campaign_report(self, code).await
+    }
+
+    async fn report_accounts(
+        &self,
+        code: &str,
+        query: &AccountReportQuery,
+    ) -> Result<AccountReportPage, ClientError> {
+        AdminClient::report_accounts(self, code, query).await
     }
 }

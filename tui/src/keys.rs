@@ -45,7 +45,7 @@ pub fn handle_key(app: &mut App, key: KeyEvent) -> Option<Action> {
             app.show_help = true;
             return None;
         }
-        KeyCode::Char(digit @ '1'..='4') => {
+        KeyCode::Char(digit @ '1'..='5') => {
             let index = usize::from(digit as u8 - b'1');
             return app.show(Screen::ALL[index]);
         }
@@ -57,11 +57,16 @@ pub fn handle_key(app: &mut App, key: KeyEvent) -> Option<Action> {
     match app.screen {
         Screen::Suppliers => suppliers_key(app, key),
         Screen::Imports => match app.imports.detail {
-            Some(_) => account_key(app, key),
+            Some(_) => account_key(&mut app.imports.detail, key),
             None => imports_key(app, key),
         },
         Screen::Events => events_key(app, key),
         Screen::Plugins => plugins_key(app, key),
+        Screen::Campaign if app.campaign.detail.is_some() => {
+            account_key(&mut app.campaign.detail, key)
+        }
+        Screen::Campaign if app.campaign.accounts.is_some() => group_accounts_key(app, key),
+        Screen::Campaign => campaign_key(app, key),
     }
 }
 
@@ -125,6 +130,10 @@ fn suppliers_key(app: &mut App, key: KeyEvent) -> Option<Action> {
         KeyCode::Enter => {
             app.imports.show_supplier(&supplier.code);
             app.show(Screen::Imports)
+        }
+        KeyCode::Char('R') => {
+            app.campaign.show_supplier(&supplier.code);
+            app.show(Screen::Campaign)
         }
         KeyCode::Char(letter @ ('o' | 'p' | 'c')) => {
             let to = match letter {
@@ -253,23 +262,13 @@ fn imports_key(app: &mut App, key: KeyEvent) -> Option<Action> {
     match key.code {
         KeyCode::Enter => {
             let row = app.imports.rows().get(app.imports.selected)?.clone();
-            match row.platform_account_number {
-                Some(number) => {
-                    app.imports.detail = Some(AccountView {
-                        number: number.clone(),
-                        account: Loadable::Loading,
-                        scroll: 0,
-                    });
-                    Some(Action::Call(ApiCall::Account { number }))
-                }
-                None => {
-                    app.say_info(format!(
-                        "{} has no platform account yet ({}).",
-                        row.external_account_number, row.state
-                    ));
-                    None
-                }
-            }
+            open_account(
+                app,
+                Screen::Imports,
+                row.platform_account_number,
+                &row.external_account_number,
+                row.state.as_str(),
+            )
         }
         KeyCode::Char('/') => {
             app.imports.search_input = Some(app.imports.search.clone());
@@ -282,18 +281,11 @@ fn imports_key(app: &mut App, key: KeyEvent) -> Option<Action> {
         }
         KeyCode::Char('n') | KeyCode::PageDown => {
             let call = app.imports.next_page();
-            if call.is_none() {
-                app.say_info("This is the last page.");
-            }
-            call.map(Action::Call)
+            next_page(app, call)
         }
         KeyCode::Char('b') | KeyCode::PageUp => app.imports.previous_page().map(Action::Call),
         KeyCode::Char(letter @ ('[' | ']')) => {
-            let delta = if letter == ']' { 1 } else { -1 };
-            if !move_supplier(app, &Movement::By(delta)) {
-                return None;
-            }
-            let code = app.suppliers.selected()?.code.clone();
+            let code = next_supplier(app, letter)?;
             app.imports.show_supplier(&code);
             app.imports.call().map(Action::Call)
         }
@@ -308,8 +300,49 @@ fn imports_key(app: &mut App, key: KeyEvent) -> Option<Action> {
     }
 }
 
-fn account_key(app: &mut App, key: KeyEvent) -> Option<Action> {
-    let detail = app.imports.detail.as_mut()?;
+/// The call that loads the next page of a list, or, when there is none, says so.
+fn next_page(app: &mut App, call: Option<ApiCall>) -> Option<Action> {
+    if call.is_none() {
+        app.say_info("This is the last page.");
+    }
+    call.map(Action::Call)
+}
+
+/// `[` or `]`: selects the supplier before or after the selected one; its code, when there is
+/// one there.
+fn next_supplier(app: &mut App, letter: char) -> Option<String> {
+    let delta = if letter == ']' { 1 } else { -1 };
+    if !move_supplier(app, &Movement::By(delta)) {
+        return None;
+    }
+    Some(app.suppliers.selected()?.code.clone())
+}
+
+/// Opens the account of a row of the Imports or the Campaign screen, when it has one.
+fn open_account(
+    app: &mut App,
+    screen: Screen,
+    platform_account_number: Option<String>,
+    external_account_number: &str,
+    state: &str,
+) -> Option<Action> {
+    let Some(number) = platform_account_number else {
+        app.say_info(format!(
+            "{external_account_number} has no platform account yet ({state})."
+        ));
+        return None;
+    };
+    let view = Some(AccountView::new(number.clone()));
+    match screen {
+        Screen::Campaign => app.campaign.detail = view,
+        _ => app.imports.detail = view,
+    }
+    Some(Action::Call(ApiCall::Account { number }))
+}
+
+/// Keys of an open account: scrolling, and Esc closes it.
+fn account_key(view: &mut Option<AccountView>, key: KeyEvent) -> Option<Action> {
+    let detail = view.as_mut()?;
     let lines = match &detail.account {
         Loadable::Ready(account) => ui::account_line_count(account),
         _ => 0,
@@ -317,7 +350,7 @@ fn account_key(app: &mut App, key: KeyEvent) -> Option<Action> {
     let scroll = usize::from(detail.scroll);
     let scroll = match key.code {
         KeyCode::Esc | KeyCode::Backspace => {
-            app.imports.detail = None;
+            *view = None;
             return None;
         }
         KeyCode::PageDown => moved(scroll, lines, &Movement::By(DETAIL_PAGE)),
@@ -340,6 +373,56 @@ fn events_key(app: &mut App, key: KeyEvent) -> Option<Action> {
     }
     match key.code {
         KeyCode::Esc => app.show(Screen::Suppliers),
+        _ => None,
+    }
+}
+
+/// The report's screen: moving through its groups, Enter lists the selected group's accounts.
+fn campaign_key(app: &mut App, key: KeyEvent) -> Option<Action> {
+    if let Some(movement) = movement(&key) {
+        let campaign = &mut app.campaign;
+        campaign.selected = moved(campaign.selected, campaign.groups().len(), &movement);
+        return None;
+    }
+    match key.code {
+        KeyCode::Enter => app.campaign.open_selected_group().map(Action::Call),
+        KeyCode::Char(letter @ ('[' | ']')) => {
+            let code = next_supplier(app, letter)?;
+            app.campaign.show_supplier(&code);
+            app.campaign.report_call().map(Action::Call)
+        }
+        KeyCode::Esc => app.show(Screen::Suppliers),
+        _ => None,
+    }
+}
+
+/// The accounts of one group of the report, page by page.
+fn group_accounts_key(app: &mut App, key: KeyEvent) -> Option<Action> {
+    let accounts = app.campaign.accounts.as_mut()?;
+    if let Some(movement) = movement(&key) {
+        accounts.selected = moved(accounts.selected, accounts.rows().len(), &movement);
+        return None;
+    }
+    match key.code {
+        KeyCode::Enter => {
+            let row = accounts.rows().get(accounts.selected)?.clone();
+            open_account(
+                app,
+                Screen::Campaign,
+                row.platform_account_number,
+                &row.external_account_number,
+                &row.state,
+            )
+        }
+        KeyCode::Char('n') | KeyCode::PageDown => {
+            let call = app.campaign.next_page();
+            next_page(app, call)
+        }
+        KeyCode::Char('b') | KeyCode::PageUp => app.campaign.previous_page().map(Action::Call),
+        KeyCode::Esc | KeyCode::Backspace => {
+            app.campaign.accounts = None;
+            None
+        }
         _ => None,
     }
 }

@@ -1,5 +1,5 @@
 //! Ferry's operator console: a terminal interface over the admin API for suppliers, imports,
-//! events and plugins.
+//! events, plugins and each supplier's campaign report.
 //!
 //! The parts: [`api`] (answers and the `AdminApi` trait), [`http`] (the real client),
 //! [`calls`] (admin calls as values), [`app`] (state), [`keys`] (input to actions), [`ui`]

@@ -9,7 +9,8 @@ use ferry_console::{runner, terminal};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Ferry's operator console: suppliers, imports, events and plugins in the terminal.
+/// Ferry's operator console: suppliers, imports, events, plugins and campaign reports in the
+/// terminal.
 #[derive(Debug, Parser)]
 #[command(name = "ferry-console", version)]
 struct Args {

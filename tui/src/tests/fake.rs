@@ -4,8 +4,9 @@
 
 use super::fixtures;
 use crate::api::{
-    AccountDetail, AdminApi, ClientError, Event, EventPage, ImportItem, ImportPage, ImportQuery,
-    Migration, Plugin, StorageState, StorageStatus, Supplier, SupplierStatus,
+    AccountDetail, AccountReportPage, AccountReportQuery, AdminApi, CampaignReport, ClientError,
+    Event, EventPage, ImportItem, ImportPage, ImportQuery, Migration, Plugin, StorageState,
+    StorageStatus, Supplier, SupplierStatus,
 };
 use crate::app::{Action, App};
 use crate::calls::{ApiCall, perform};
@@ -140,6 +141,20 @@ impl FakeApi {
         self.events.lock().expect("lock").push(event);
     }
 
+    fn known_supplier(&self, code: &str) -> Result<Supplier, ClientError> {
+        let suppliers = self.suppliers.lock().expect("lock");
+        suppliers
+            .iter()
+            .find(|s| s.code == code)
+            .cloned()
+            .ok_or_else(|| ClientError::Refused {
+                status: 404,
+                code: "import_supplier_not_found".to_owned(),
+                detail: "Import supplier not found.".to_owned(),
+                errors: Vec::new(),
+            })
+    }
+
     fn receive(&self, request: Request, deployed_today: bool) -> Result<(), ClientError> {
         self.requests.lock().expect("lock").push(request);
         match self.host {
@@ -196,45 +211,33 @@ impl AdminApi for FakeApi {
             &[]
         };
         let search = query.search.to_lowercase();
-        let matching: Vec<&ImportItem> = rows
+        let matching: Vec<ImportItem> = rows
             .iter()
             .filter(|row| query.state.is_none_or(|state| row.state == state))
             .filter(|row| row.external_account_number.to_lowercase().contains(&search))
-            .filter(|row| {
-                query
-                    .after
-                    .as_ref()
-                    .is_none_or(|after| row.external_account_number > *after)
-            })
+            .cloned()
             .collect();
-        let limit = usize::try_from(query.limit).expect("limit");
-        let items: Vec<ImportItem> = matching
-            .iter()
-            .take(limit)
-            .map(|row| (*row).clone())
-            .collect();
-        let next_after = if matching.len() > limit {
-            items.last().map(|row| row.external_account_number.clone())
-        } else {
-            None
-        };
+        let (items, next_after) = page_after(
+            matching,
+            |row| &row.external_account_number,
+            query.after.as_deref(),
+            query.limit,
+        );
         Ok(ImportPage { items, next_after })
     }
 
     async fn account(&self, number: &str) -> Result<AccountDetail, ClientError> {
         let path = format!("/admin/v1/accounts/{number}");
         self.receive(Request::new("GET", path, None), true)?;
-        let account = fixtures::account();
-        if account.platform_account_number == number {
-            Ok(account)
-        } else {
-            Err(ClientError::Refused {
+        [fixtures::account(), fixtures::mismatched_account()]
+            .into_iter()
+            .find(|account| account.platform_account_number == number)
+            .ok_or_else(|| ClientError::Refused {
                 status: 404,
                 code: "account_not_found".to_owned(),
                 detail: "Account not found.".to_owned(),
                 errors: Vec::new(),
             })
-        }
     }
 
     async fn start_migration(&self, code: &str) -> Result<Migration, ClientError> {
@@ -295,6 +298,71 @@ impl AdminApi for FakeApi {
         self.receive(Request::new("GET", "/admin/v1/storage", None), false)?;
         Ok(self.storage.lock().expect("lock").clone())
     }
+
+    async fn campaign_report(&self, code: &str) -> Result<CampaignReport, ClientError> {
+        let path = format!("/admin/v1/suppliers/{code}/report");
+        self.receive(Request::new("GET", path, None), false)?;
+        Ok(fixtures::campaign_report(&self.known_supplier(code)?))
+    }
+
+    async fn report_accounts(
+        &self,
+        code: &str,
+        query: &AccountReportQuery,
+    ) -> Result<AccountReportPage, ClientError> {
+        let pairs: Vec<String> = query
+            .pairs()
+            .into_iter()
+            .map(|(name, value)| format!("{name}={value}"))
+            .collect();
+        let path = format!(
+            "/admin/v1/suppliers/{code}/report/accounts?{}",
+            pairs.join("&")
+        );
+        self.receive(Request::new("GET", path, None), false)?;
+        let rows = fixtures::report_rows(&self.known_supplier(code)?);
+        let matches =
+            |wanted: &Option<String>, value: &Option<String>| wanted.is_none() || wanted == value;
+        let matching: Vec<_> = rows
+            .into_iter()
+            .filter(|row| query.state.as_ref().is_none_or(|state| row.state == *state))
+            .filter(|row| matches(&query.reconciliation, &row.reconciliation))
+            .filter(|row| matches(&query.error_code, &row.error_code))
+            .collect();
+        let (accounts, next_after) = page_after(
+            matching,
+            |row| &row.external_account_number,
+            query.after.as_deref(),
+            query.limit,
+        );
+        Ok(AccountReportPage {
+            accounts,
+            next_after,
+        })
+    }
+}
+
+/// The page of `rows` (ordered by external account number, which `number` reads) after the
+/// row `after`, `limit` rows at most (100 for 0), with the cursor of the next page when more
+/// follow: as the host pages its lists.
+fn page_after<T>(
+    rows: Vec<T>,
+    number: impl Fn(&T) -> &String,
+    after: Option<&str>,
+    limit: u32,
+) -> (Vec<T>, Option<String>) {
+    let limit = match limit {
+        0 => 100,
+        limit => usize::try_from(limit).expect("limit"),
+    };
+    let mut rest: Vec<T> = rows
+        .into_iter()
+        .filter(|row| after.is_none_or(|after| number(row).as_str() > after))
+        .collect();
+    let more = rest.len() > limit;
+    rest.truncate(limit);
+    let next_after = rest.last().filter(|_| more).map(|row| number(row).clone());
+    (rest, next_after)
 }
 
 /// Does what the event loop does with an action: makes the calls (and the calls that follow

@@ -1,12 +1,16 @@
 //! Realistic, fixed data for the tests: three suppliers in different states, one supplier's
 //! imports (hand-written rows and enough generated ones to need several pages), one account in
-//! full, a plugin, a migration and a few events; and, for the column tests, suppliers with long
-//! codes and events with long types that differ only at the end. All times are fixed.
+//! full and one whose ledger does not hold what was declared, a plugin, a migration, a few
+//! events, and each supplier's campaign report with its rows (OLD_CO's by hand, with errors of
+//! three codes and three mismatches; the others' made from their counts); and, for the column
+//! tests, suppliers with long codes and events with long types that differ only at the end.
+//! All times are fixed.
 
 use crate::api::{
-    AccountDetail, ClientError, Event, EventPage, ImportFailure, ImportItem, ImportState,
-    Migration, MigrationState, Plugin, PluginRecord, RelayStatus, Supplier, SupplierPlugin,
-    SupplierStatus,
+    AccountDetail, AccountReconciliation, AccountReportRow, CampaignReport, ClientError,
+    ErrorGroup, Event, EventPage, ImportFailure, ImportItem, ImportState, Migration,
+    MigrationState, Plugin, PluginRecord, RelayStatus, ReportAccounts, ReportData,
+    ReportReconciliation, Supplier, SupplierPlugin, SupplierStatus,
 };
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -203,6 +207,7 @@ pub fn account() -> AccountDetail {
         },
         "open_statement_period_start": "2025-03-01",
         "balance": "-35.00",
+        "reconciliation": {"state": "RECONCILED", "declared": "-35.00", "held": "-35.00", "difference": "0.00"},
         "closed_statements": [
             {"first_transaction_date": "2025-01-31", "closing_date": "2025-02-28", "issued_date": "2025-03-03", "closing_balance": "-18.40", "transactions": 2}
         ],
@@ -237,6 +242,231 @@ pub fn account() -> AccountDetail {
         ]
     }))
     .expect("the account fixture reads")
+}
+
+/// The account of ACC-1002: its document declared a transfer balance of -67.30 where its
+/// ledger holds -35.00 (a plugin changed an amount on the way).
+pub fn mismatched_account() -> AccountDetail {
+    let mut account = account();
+    account.platform_account_number = "A-2C3D4E5F".to_owned();
+    account.external_account_number = "ACC-1002".to_owned();
+    account.account["external_account_number"] = json!("ACC-1002");
+    account.account["transfer_balance"] = json!("-67.30");
+    account.reconciliation = Some(AccountReconciliation {
+        state: "MISMATCH".to_owned(),
+        declared: Some("-67.30".to_owned()),
+        held: "-35.00".to_owned(),
+        difference: Some("32.30".to_owned()),
+        first_diverging: Some("transfer_balance".to_owned()),
+    });
+    account
+}
+
+/// The supplier's campaign report: OLD_CO's by hand; the others' from their counts, every
+/// migrated account reconciled, the errored ones split between two codes.
+pub fn campaign_report(supplier: &Supplier) -> CampaignReport {
+    let count = |state| supplier.count(state);
+    let accounts = ReportAccounts {
+        staged: ImportState::ALL.into_iter().map(count).sum(),
+        pending: count(ImportState::Pending),
+        in_progress: count(ImportState::InProgress),
+        migrated: count(ImportState::Processed),
+        errored: count(ImportState::Errored),
+        dry_run_errored: 0,
+        cancelled: count(ImportState::Cancelled),
+    };
+    if supplier.code == "OLD_CO" {
+        return CampaignReport {
+            supplier: supplier.code.clone(),
+            accounts: ReportAccounts {
+                dry_run_errored: 5,
+                ..accounts
+            },
+            data: ReportData {
+                notes: 1311,
+                transactions: 20544,
+                statements: 2508,
+                payment_instructions: 863,
+            },
+            reconciliation: ReportReconciliation {
+                reconciled: 815,
+                mismatched: 3,
+                not_declared: 24,
+                declared_total: "-18734.26".to_owned(),
+                held_total: "-18690.86".to_owned(),
+            },
+            errors: error_groups(&[
+                ("invalid_postcode", 4),
+                ("duplicate_email", 2),
+                ("balance_mismatch_on_transfer_balance", 1),
+            ]),
+        };
+    }
+    let migrated = accounts.migrated;
+    CampaignReport {
+        supplier: supplier.code.clone(),
+        data: ReportData {
+            notes: migrated,
+            transactions: migrated * 12,
+            statements: migrated * 2,
+            payment_instructions: migrated,
+        },
+        reconciliation: ReportReconciliation {
+            reconciled: migrated,
+            mismatched: 0,
+            not_declared: 0,
+            declared_total: "-48210.55".to_owned(),
+            held_total: "-48210.55".to_owned(),
+        },
+        errors: error_groups(&generated_errors(accounts.errored)),
+        accounts,
+    }
+}
+
+fn error_groups(groups: &[(&str, u64)]) -> Vec<ErrorGroup> {
+    groups
+        .iter()
+        .filter(|(_, count)| *count > 0)
+        .map(|(code, count)| ErrorGroup {
+            code: (*code).to_owned(),
+            count: *count,
+        })
+        .collect()
+}
+
+/// The error groups of a supplier other than OLD_CO: two thirds of its errored accounts (the
+/// larger group) for a plugin past its deadline, the rest for postcodes.
+fn generated_errors(errored: u64) -> [(&'static str, u64); 2] {
+    [
+        ("plugin_deadline_exceeded", errored - errored / 3),
+        ("invalid_postcode", errored / 3),
+    ]
+}
+
+fn report_row(number: &str, state: &str) -> AccountReportRow {
+    AccountReportRow {
+        external_account_number: number.to_owned(),
+        platform_account_number: None,
+        state: state.to_owned(),
+        reconciliation: None,
+        declared: None,
+        held: None,
+        difference: None,
+        error_code: None,
+        error_detail: None,
+    }
+}
+
+fn errored_row(number: &str, code: &str, detail: &str) -> AccountReportRow {
+    AccountReportRow {
+        error_code: Some(code.to_owned()),
+        error_detail: Some(detail.to_owned()),
+        ..report_row(number, "ERRORED")
+    }
+}
+
+fn migrated_row(
+    number: &str,
+    platform: &str,
+    reconciliation: &str,
+    amounts: [Option<&str>; 3],
+) -> AccountReportRow {
+    let [declared, held, difference] = amounts.map(|amount| amount.map(str::to_owned));
+    AccountReportRow {
+        platform_account_number: Some(platform.to_owned()),
+        reconciliation: Some(reconciliation.to_owned()),
+        declared,
+        held,
+        difference,
+        ..report_row(number, "PROCESSED")
+    }
+}
+
+/// The rows of the supplier's report, ordered by external account number as the host orders
+/// them.
+pub fn report_rows(supplier: &Supplier) -> Vec<AccountReportRow> {
+    if supplier.code == "OLD_CO" {
+        return vec![
+            migrated_row(
+                "ACC-1001",
+                "A-1B2C3D4E",
+                "RECONCILED",
+                [Some("-35.00"), Some("-35.00"), Some("0.00")],
+            ),
+            migrated_row(
+                "ACC-1002",
+                "A-2C3D4E5F",
+                "MISMATCH",
+                [Some("-67.30"), Some("-35.00"), Some("32.30")],
+            ),
+            errored_row(
+                "ACC-1003",
+                "invalid_postcode",
+                "Postcode \"XX1 1XX\" is not a UK postcode.",
+            ),
+            report_row("ACC-1004", "PENDING"),
+            errored_row(
+                "ACC-1010",
+                "duplicate_email",
+                "ada@example.com is already a customer.",
+            ),
+            migrated_row(
+                "ACC-1012",
+                "A-3D4E5F6A",
+                "MISMATCH",
+                [Some("-112.00"), Some("-104.83"), Some("7.17")],
+            ),
+            errored_row(
+                "ACC-1013",
+                "invalid_postcode",
+                "Postcode \"ZZ9 9ZZ\" is not a UK postcode.",
+            ),
+            errored_row(
+                "ACC-1014",
+                "invalid_postcode",
+                "billing_postcode: the billing address has no postcode, and no supply address gives one to take its place.",
+            ),
+            errored_row(
+                "ACC-1015",
+                "invalid_postcode",
+                "Postcode \"N1\" is not a UK postcode.",
+            ),
+            errored_row(
+                "ACC-1016",
+                "duplicate_email",
+                "grace@example.com is already a customer.",
+            ),
+            errored_row(
+                "ACC-1017",
+                "balance_mismatch_on_transfer_balance",
+                "The transactions add up to -42.17, not the transfer balance -35.00.",
+            ),
+            migrated_row(
+                "ACC-1020",
+                "A-4E5F6A7B",
+                "MISMATCH",
+                [Some("120.00"), Some("123.93"), Some("3.93")],
+            ),
+            migrated_row(
+                "ACC-1021",
+                "A-5F6A7B8C",
+                "NOT_DECLARED",
+                [None, Some("0.00"), None],
+            ),
+        ];
+    }
+    let mut rows: Vec<AccountReportRow> = Vec::new();
+    for (code, count) in generated_errors(supplier.count(ImportState::Errored)) {
+        let detail = match code {
+            "invalid_postcode" => "Postcode \"XX1 1XX\" is not a UK postcode.",
+            _ => "The plugin ran past its deadline (validate-account).",
+        };
+        for _ in 0..count {
+            let number = format!("ERR-{:05}", rows.len() + 1);
+            rows.push(errored_row(&number, code, detail));
+        }
+    }
+    rows
 }
 
 pub fn running_migration() -> Migration {

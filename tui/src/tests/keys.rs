@@ -322,9 +322,14 @@ async fn screens_switch_by_number_and_tab_and_quit_is_q_or_ctrl_c() {
     press(&mut app, &api, &[KeyCode::Char('4')]).await;
     assert_eq!(app.screen, Screen::Plugins);
     press(&mut app, &api, &[KeyCode::Tab]).await;
+    assert_eq!(app.screen, Screen::Campaign);
+    press(&mut app, &api, &[KeyCode::Tab]).await;
     assert_eq!(app.screen, Screen::Suppliers);
     press(&mut app, &api, &[KeyCode::BackTab]).await;
-    assert_eq!(app.screen, Screen::Plugins);
+    assert_eq!(app.screen, Screen::Campaign);
+    press(&mut app, &api, &[KeyCode::Char('2'), KeyCode::Char('5')]).await;
+    assert_eq!(app.screen, Screen::Campaign);
+    assert_eq!(app.campaign.supplier.as_deref(), Some("OLD_CO"));
     assert_eq!(
         handle_key(&mut app, KeyEvent::from(KeyCode::Char('q'))),
         Some(Action::Quit)

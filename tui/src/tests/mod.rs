@@ -3,6 +3,7 @@
 //! how the state takes in answers (host status, messages and their lifetimes).
 
 mod answers;
+mod campaign;
 mod fake;
 mod fixtures;
 mod keys;

@@ -11,7 +11,7 @@ use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::KeyCode;
 
 /// Rows that show the fixture account's page whole, with the tab bar, message line and footer.
-const ACCOUNT_PAGE_HEIGHT: u16 = 67;
+const ACCOUNT_PAGE_HEIGHT: u16 = 68;
 
 fn draw(app: &App) -> String {
     draw_at(app, 120, 32)
@@ -243,6 +243,92 @@ async fn plugins_of_a_supplier_without_one() {
     let api = FakeApi::new(Host::Complete);
     let mut app = started(&api).await;
     press(&mut app, &api, &[KeyCode::Char('4'), KeyCode::Char('j')]).await;
+    insta::assert_snapshot!(draw(&app));
+}
+
+#[tokio::test]
+async fn campaign_report() {
+    let api = FakeApi::new(Host::Complete);
+    let mut app = started(&api).await;
+    press(&mut app, &api, &[KeyCode::Char('R')]).await;
+    insta::assert_snapshot!(draw(&app));
+}
+
+#[tokio::test]
+async fn campaign_report_at_80_columns() {
+    let api = FakeApi::with_long_names(Host::Complete);
+    let mut app = started(&api).await;
+    press(&mut app, &api, &typed("jR")).await;
+    insta::assert_snapshot!(draw_at(&app, 80, 24));
+}
+
+#[tokio::test]
+async fn campaign_error_group_accounts() {
+    let api = FakeApi::new(Host::Complete);
+    let mut app = started(&api).await;
+    press(&mut app, &api, &[KeyCode::Char('R'), KeyCode::Enter]).await;
+    press(&mut app, &api, &typed("jj")).await;
+    insta::assert_snapshot!(draw(&app));
+}
+
+#[tokio::test]
+async fn campaign_error_group_accounts_at_80_columns() {
+    let api = FakeApi::new(Host::Complete);
+    let mut app = started(&api).await;
+    press(&mut app, &api, &[KeyCode::Char('R'), KeyCode::Enter]).await;
+    press(&mut app, &api, &typed("jj")).await;
+    insta::assert_snapshot!(draw_at(&app, 80, 24));
+}
+
+#[tokio::test]
+async fn campaign_mismatched_accounts() {
+    let api = FakeApi::new(Host::Complete);
+    let mut app = started(&api).await;
+    press(&mut app, &api, &typed("RG")).await;
+    press(&mut app, &api, &[KeyCode::Enter]).await;
+    insta::assert_snapshot!(draw(&app));
+}
+
+#[tokio::test]
+async fn campaign_mismatched_account_detail() {
+    let api = FakeApi::new(Host::Complete);
+    let mut app = started(&api).await;
+    press(&mut app, &api, &typed("RG")).await;
+    press(&mut app, &api, &[KeyCode::Enter, KeyCode::Enter]).await;
+    insta::assert_snapshot!(draw(&app));
+}
+
+#[tokio::test]
+async fn campaign_second_page_of_a_group() {
+    let api = FakeApi::with_long_names(Host::Complete);
+    let mut app = started(&api).await;
+    press(&mut app, &api, &typed("jR")).await;
+    press(&mut app, &api, &[KeyCode::Enter, KeyCode::Char('n')]).await;
+    insta::assert_snapshot!(draw(&app));
+}
+
+#[tokio::test]
+async fn campaign_not_available_on_todays_host() {
+    let api = FakeApi::new(Host::Today);
+    let mut app = started(&api).await;
+    press(&mut app, &api, &[KeyCode::Char('R')]).await;
+    insta::assert_snapshot!(draw(&app));
+}
+
+#[tokio::test]
+async fn campaign_while_the_host_is_unreachable() {
+    let api = FakeApi::new(Host::Complete);
+    let mut app = started(&api).await;
+    let down = FakeApi::new(Host::Down);
+    press(&mut app, &down, &[KeyCode::Char('R')]).await;
+    insta::assert_snapshot!(draw(&app));
+}
+
+#[tokio::test]
+async fn campaign_help_overlay() {
+    let api = FakeApi::new(Host::Complete);
+    let mut app = started(&api).await;
+    press(&mut app, &api, &typed("R?")).await;
     insta::assert_snapshot!(draw(&app));
 }
 

@@ -1,15 +1,19 @@
-//! The account detail opened from the Imports screen, as one scrollable page: the account, its
-//! balance and operations team, notes, the initial closed statement of each ledger, the
-//! transactions (those on a closed statement marked apart from the open ones, each with the
-//! balance after it), statements, meter points and payment instructions (pending ones marked),
-//! then the rest of the staged document, one line a field, so that nothing it carried goes
-//! unseen. Balances are in the real platform's sign, credit positive and debit negative, and
-//! say which they are. Its tables size their columns to their content and the width, cutting
-//! visibly with `…` what cannot fit.
+//! The account detail opened from the Imports or the Campaign screen, as one scrollable page:
+//! the account, its balance and whether it reconciles with what the old supplier declared, its
+//! operations team, notes, the initial closed statement of each ledger, the transactions
+//! (those on a closed statement marked apart from the open ones, each with the balance after
+//! it), statements, meter points and payment instructions (pending ones marked), then the rest
+//! of the staged document, one line a field, so that nothing it carried goes unseen. Balances
+//! are in the real platform's sign, credit positive and debit negative, and say which they
+//! are. Its tables size their columns to their content and the width, cutting visibly with `…`
+//! what cannot fit.
 
+use super::amounts::{credit_or_debit, signed};
 use super::columns::{CellText, Column, FittedTable, column_width, text_width};
-use super::{placeholder, time, titled};
-use crate::api::{AccountDetail, ClosedStatement, LedgerEntry, Note, PaymentInstruction};
+use super::{placeholder, reconciliation_style, time, titled};
+use crate::api::{
+    AccountDetail, AccountReconciliation, ClosedStatement, LedgerEntry, Note, PaymentInstruction,
+};
 use crate::app::{AccountView, Loadable};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -53,11 +57,13 @@ fn heading(text: String) -> Line<'static> {
     Line::from(Span::styled(text, Style::new().bold().fg(Color::Cyan)))
 }
 
-fn field(label: &str, value: String) -> Line<'static> {
-    Line::from(vec![
-        Span::styled(format!(" {label:<18}"), Style::new().bold()),
-        Span::raw(value),
-    ])
+fn field(name: &str, value: String) -> Line<'static> {
+    Line::from(vec![label(name), Span::raw(value)])
+}
+
+/// A field's name, in the column where field names go.
+fn label(name: &str) -> Span<'static> {
+    Span::styled(format!(" {name:<18}"), Style::new().bold())
 }
 
 fn optional(value: Option<&String>) -> &str {
@@ -197,6 +203,9 @@ fn account_lines(account: &AccountDetail, width: usize) -> Vec<Line<'static>> {
             format!("open since {}", account.open_statement_period_start),
         ),
         field("Balance", credit_or_debit(&account.balance)),
+    ];
+    lines.extend(reconciliation_lines(account.reconciliation.as_ref()));
+    lines.extend([
         field(
             "Operations team",
             account
@@ -205,7 +214,7 @@ fn account_lines(account: &AccountDetail, width: usize) -> Vec<Line<'static>> {
                 .unwrap_or_else(|| "-".to_owned()),
         ),
         Line::raw(""),
-    ];
+    ]);
 
     lines.push(heading(format!("Notes ({})", account.notes.len())));
     lines.extend(note_lines(&account.notes));
@@ -345,19 +354,50 @@ fn account_lines(account: &AccountDetail, width: usize) -> Vec<Line<'static>> {
     lines
 }
 
-/// An amount in the real platform's sign with its meaning spelled out: `-35.00 (debit)`,
-/// `12.30 (credit)`, `0.00`. Text that is not a number is shown as it came.
-fn credit_or_debit(amount: &str) -> String {
-    let unsigned = amount.strip_prefix(['-', '+']).unwrap_or(amount);
-    let is_number = unsigned.chars().any(|c| c.is_ascii_digit())
-        && unsigned.chars().all(|c| c.is_ascii_digit() || c == '.');
-    if !is_number || unsigned.chars().all(|c| c == '0' || c == '.') {
-        amount.to_owned()
-    } else if amount.starts_with('-') {
-        format!("{amount} (debit)")
-    } else {
-        format!("{amount} (credit)")
+/// Whether the ledger holds what the old supplier declared: one line when it does or when
+/// nothing was declared; for a mismatch, what was declared, what is held, the difference and
+/// the first figure that diverges.
+fn reconciliation_lines(reconciliation: Option<&AccountReconciliation>) -> Vec<Line<'static>> {
+    let Some(reconciliation) = reconciliation else {
+        return vec![field(
+            "Reconciliation",
+            "not reported by this host".to_owned(),
+        )];
+    };
+    let state = Span::styled(
+        reconciliation.state.clone(),
+        reconciliation_style(&reconciliation.state),
+    );
+    let held = credit_or_debit(&reconciliation.held);
+    let summary = match reconciliation.state.as_str() {
+        "RECONCILED" => format!(": holds the {held} declared"),
+        "NOT_DECLARED" => format!(": nothing declared to check; holds {held}"),
+        _ => String::new(),
+    };
+    let mut lines = vec![Line::from(vec![
+        label("Reconciliation"),
+        state,
+        Span::raw(summary),
+    ])];
+    if reconciliation.state == "RECONCILED" || reconciliation.state == "NOT_DECLARED" {
+        return lines;
     }
+    let declared = reconciliation
+        .declared
+        .as_deref()
+        .map_or_else(|| "-".to_owned(), credit_or_debit);
+    lines.push(field("Declared", declared));
+    lines.push(field("Held", held));
+    if let Some(difference) = &reconciliation.difference {
+        lines.push(field(
+            "Difference",
+            format!("{} (held − declared)", signed(difference)),
+        ));
+    }
+    if let Some(first) = &reconciliation.first_diverging {
+        lines.push(field("First diverging", first.clone()));
+    }
+    lines
 }
 
 /// The initial closed statement of a ledger: its heading (naming the ledger, when the document
@@ -628,17 +668,6 @@ mod tests {
                     .collect()
             })
             .collect()
-    }
-
-    #[test]
-    fn balances_say_whether_they_are_credit_or_debit() {
-        assert_eq!(credit_or_debit("-35.00"), "-35.00 (debit)");
-        assert_eq!(credit_or_debit("12.30"), "12.30 (credit)");
-        assert_eq!(credit_or_debit("+0.01"), "+0.01 (credit)");
-        assert_eq!(credit_or_debit("0.00"), "0.00");
-        assert_eq!(credit_or_debit("-0.00"), "-0.00");
-        assert_eq!(credit_or_debit("unknown"), "unknown");
-        assert_eq!(credit_or_debit(""), "");
     }
 
     #[test]

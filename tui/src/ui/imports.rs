@@ -2,7 +2,7 @@
 //! search by external account number and the page number.
 
 use super::columns::{CellText, Column, FittedTable, fit_line};
-use super::{loading_text, placeholder, time, titled};
+use super::{loading_text, page_footer, placeholder, time, titled};
 use crate::api::ImportState;
 use crate::app::{App, ImportsState, Loadable};
 use ratatui::Frame;
@@ -88,22 +88,13 @@ pub fn render(frame: &mut Frame, app: &App, area: Rect) {
             ]
         })
         .collect();
-    let more = if page.next_after.is_some() {
-        "n: next page"
-    } else {
-        "last page"
-    };
-    let bottom = format!(
-        " {} rows · {more}{} ",
+    let bottom = page_footer(
         page.items.len(),
-        if imports.previous_pages.is_empty() {
-            ""
-        } else {
-            " · b: previous page"
-        }
+        page.next_after.is_some(),
+        imports.pages.is_first(),
     );
-    let table = FittedTable::list(&COLUMNS, rows, list_area)
-        .block(titled(title).title_bottom(Line::from(bottom).right_aligned()));
+    let table =
+        FittedTable::list(&COLUMNS, rows, list_area).block(titled(title).title_bottom(bottom));
     let mut state = TableState::new().with_selected(Some(imports.selected));
     frame.render_stateful_widget(table, list_area, &mut state);
 

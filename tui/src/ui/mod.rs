@@ -3,6 +3,8 @@
 //! (help, confirmation dialogs) on top.
 
 mod account;
+mod amounts;
+mod campaign;
 mod columns;
 mod events;
 mod imports;
@@ -47,6 +49,10 @@ pub fn render(frame: &mut Frame, app: &App) {
         },
         Screen::Events => events::render(frame, app, body),
         Screen::Plugins => plugins::render(frame, app, body),
+        Screen::Campaign => match &app.campaign.detail {
+            Some(detail) => account::render(frame, detail, body),
+            None => campaign::render(frame, app, body),
+        },
     }
     if let Some(text) = &app.message {
         let style = if text.is_error() {
@@ -69,23 +75,6 @@ pub fn render(frame: &mut Frame, app: &App) {
 }
 
 fn render_header(frame: &mut Frame, app: &App, area: Rect) {
-    let mut spans = vec![Span::styled(" Ferry ", Style::new().bold().reversed())];
-    for (index, screen) in Screen::ALL.iter().enumerate() {
-        let (label, style) = if *screen == app.screen {
-            (
-                format!("[{} {}]", index + 1, screen.title()),
-                Style::new().bold().fg(Color::Yellow).reversed(),
-            )
-        } else {
-            (format!(" {} {} ", index + 1, screen.title()), Style::new())
-        };
-        spans.push(Span::raw(" "));
-        spans.push(Span::styled(label, style));
-    }
-    let tabs = Line::from(spans);
-    let tabs_width = tabs.width();
-    frame.render_widget(tabs, area);
-
     let (mark, style) = match app.host {
         HostStatus::Connecting => ("connecting", Style::new().fg(Color::Yellow)),
         HostStatus::Connected => ("connected", Style::new().fg(Color::Green)),
@@ -94,13 +83,44 @@ fn render_header(frame: &mut Frame, app: &App, area: Rect) {
     };
     let mark = Span::styled(format!("● {mark} "), style);
     let with_url = Line::from(vec![Span::raw(format!("{} ", app.host_url)), mark.clone()]);
-    // The host's address only where it does not run over the tabs.
-    let status = if tabs_width + 1 + with_url.width() <= usize::from(area.width) {
-        with_url
+    let width = usize::from(area.width);
+    let fits = |tabs: &Line, status: &Line| tabs.width() + 1 + status.width() <= width;
+    // The tabs spaced out, then closer together; the host's address, then only its mark, then
+    // nothing, so that the status never runs over the tabs (the red line under them says when
+    // the host is away).
+    let spaced = tab_line(app.screen, " ");
+    let close = tab_line(app.screen, "");
+    let (tabs, status) = if fits(&spaced, &with_url) {
+        (spaced, Some(with_url))
+    } else if fits(&spaced, &Line::from(mark.clone())) {
+        (spaced, Some(Line::from(mark)))
+    } else if fits(&close, &Line::from(mark.clone())) {
+        (close, Some(Line::from(mark)))
     } else {
-        Line::from(mark)
+        (close, None)
     };
-    frame.render_widget(status.alignment(Alignment::Right), area);
+    frame.render_widget(fit_line(tabs, width), area);
+    if let Some(status) = status {
+        frame.render_widget(status.alignment(Alignment::Right), area);
+    }
+}
+
+/// The name of the console, then a tab a screen, `gap` between them; the current one marked.
+fn tab_line(current: Screen, gap: &'static str) -> Line<'static> {
+    let mut spans = vec![Span::styled(" Ferry ", Style::new().bold().reversed())];
+    for (index, screen) in Screen::ALL.iter().enumerate() {
+        let (label, style) = if *screen == current {
+            (
+                format!("[{} {}]", index + 1, screen.title()),
+                Style::new().bold().fg(Color::Yellow).reversed(),
+            )
+        } else {
+            (format!(" {} {} ", index + 1, screen.title()), Style::new())
+        };
+        spans.push(Span::raw(gap));
+        spans.push(Span::styled(label, style));
+    }
+    Line::from(spans)
 }
 
 /// The red line under the tabs while the host cannot be used.
@@ -152,6 +172,7 @@ pub(crate) fn screen_keys(app: &App) -> Vec<KeyHint> {
             ("Enter", "imports"),
             ("o/p/c", "set ONGOING/PAUSED/COMPLETE"),
             ("m", "migrate pending"),
+            ("R", "campaign"),
             ("r", "refresh"),
         ],
         Screen::Imports if app.imports.detail.is_some() => vec![
@@ -175,6 +196,33 @@ pub(crate) fn screen_keys(app: &App) -> Vec<KeyHint> {
             ("Esc", "back"),
         ],
         Screen::Plugins => vec![("↑↓/jk", "move"), ("r", "refresh"), ("Esc", "back")],
+        Screen::Campaign if app.campaign.detail.is_some() => vec![
+            ("↑↓/jk", "scroll"),
+            ("PgUp/PgDn", "page"),
+            ("Esc", "back to the accounts"),
+        ],
+        Screen::Campaign if app.campaign.accounts.is_some() => vec![
+            ("↑↓/jk", "move"),
+            ("Enter", "account"),
+            ("n/b", "next/prev page"),
+            ("Esc", "back to the report"),
+        ],
+        Screen::Campaign => vec![
+            ("↑↓/jk", "move"),
+            ("Enter", "list the accounts"),
+            ("[/]", "supplier"),
+            ("r", "refresh"),
+            ("Esc", "back"),
+        ],
+    }
+}
+
+/// The colour a reconciliation state is shown in.
+pub(crate) fn reconciliation_style(state: &str) -> Style {
+    match state {
+        "RECONCILED" => Style::new().fg(Color::Green),
+        "MISMATCH" => Style::new().fg(Color::Red),
+        _ => Style::new().fg(Color::Yellow),
     }
 }
 
@@ -197,6 +245,38 @@ fn titled(title: impl Into<String>) -> Block<'static> {
         format!(" {} ", title.into()),
         Style::new().bold(),
     ))
+}
+
+/// The bottom line of a list read page by page: `50 rows · n: next page · b: previous page`.
+fn page_footer(rows: usize, has_next: bool, is_first: bool) -> Line<'static> {
+    let more = if has_next {
+        "n: next page"
+    } else {
+        "last page"
+    };
+    let back = if is_first { "" } else { " · b: previous page" };
+    Line::from(format!(" {rows} rows · {more}{back} ")).right_aligned()
+}
+
+/// What `loadable` holds once it is ready; until then draws, under `title`, what there is to
+/// say instead (waiting for `what`, not available, or why it could not be loaded) and returns
+/// `None`.
+fn ready_or_say<'a, T>(
+    frame: &mut Frame,
+    app: &App,
+    area: Rect,
+    title: String,
+    loadable: &'a Loadable<T>,
+    what: &str,
+) -> Option<&'a T> {
+    let text = match loadable {
+        Loadable::Ready(value) => return Some(value),
+        Loadable::Loading => waiting_text(app, what),
+        Loadable::Unavailable(reason) => reason.clone(),
+        Loadable::Failed(reason) => format!("Could not load {what}: {reason}"),
+    };
+    placeholder(frame, area, titled(title), text);
+    None
 }
 
 /// A message in place of a list: loading, empty, unavailable or failed.

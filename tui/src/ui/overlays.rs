@@ -11,7 +11,7 @@ use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
 
 /// Keys that work on every screen.
 const GLOBAL_KEYS: [KeyHint; 9] = [
-    ("1 2 3 4", "Suppliers, Imports, Events, Plugins"),
+    ("1 2 3 4 5", "Suppliers, Imports, Events, Plugins, Campaign"),
     ("Tab/S-Tab", "next / previous screen"),
     ("↑↓ j k", "move (mouse wheel too)"),
     ("g G", "first / last"),
@@ -49,7 +49,7 @@ pub fn render_help(frame: &mut Frame, app: &App) {
     ));
     lines.extend(key_rows(&screen));
     let height = u16::try_from(lines.len() + 2).unwrap_or(u16::MAX);
-    let area = centred(frame, 60, height);
+    let area = centred(frame, 64, height);
     frame.render_widget(Clear, area);
     frame.render_widget(
         Paragraph::new(lines).block(
