@@ -53,7 +53,7 @@ async fn relay_holder(servers: &[Arc<Server>]) -> usize {
 }
 
 /// An instance per name over one new database, rate limits off unless `env` sets them.
-fn instances_over_one_database<const N: usize>(
+pub(crate) fn instances_over_one_database<const N: usize>(
     dir: &std::path::Path,
     names: [&str; N],
     env: &[(&str, String)],

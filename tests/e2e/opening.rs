@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-fn transaction(id: &str, date: &str, kind: &str, amount: &str) -> Value {
+pub(crate) fn transaction(id: &str, date: &str, kind: &str, amount: &str) -> Value {
     let mut transaction =
         json!({"transaction_id": id, "transaction_date": date, "amount": amount, "type": kind});
     match kind {
@@ -23,7 +23,7 @@ fn transaction(id: &str, date: &str, kind: &str, amount: &str) -> Value {
 /// An account whose document carries its money: -35.00 transferred, -20.00 on the last
 /// statement (a 30.00 charge, a 10.00 payment), then a 25.00 charge and a 10.00 credit; a note
 /// with a document, a statement with its PDF and a card instruction at vendor ACME.
-fn account_with_money(external: &str) -> Value {
+pub(crate) fn account_with_money(external: &str) -> Value {
     let mut body = account("OLD_CO", external);
     for (field, value) in [
         ("transfer_balance", json!("-35.00")),
