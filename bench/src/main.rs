@@ -83,7 +83,8 @@ pub struct RunArgs {
     #[arg(long, env = "FERRY_BENCH_ACCOUNTS", default_value_t = 64)]
     pub accounts: usize,
     /// Only these scenarios (comma-separated keys: notes, transactions-1, transactions-1000,
-    /// stage-process, transfer-status, pending-list, relay). Default: all.
+    /// stage-process, transfer-status, pending-list (with the campaign report over the same
+    /// accounts), relay). Default: all.
     #[arg(long, env = "FERRY_BENCH_ONLY", value_delimiter = ',')]
     pub only: Vec<String>,
     /// Put the results into this markdown file (BENCHMARKS.md) between its markers, in place

@@ -71,6 +71,16 @@ pub struct StagingResult {
     pub scenarios_before: usize,
 }
 
+/// The supplier's campaign report, read once the pending accounts are staged: its summary
+/// over one connection, and every account's row as CSV.
+#[derive(Debug, Clone)]
+pub struct CampaignReportResult {
+    /// The supplier's accounts (pending and migrated).
+    pub accounts: u64,
+    pub summary: Measurement,
+    pub csv: Measurement,
+}
+
 /// One deployment's figures.
 #[derive(Debug, Clone)]
 pub struct DeploymentResults {
@@ -78,6 +88,7 @@ pub struct DeploymentResults {
     pub rows: Vec<Row>,
     pub relay: Option<RelayResult>,
     pub staging: Option<StagingResult>,
+    pub campaign_report: Option<CampaignReportResult>,
 }
 
 #[derive(Debug, Clone)]
@@ -372,6 +383,7 @@ impl DeploymentResults {
         self.list_memory_table(list_accounts, out);
         self.relay_table(out);
         self.staging_line(out);
+        self.campaign_report_line(out);
         self.targets_table(list_accounts, out);
         self.errors(out);
     }
@@ -578,6 +590,29 @@ impl DeploymentResults {
         );
     }
 
+    fn campaign_report_line(&self, out: &mut String) {
+        let Some(report) = &self.campaign_report else {
+            return;
+        };
+        let errors = |measurement: &Measurement| {
+            if measurement.errors > 0 {
+                format!(", {} errors", measurement.errors)
+            } else {
+                String::new()
+            }
+        };
+        let _ = writeln!(
+            out,
+            "The campaign report of the supplier, {} accounts: the summary (`GET /admin/v1/suppliers/BENCH/report`, 1 connection) {} reports/s, p50 / p99 / p99.9 {} ms{}; every account's row as CSV, {} ms{}.\n",
+            format_count(report.accounts),
+            format_rate(report.summary.per_second()),
+            percentiles(&report.summary),
+            errors(&report.summary),
+            format_ms(report.csv.latency_at(0.5)),
+            errors(&report.csv),
+        );
+    }
+
     /// What the server that staged had done before: the condition of its memory figure.
     fn staging_server(&self, staging: &StagingResult) -> String {
         let instances = self.kind.instances();
@@ -726,6 +761,20 @@ impl DeploymentResults {
                 met: staging.rss_after_kib <= 256 << 10 && staging.accounts >= 100_000,
             });
         }
+        if let Some(report) = &self.campaign_report {
+            let p99 = report.summary.latency_at(0.99);
+            judged.push(Judged {
+                target: format!(
+                    "the campaign report of {} accounts answers in under a second (p99)",
+                    format_count(report.accounts)
+                ),
+                measured: format!("{} ms", format_ms(p99)),
+                met: p99 < 1_000_000
+                    && report.summary.operations > 0
+                    && report.summary.errors == 0
+                    && report.accounts >= 100_000,
+            });
+        }
         judged
     }
 
@@ -797,6 +846,7 @@ mod tests {
             rows,
             relay: None,
             staging: None,
+            campaign_report: None,
         }
     }
 

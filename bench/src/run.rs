@@ -2,7 +2,8 @@
 //! PostgreSQL with each `--instances` count): start it, provision it, then for each scenario
 //! and concurrency level measure the baseline and Ferry one after the other; after the
 //! 1000-transaction batches, time the relay draining the outbox; stage the pending accounts
-//! and measure the pending list with both servers' memory watched; run `redis-benchmark` for
+//! and measure the pending list with both servers' memory watched, then the supplier's campaign
+//! report over all its accounts (Ferry alone); run `redis-benchmark` for
 //! the relay's baseline; stop it. Then print the report (and write it with `--write`). With
 //! `--compare-with`, two builds are compared instead ([`crate::compare`]), with no baseline.
 
@@ -13,7 +14,9 @@ use crate::machine::Machine;
 use crate::processes;
 use crate::procfs::{self, RssGrowth, RssWatch};
 use crate::provision;
-use crate::report::{self, DeploymentResults, RelayResult, Report, Row, StagingResult};
+use crate::report::{
+    self, CampaignReportResult, DeploymentResults, RelayResult, Report, Row, StagingResult,
+};
 use crate::scenarios::{self, Scenario};
 use crate::waits::{FerryMetrics, Waits};
 use anyhow::{Context, bail};
@@ -342,6 +345,53 @@ async fn pending_count(ferry: &Target) -> anyhow::Result<usize> {
     Ok(items.len())
 }
 
+/// Measures the supplier's campaign report as an operator reads it: the summary over one
+/// connection for `stop`, then every account's row as CSV, three times.
+async fn measure_campaign_report(
+    ferry: &Target,
+    stop: Stop,
+) -> anyhow::Result<CampaignReportResult> {
+    let token = HeaderValue::from_str(&format!("Token {}", processes::OPERATOR_KEY))?;
+    let report: serde_json::Value = load::client(1)?
+        .get(format!(
+            "{}/admin/v1/suppliers/{}/report",
+            ferry.base(0),
+            scenarios::SUPPLIER
+        ))
+        .header(reqwest::header::AUTHORIZATION, token.clone())
+        .send()
+        .await?
+        .error_for_status()?
+        .json()
+        .await?;
+    let accounts = report["accounts"]["staged"]
+        .as_u64()
+        .with_context(|| format!("no staged count in the report: {report}"))?;
+    let operator = Target {
+        authorization: Some(token),
+        ..ferry.clone()
+    };
+    eprintln!("the campaign report ({accounts} accounts)");
+    let summary = load::measure(&operator, &scenarios::campaign_report(), 1, stop).await?;
+    let csv = load::measure(
+        &operator,
+        &scenarios::campaign_report_csv(),
+        1,
+        Stop::Count(3),
+    )
+    .await?;
+    eprintln!(
+        "  summary p99 {} ms, CSV p50 {} ms",
+        report::format_ms(summary.latency_at(0.99)),
+        report::format_ms(csv.latency_at(0.5))
+    );
+    Ok(CampaignReportResult {
+        accounts,
+        summary,
+        csv,
+    })
+}
+
 /// What every deployment of a run shares.
 /// A deployment started and provisioned: the supplier (with the example plugin unless
 /// `--without-plugin`), its token, and its migrated accounts.
@@ -496,6 +546,7 @@ impl Bench {
         }
 
         let mut staging = None;
+        let mut campaign_report = None;
         if self.selected("pending-list") {
             eprintln!(
                 "staging {} pending accounts over {} connections",
@@ -542,6 +593,8 @@ impl Bench {
                 rows.push(servers.measure_both(&scenario, level, stop, true).await?.0);
                 deployment.ensure_running()?;
             }
+            campaign_report = Some(measure_campaign_report(&servers.ferry, stop).await?);
+            deployment.ensure_running()?;
         }
 
         if let Some(relay) = &mut relay {
@@ -552,6 +605,7 @@ impl Bench {
             rows,
             relay,
             staging,
+            campaign_report,
         })
     }
 }

@@ -323,6 +323,24 @@ pub fn pending_list() -> Scenario {
     }
 }
 
+/// The supplier's campaign report, as an operator asks for it.
+pub fn campaign_report() -> Generator {
+    Arc::new(|_| {
+        vec![Step::Get {
+            path: format!("/admin/v1/suppliers/{SUPPLIER}/report"),
+        }]
+    })
+}
+
+/// Every row of the supplier's campaign report as one CSV.
+pub fn campaign_report_csv() -> Generator {
+    Arc::new(|_| {
+        vec![Step::Get {
+            path: format!("/admin/v1/suppliers/{SUPPLIER}/report/accounts?format=csv"),
+        }]
+    })
+}
+
 #[cfg(test)]
 mod ledger_tests {
     use super::*;
