@@ -61,10 +61,16 @@ async fn an_account_that_holds_what_was_declared_stays_reconciled() {
     // A document that declared no money.
     server.stage(&token, &account("OLD_CO", "ACC-2")).await;
     let mut quiet = account("OLD_CO", "ACC-3");
-    quiet.as_object_mut().expect("object").remove("transfer_balance");
+    quiet
+        .as_object_mut()
+        .expect("object")
+        .remove("transfer_balance");
     server.stage(&token, &quiet).await;
     let number = server.migrate(&token, "OLD_CO", "ACC-3").await;
-    assert_eq!(reconciliation(&server, &number).await["state"], "NOT_DECLARED");
+    assert_eq!(
+        reconciliation(&server, &number).await["state"],
+        "NOT_DECLARED"
+    );
     server.migrate(&token, "OLD_CO", "ACC-2").await;
 
     let report = report(&server).await;
