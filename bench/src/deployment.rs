@@ -162,8 +162,8 @@ impl Drop for TemporaryDatabase {
 pub struct Deployment {
     pub instances: Vec<Ferry>,
     pub redis: Redis,
-    /// Held only to be dropped last.
-    _database: Option<TemporaryDatabase>,
+    /// Declared last to be dropped last.
+    database: Option<TemporaryDatabase>,
 }
 
 impl Deployment {
@@ -203,7 +203,7 @@ impl Deployment {
         Ok(Self {
             instances,
             redis,
-            _database: database,
+            database,
         })
     }
 
@@ -212,6 +212,11 @@ impl Deployment {
             .iter()
             .map(|instance| instance.base.clone())
             .collect()
+    }
+
+    /// The database of a PostgreSQL deployment, as its instances connect to it.
+    pub fn database_url(&self) -> Option<&str> {
+        self.database.as_ref().map(|database| database.url.as_str())
     }
 
     pub fn pids(&self) -> Vec<u32> {

@@ -2,13 +2,15 @@
 //! the baseline (this binary's `baseline` subcommand) and a private `redis-server` on a unix
 //! socket. Each is killed when
 //! its handle is dropped, so an aborted run leaves nothing behind. Also builds `ferry` and the
-//! plugins before a run, with the cargo that runs the benchmark.
+//! plugins before a run, with the cargo that runs the benchmark. A run may give every `ferry`
+//! it starts more settings ([`set_server_environment`]: the campaign's document bucket and
+//! payment vendor).
 
 use anyhow::{Context, bail};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::sync::{Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 /// The operator key the benchmark's server is started with.
@@ -184,11 +186,33 @@ impl Redis {
     }
 }
 
+/// Settings every `ferry` started from now on gets as environment variables, besides the
+/// benchmark's own (none unless a run sets them).
+static SERVER_ENVIRONMENT: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
+
+/// Gives every `ferry` started from now on these environment variables (in place of any
+/// given before).
+pub fn set_server_environment(variables: Vec<(String, String)>) {
+    let mut environment = SERVER_ENVIRONMENT
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    *environment = variables;
+}
+
+fn server_environment() -> Vec<(String, String)> {
+    SERVER_ENVIRONMENT
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone()
+}
+
 /// A running `ferry serve`.
 #[derive(Debug)]
 pub struct Ferry {
     pub process: Guarded,
     pub base: String,
+    /// Its data directory.
+    pub data_dir: PathBuf,
     /// Where its stderr (logs) goes.
     pub log: PathBuf,
 }
@@ -214,6 +238,7 @@ impl Ferry {
             .env("FERRY_RATE_LIMIT_PER_SECOND", "0")
             .env("FERRY_REDIS_URL", redis.url())
             .env("FERRY_LOG", "warn")
+            .envs(server_environment())
             .current_dir(data_dir.parent().unwrap_or(data_dir))
             .stderr(std::fs::File::create(&log)?);
         match database_url {
@@ -221,7 +246,12 @@ impl Ferry {
             None => command.env_remove("FERRY_DATABASE_URL"),
         };
         let (process, base) = spawn_announcing(command, "ferry", "ferry listening on ")?;
-        Ok(Self { process, base, log })
+        Ok(Self {
+            process,
+            base,
+            data_dir: data_dir.to_owned(),
+            log,
+        })
     }
 }
 

@@ -20,6 +20,9 @@ const PLUGIN_PICKUP_POLL: Duration = Duration::from_millis(200);
 /// Where a validated account's first tariff is (`OLDVAR` staged, `VAR-22` once mapped).
 const FIRST_TARIFF: &str = "/supply_addresses/0/meter_points/0/agreements/0/tariff_code";
 
+/// The supplier's document root: its documents are under this folder of the bucket.
+pub const DOCUMENT_ROOT: &str = "bench/";
+
 /// An admin API call as the operator; the answer's JSON.
 async fn admin(
     client: &reqwest::Client,
@@ -55,7 +58,7 @@ pub async fn supplier(base: &str, plugin: Option<&Path>) -> anyhow::Result<Strin
         base,
         reqwest::Method::POST,
         "/admin/v1/suppliers",
-        Some(json!({"code": SUPPLIER, "name": "Benchmark Energy", "document_root": "bench/"})),
+        Some(json!({"code": SUPPLIER, "name": "Benchmark Energy", "document_root": DOCUMENT_ROOT})),
     )
     .await?;
     if let Some(component) = plugin {
