@@ -14,8 +14,14 @@
 //! Run it with `cargo run --release -p ferry-bench` (add `-- --write BENCHMARKS.md` to put the
 //! results, with the machine they were made on, into `BENCHMARKS.md` in place of the run
 //! before); `--help` lists the knobs for a quick smoke run.
+//!
+//! `--only campaign` runs the campaign instead ([`campaign`]): a supplier's whole migration
+//! through the API, account by account in batches (the document with its ledger, process,
+//! notes, transactions, statements, a payment instruction), with its rates batch by batch,
+//! Ferry's memory and the store's size. It is long, and never part of a run without `--only`.
 
 mod baseline;
+mod campaign;
 mod compare;
 mod deployment;
 mod load;
@@ -26,6 +32,7 @@ mod provision;
 mod report;
 mod run;
 mod scenarios;
+mod vendor;
 mod waits;
 
 use clap::{Parser, Subcommand};
@@ -84,9 +91,23 @@ pub struct RunArgs {
     pub accounts: usize,
     /// Only these scenarios (comma-separated keys: notes, transactions-1, transactions-1000,
     /// stage-process, transfer-status, pending-list (with the campaign report over the same
-    /// accounts), relay). Default: all.
+    /// accounts), relay, campaign). Default: all but `campaign`, which runs only when named
+    /// (it takes minutes to hours: see --campaign-accounts).
     #[arg(long, env = "FERRY_BENCH_ONLY", value_delimiter = ',')]
     pub only: Vec<String>,
+    /// The campaign's accounts (`--only campaign`), each staged with its ledger, processed,
+    /// then given 5 notes, 50 transactions, 12 statements and a payment instruction. On two cores
+    /// about 90 s per 10 000 on sled, five to six times that on PostgreSQL.
+    #[arg(long, env = "FERRY_BENCH_CAMPAIGN_ACCOUNTS", default_value_t = 100_000)]
+    pub campaign_accounts: u64,
+    /// Batches the campaign's accounts are split into, evenly: each batch goes through every
+    /// phase before the next batch starts, and Ferry's memory and the store's size are read
+    /// after each (the last batch's rates are held to the first's).
+    #[arg(long, env = "FERRY_BENCH_CAMPAIGN_BATCHES", default_value_t = 5)]
+    pub campaign_batches: u64,
+    /// Connections the campaign sends over (spread over a deployment's instances).
+    #[arg(long, env = "FERRY_BENCH_CAMPAIGN_CONNECTIONS", default_value_t = 16)]
+    pub campaign_connections: usize,
     /// Put the results into this markdown file (BENCHMARKS.md) between its markers, in place
     /// of the run before (at the end, under a heading of their own, when it has none).
     #[arg(long)]

@@ -6,8 +6,11 @@
 //! each side by side, what each further instance buys, and where the CPU goes (Ferry,
 //! PostgreSQL, the whole machine). `--write` puts the results into a markdown file
 //! (`BENCHMARKS.md`) between two markers, replacing the run before and nothing else, so the
-//! hand-written part around them stays.
+//! hand-written part around them stays. A campaign (`--only campaign`) adds its tables and
+//! targets to its deployment's ([`crate::campaign`] makes them), and with more than one
+//! deployment its accounts an hour side by side.
 
+use crate::campaign::CampaignResult;
 use crate::deployment::Kind;
 use crate::load::Measurement;
 use crate::machine::Machine;
@@ -89,6 +92,8 @@ pub struct DeploymentResults {
     pub relay: Option<RelayResult>,
     pub staging: Option<StagingResult>,
     pub campaign_report: Option<CampaignReportResult>,
+    /// The campaign scenario, when it ran.
+    pub campaign: Option<CampaignResult>,
 }
 
 #[derive(Debug, Clone)]
@@ -172,7 +177,8 @@ pub fn format_mib(kib: u64) -> String {
     format!("{:.1} MiB", kib as f64 / 1024.0)
 }
 
-fn percentiles(measurement: &Measurement) -> String {
+/// `p50 / p99 / p99.9` in milliseconds.
+pub fn percentiles(measurement: &Measurement) -> String {
     format!(
         "{} / {} / {}",
         format_ms(measurement.latency_at(0.5)),
@@ -194,10 +200,11 @@ fn met(yes: bool) -> &'static str {
 }
 
 /// One of the targets, judged on one deployment's figures.
-struct Judged {
-    target: String,
-    measured: String,
-    met: bool,
+#[derive(Debug, Clone)]
+pub struct Judged {
+    pub target: String,
+    pub measured: String,
+    pub met: bool,
 }
 
 /// Ferry's throughput over the baseline's, in a row.
@@ -248,20 +255,82 @@ impl Report {
         let _ = writeln!(out, "Command: `{}`\n", self.command);
         let _ = writeln!(out, "{}\n", self.machine.describe());
         let _ = writeln!(out, "{}\n", self.conditions);
+        let sled_campaign = self
+            .deployments
+            .iter()
+            .find(|deployment| deployment.kind == Kind::Sled)
+            .and_then(|deployment| deployment.campaign.as_ref());
         match self.deployments.as_slice() {
-            [only] if only.kind == Kind::Sled => only.tables(self.list_accounts, &mut out),
+            [only] if only.kind == Kind::Sled => {
+                only.tables(self.list_accounts, sled_campaign, &mut out);
+            }
             deployments => {
                 for deployment in deployments {
                     let _ = writeln!(out, "### {}\n", deployment.kind.title());
-                    deployment.tables(self.list_accounts, &mut out);
+                    deployment.tables(self.list_accounts, sled_campaign, &mut out);
                     if !out.ends_with("\n\n") {
                         out.push('\n');
                     }
                 }
                 self.comparison_table(&mut out);
+                self.campaigns_compared(&mut out);
             }
         }
         out
+    }
+
+    /// Each deployment's campaign: accounts an hour, against sled's, and its slowest phase.
+    fn campaigns_compared(&self, out: &mut String) {
+        let campaigns: Vec<(Kind, &CampaignResult)> = self
+            .deployments
+            .iter()
+            .filter_map(|deployment| Some((deployment.kind, deployment.campaign.as_ref()?)))
+            .collect();
+        if campaigns.len() < 2 {
+            return;
+        }
+        let sled = campaigns
+            .iter()
+            .find(|(kind, _)| *kind == Kind::Sled)
+            .map(|(_, campaign)| campaign.accounts_an_hour());
+        let _ = writeln!(out, "### Campaigns compared\n");
+        let _ = writeln!(
+            out,
+            "| deployment | accounts | accounts an hour | against sled | slowest phase (its share of the time) | Ferry RSS at the end |"
+        );
+        let _ = writeln!(out, "|---|---:|---:|---:|---|---:|");
+        for (kind, campaign) in campaigns {
+            let slowest = campaign
+                .summaries()
+                .into_iter()
+                .max_by(|a, b| a.share.total_cmp(&b.share))
+                .map_or_else(
+                    || "–".to_owned(),
+                    |summary| {
+                        format!(
+                            "{} ({:.0} %)",
+                            crate::campaign::PHASES[summary.phase].key,
+                            summary.share * 100.0
+                        )
+                    },
+                );
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {slowest} | {} |",
+                kind.title(),
+                format_count(campaign.accounts()),
+                format_rate(campaign.accounts_an_hour()),
+                sled.map_or_else(
+                    || "–".to_owned(),
+                    |sled| format_ratio(campaign.accounts_an_hour(), sled)
+                ),
+                campaign
+                    .batches
+                    .last()
+                    .map_or_else(|| "–".to_owned(), |end| format_mib(end.rss_kib)),
+            );
+        }
+        out.push('\n');
     }
 
     /// Ferry on every deployment side by side, level by level; each PostgreSQL deployment's
@@ -270,6 +339,10 @@ impl Report {
         let Some(first) = self.deployments.first() else {
             return;
         };
+        // Nothing but the campaign measured: it has a comparison of its own.
+        if first.rows.is_empty() {
+            return;
+        }
         let postgres: Vec<&DeploymentResults> = self
             .deployments
             .iter()
@@ -376,19 +449,31 @@ impl DeploymentResults {
             .min_by_key(|row| row.connections.abs_diff(connections))
     }
 
-    /// The tables of one deployment.
-    fn tables(&self, list_accounts: usize, out: &mut String) {
+    /// The tables of one deployment; `sled_campaign` is the run's campaign on sled, which a
+    /// campaign on PostgreSQL is judged against.
+    fn tables(
+        &self,
+        list_accounts: usize,
+        sled_campaign: Option<&CampaignResult>,
+        out: &mut String,
+    ) {
         self.throughput_table(out);
         self.waits_table(out);
         self.list_memory_table(list_accounts, out);
         self.relay_table(out);
         self.staging_line(out);
         self.campaign_report_line(out);
-        self.targets_table(list_accounts, out);
+        if let Some(campaign) = &self.campaign {
+            campaign.tables(out);
+        }
+        self.targets_table(list_accounts, sled_campaign, out);
         self.errors(out);
     }
 
     fn throughput_table(&self, out: &mut String) {
+        if self.rows.is_empty() {
+            return;
+        }
         let _ = writeln!(
             out,
             "| endpoint | conns | Ferry op/s | baseline op/s | ratio | Ferry p50 / p99 / p99.9 (ms) | baseline p50 / p99 / p99.9 (ms) | p99 ratio | server CPU µs/op Ferry / baseline |"
@@ -628,8 +713,16 @@ impl DeploymentResults {
         }
     }
 
-    fn targets_table(&self, list_accounts: usize, out: &mut String) {
-        let judged = self.judged_targets(list_accounts);
+    fn targets_table(
+        &self,
+        list_accounts: usize,
+        sled_campaign: Option<&CampaignResult>,
+        out: &mut String,
+    ) {
+        let mut judged = self.judged_targets(list_accounts);
+        if let Some(campaign) = &self.campaign {
+            judged.extend(campaign.judged(self.kind, sled_campaign));
+        }
         if judged.is_empty() {
             return;
         }
@@ -779,6 +872,9 @@ impl DeploymentResults {
     }
 
     fn errors(&self, out: &mut String) {
+        if let Some(campaign) = &self.campaign {
+            campaign.errors_list(out);
+        }
         for row in &self.rows {
             for (server, measurement) in [("Ferry", &row.ferry), ("baseline", &row.baseline)] {
                 if let Some(error) = &measurement.first_error {
@@ -847,6 +943,7 @@ mod tests {
             relay: None,
             staging: None,
             campaign_report: None,
+            campaign: None,
         }
     }
 
@@ -1162,6 +1259,35 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("(of 2, load generator included)"), "{text}");
+    }
+
+    /// A run of the campaign alone: its tables and targets per deployment, PostgreSQL with one
+    /// instance judged against sled, the campaigns side by side, and no empty tables of the
+    /// levelled scenarios.
+    #[test]
+    fn campaigns_are_tabled_judged_and_compared() {
+        use crate::campaign::tests::campaign;
+        let mut run = report(Vec::new());
+        run.deployments[0].campaign = Some(campaign(2, 2_500, 1.0, 2));
+        let mut postgres = campaign(2, 1_000, 1.0, 2);
+        postgres.on_postgres = true;
+        let mut on_postgres = deployment(Kind::Postgres { instances: 1 }, Vec::new());
+        on_postgres.campaign = Some(postgres);
+        run.deployments.push(on_postgres);
+        let text = run.markdown();
+        for line in [
+            "### sled\n\nThe campaign (`--only campaign`): 5000 accounts in 2 batches over 16 connections.",
+            "| campaign ≥ 1 500 000 accounts an hour (staged with the ledger, processed, notes, transactions, statements, payment instruction) | 1 500 000 over 5000 accounts | **met** |",
+            "| campaign on PostgreSQL, 1 instance: ≥ 0.5 × sled's accounts an hour | 0.40 (600 000 against 1 500 000) | **missed** |",
+            "### Campaigns compared\n",
+            "| sled | 5000 | 1 500 000 | 1.00 | payment-instruction (17 %) | 204.0 MiB |",
+            "| PostgreSQL, 1 instance | 2000 | 600 000 | 0.40 | payment-instruction (17 %) | 204.0 MiB |",
+        ] {
+            assert!(text.contains(line), "{line}\nin\n{text}");
+        }
+        assert_eq!(text.matches("≥ 0.5 × sled").count(), 1, "{text}");
+        assert!(!text.contains("| endpoint |"), "{text}");
+        assert!(!text.contains("### Deployments compared"), "{text}");
     }
 
     #[test]

@@ -4,10 +4,12 @@
 //! 1000-transaction batches, time the relay draining the outbox; stage the pending accounts
 //! and measure the pending list with both servers' memory watched, then the supplier's campaign
 //! report over all its accounts (Ferry alone); run `redis-benchmark` for
-//! the relay's baseline; stop it. Then print the report (and write it with `--write`). With
+//! the relay's baseline; with `--only campaign`, run the campaign ([`crate::campaign`], Ferry
+//! alone); stop it. Then print the report (and write it with `--write`). With
 //! `--compare-with`, two builds are compared instead ([`crate::compare`]), with no baseline.
 
 use crate::RunArgs;
+use crate::campaign;
 use crate::deployment::{self, Deployment, Kind};
 use crate::load::{self, Measurement, Stop, Target};
 use crate::machine::Machine;
@@ -18,6 +20,7 @@ use crate::report::{
     self, CampaignReportResult, DeploymentResults, RelayResult, Report, Row, StagingResult,
 };
 use crate::scenarios::{self, Scenario};
+use crate::vendor::Vendor;
 use crate::waits::{FerryMetrics, Waits};
 use anyhow::{Context, bail};
 use reqwest::header::HeaderValue;
@@ -600,34 +603,87 @@ impl Bench {
         if let Some(relay) = &mut relay {
             relay.redis_benchmark_per_second = redis_benchmark(&deployment.redis.socket)?;
         }
+        let campaign = if campaign_selected(args) {
+            let settings = campaign::Settings {
+                accounts: args.campaign_accounts,
+                batches: args.campaign_batches,
+                connections: args.campaign_connections.max(1),
+            };
+            Some(
+                campaign::run(
+                    &servers.ferry,
+                    &mut deployment,
+                    settings,
+                    args.ledger_transactions,
+                )
+                .await?,
+            )
+        } else {
+            None
+        };
         Ok(DeploymentResults {
             kind,
             rows,
             relay,
             staging,
             campaign_report,
+            campaign,
         })
     }
+}
+
+/// Whether the campaign runs: only when `--only` names it.
+fn campaign_selected(args: &RunArgs) -> bool {
+    args.only.iter().any(|only| only == campaign::KEY)
+}
+
+/// What the campaign needs of every `ferry` the run starts: a bucket (a directory in `dir`)
+/// with the statements' PDFs, and the payment vendor, started here (it serves until dropped).
+async fn prepare_campaign(dir: &Path) -> anyhow::Result<Vendor> {
+    let bucket = dir.join("bucket");
+    campaign::fill_bucket(&bucket, provision::DOCUMENT_ROOT)?;
+    let vendor = Vendor::start().await?;
+    let mut environment = vendor.server_environment();
+    environment.push((
+        "FERRY_BUCKET".to_owned(),
+        format!("file://{}", bucket.display()),
+    ));
+    processes::set_server_environment(environment);
+    eprintln!(
+        "campaign: the statements' PDFs in {}, the payment vendor at {}",
+        bucket.display(),
+        vendor.url
+    );
+    Ok(vendor)
 }
 
 /// How the measurements were made, one paragraph (the PostgreSQL deployments' own sentence
 /// only when there are some).
 fn conditions(args: &RunArgs, kinds: &[Kind], machine_cores: usize) -> String {
-    let mut text = format!(
-        "Closed loop: each connection sends its next request as soon as the previous answer has been read. \
-         {} s measured per level after {} s of warm-up (a level goes on until every connection has measured \
-         an operation: throughput counts from the first measured operation's start to the last one's end); \
-         the baseline and Ferry measured one after the other, level by level, with the load generator on \
-         the same {}-core machine. Ferry: the release binary on a fresh \
+    // A run of the campaign alone has no levels, no baseline and no scenario accounts.
+    let campaign_only = args.only.iter().all(|only| only == campaign::KEY) && !args.only.is_empty();
+    let mut text = if campaign_only {
+        format!(
+            "Closed loop: each connection sends its next request as soon as the previous answer has been read, \
+             with the load generator on the same {machine_cores}-core machine."
+        )
+    } else {
+        format!(
+            "Closed loop: each connection sends its next request as soon as the previous answer has been read. \
+             {} s measured per level after {} s of warm-up (a level goes on until every connection has measured \
+             an operation: throughput counts from the first measured operation's start to the last one's end); \
+             the baseline and Ferry measured one after the other, level by level, with the load generator on \
+             the same {machine_cores}-core machine.",
+            args.duration_secs, args.warmup_secs,
+        )
+    };
+    let _ = write!(
+        text,
+        " Ferry: the release binary on a fresh \
          data directory, rate limit off, {}, the relay writing to a \
          private redis-server (unix socket, no persistence); every 2xx is flushed to disk before it is sent. \
          Every account is staged with {} historical and {} current statement transactions (`--ledger-transactions`), \
-         which processing posts. Notes and transactions go to {} migrated accounts (one per connection). Latency: from sending the \
-         request to reading the whole answer; an operation of two requests counts once. Server CPU: user + system \
-         time of the server process from `/proc`, per successful operation.",
-        args.duration_secs,
-        args.warmup_secs,
-        machine_cores,
+         which processing posts.",
         if args.without_plugin {
             "no plugin installed for the supplier (`--without-plugin`)"
         } else {
@@ -635,8 +691,26 @@ fn conditions(args: &RunArgs, kinds: &[Kind], machine_cores: usize) -> String {
         },
         args.ledger_transactions,
         args.ledger_transactions,
-        args.accounts.max(1),
     );
+    if !campaign_only {
+        let _ = write!(
+            text,
+            " Notes and transactions go to {} migrated accounts (one per connection).",
+            args.accounts.max(1)
+        );
+    }
+    text.push_str(
+        " Latency: from sending the request to reading the whole answer; an operation of two requests \
+         counts once. Server CPU: user + system time of the server process from `/proc`, per successful \
+         operation.",
+    );
+    if campaign_selected(args) {
+        text.push_str(
+            " The campaign: every `ferry` started with a document bucket of the run's own (a directory holding the \
+             statements' PDFs) and a payment vendor served by the benchmark itself, on the same machine, which \
+             confirms every instruction at once.",
+        );
+    }
     if let Some(server) = &args.database_url
         && kinds.iter().any(|kind| *kind != Kind::Sled)
     {
@@ -718,6 +792,11 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         );
         return Ok(());
     }
+    let vendor = if campaign_selected(&args) {
+        Some(prepare_campaign(temp.path()).await?)
+    } else {
+        None
+    };
     let (baseline, baseline_base) = processes::start_baseline(args.list_accounts)?;
     let bench = Bench {
         connections,
@@ -755,6 +834,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
         eprintln!("wrote the results into {}", path.display());
     }
     drop(baseline);
+    drop(vendor);
     Ok(())
 }
 
