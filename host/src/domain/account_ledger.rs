@@ -32,7 +32,7 @@ use super::validation::{
 };
 use chrono::{Days, NaiveDate};
 use rust_decimal::Decimal;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use std::collections::HashSet;
 
 /// The fields a ledger has, in `ledgers` or (deprecated there) at the document's top level.
@@ -450,8 +450,12 @@ fn read_list(
     {
         return None;
     }
-    let body =
-        json!({"import_supplier": "-", "external_account_number": "-", "transactions": list});
+    // The list cloned, not serialised again (`json!` would walk it through a serialiser).
+    let body = Value::Object(Map::from_iter([
+        ("import_supplier".to_owned(), Value::from("-")),
+        ("external_account_number".to_owned(), Value::from("-")),
+        ("transactions".to_owned(), list.clone()),
+    ]));
     // Unknown fields were named (or refused) by the account's own check.
     let (read, _) = reading(UnknownFields::Ignore, || {
         read_transactions(&body, usize::MAX, today)
@@ -518,6 +522,7 @@ pub fn earliest_billed_to(document: &Map<String, Value>) -> Option<NaiveDate> {
 mod tests {
     use super::*;
     use crate::domain::validation::codes;
+    use serde_json::json;
 
     fn today() -> NaiveDate {
         NaiveDate::from_ymd_opt(2025, 6, 1).expect("date")
