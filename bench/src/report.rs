@@ -892,25 +892,51 @@ impl DeploymentResults {
     }
 }
 
-/// `document` with the results between the markers of the load section (added at the end,
-/// with its heading, when missing).
-pub fn with_results(document: &str, results: &str) -> String {
-    let block = format!("{BEGIN_MARKER}\n\n{}\n{END_MARKER}", results.trim_end());
-    if let Some(begin) = document.find(BEGIN_MARKER)
-        && let Some(end) = document[begin..].find(END_MARKER)
+/// Where a run's results go in BENCHMARKS.md: the campaign, hours long and run on its own,
+/// has a section of its own, so that neither kind of run writes over the other's figures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Section {
+    /// The scenarios measured level by level (every run but a campaign alone).
+    Load,
+    /// A run of `--only campaign`.
+    Campaign,
+}
+
+impl Section {
+    /// The heading the section goes under when the file has no markers yet, and its markers.
+    fn heading_and_markers(self) -> (&'static str, &'static str, &'static str) {
+        match self {
+            Self::Load => (SECTION_HEADING, BEGIN_MARKER, END_MARKER),
+            Self::Campaign => (CAMPAIGN_HEADING, CAMPAIGN_BEGIN_MARKER, CAMPAIGN_END_MARKER),
+        }
+    }
+}
+
+/// The heading of the campaign's results when the file has no markers for them yet.
+pub const CAMPAIGN_HEADING: &str = "## The latest campaign";
+const CAMPAIGN_BEGIN_MARKER: &str = "<!-- ferry-bench campaign results: begin (written by `ferry-bench --only campaign --write`) -->";
+const CAMPAIGN_END_MARKER: &str = "<!-- ferry-bench campaign results: end -->";
+
+/// `document` with the results between the markers of `section` (added at the end, with its
+/// heading, when missing).
+pub fn with_results(document: &str, results: &str, section: Section) -> String {
+    let (heading, begin_marker, end_marker) = section.heading_and_markers();
+    let block = format!("{begin_marker}\n\n{}\n{end_marker}", results.trim_end());
+    if let Some(begin) = document.find(begin_marker)
+        && let Some(end) = document[begin..].find(end_marker)
     {
-        let end = begin + end + END_MARKER.len();
+        let end = begin + end + end_marker.len();
         return format!("{}{block}{}", &document[..begin], &document[end..]);
     }
-    if let Some(heading) = document.find(SECTION_HEADING) {
-        let after_heading = heading + SECTION_HEADING.len();
+    if let Some(found) = document.find(heading) {
+        let after_heading = found + heading.len();
         return format!(
             "{}\n\n{block}\n{}",
             &document[..after_heading],
             &document[after_heading..]
         );
     }
-    format!("{}\n\n{SECTION_HEADING}\n\n{block}\n", document.trim_end())
+    format!("{}\n\n{heading}\n\n{block}\n", document.trim_end())
 }
 
 #[cfg(test)]
@@ -1303,7 +1329,11 @@ mod tests {
 
     #[test]
     fn results_replace_only_what_is_between_the_markers() {
-        let fresh = with_results("# Benchmarks\n\n## Other\n\ntext\n", "table one\n");
+        let fresh = with_results(
+            "# Benchmarks\n\n## Other\n\ntext\n",
+            "table one\n",
+            Section::Load,
+        );
         assert!(fresh.starts_with("# Benchmarks\n\n## Other\n\ntext\n\n"));
         assert!(fresh.contains(&format!(
             "{SECTION_HEADING}\n\n{BEGIN_MARKER}\n\ntable one\n{END_MARKER}"
@@ -1313,18 +1343,37 @@ mod tests {
             END_MARKER,
             &format!("{END_MARKER}\n\nWhat limits it: fsync."),
         );
-        let again = with_results(&annotated, "table two");
+        let again = with_results(&annotated, "table two", Section::Load);
         assert!(again.contains("table two"), "{again}");
         assert!(!again.contains("table one"), "{again}");
         assert!(again.contains("What limits it: fsync."), "{again}");
         assert_eq!(again.matches(SECTION_HEADING).count(), 1);
 
         let heading_only = format!("# B\n\n{SECTION_HEADING}\n\nAnalysis.\n");
-        let placed = with_results(&heading_only, "table");
+        let placed = with_results(&heading_only, "table", Section::Load);
         assert!(
             placed.contains(&format!("{SECTION_HEADING}\n\n{BEGIN_MARKER}")),
             "{placed}"
         );
         assert!(placed.ends_with("Analysis.\n"), "{placed}");
+    }
+
+    #[test]
+    fn a_campaign_and_a_load_run_keep_each_others_figures() {
+        let load = with_results("# Benchmarks\n", "load table", Section::Load);
+        let both = with_results(&load, "campaign one", Section::Campaign);
+        let again = with_results(&both, "campaign two", Section::Campaign);
+        let last = with_results(&again, "load table two", Section::Load);
+        assert!(last.contains("load table two"), "{last}");
+        assert!(last.contains("campaign two"), "{last}");
+        assert!(
+            !last.contains("campaign one") && !last.contains("load table\n"),
+            "{last}"
+        );
+        assert_eq!(last.matches(CAMPAIGN_HEADING).count(), 1, "{last}");
+        assert!(
+            last.find(SECTION_HEADING) < last.find(CAMPAIGN_HEADING),
+            "{last}"
+        );
     }
 }

@@ -829,7 +829,14 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     );
     if let Some(path) = &bench.args.write {
         let document = std::fs::read_to_string(path).unwrap_or_default();
-        std::fs::write(path, report::with_results(&document, &markdown))
+        let section = if bench.args.only.iter().all(|only| only == "campaign")
+            && !bench.args.only.is_empty()
+        {
+            report::Section::Campaign
+        } else {
+            report::Section::Load
+        };
+        std::fs::write(path, report::with_results(&document, &markdown, section))
             .with_context(|| format!("cannot write {}", path.display()))?;
         eprintln!("wrote the results into {}", path.display());
     }
