@@ -22,6 +22,13 @@ bench: plugins
     cargo bench -p ferry-host --bench relay
     cargo run --release -p ferry-bench -- --write BENCHMARKS.md
 
+# A supplier's whole migration (ferry-bench --only campaign): `accounts` staged with their
+# ledger, processed and given notes, transactions, statements and a payment instruction, on
+# sled and on PostgreSQL with one and three instances; its results replace the latest campaign
+# in BENCHMARKS.md (the load run's stay).
+campaign accounts="100000": plugins
+    cargo run --release -p ferry-bench -- --only campaign --campaign-accounts {{accounts}} --database-url postgres://postgres@127.0.0.1:5432/postgres --instances 1,3 --write BENCHMARKS.md
+
 # The example plugin's validate-account under valgrind, 1200 calls minus 200, over 1000.
 # Instructions per plugin hook call (callgrind: steady where times are not).
 plugin-instructions: plugins
