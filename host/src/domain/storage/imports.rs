@@ -6,7 +6,7 @@ use super::StoreFuture;
 use super::accounts::AccountOpening;
 use super::error::StoreError;
 use super::suppliers::SupplierStore;
-use crate::domain::campaign::Counts;
+use crate::domain::campaign::{Counts, counter};
 use crate::domain::error::DomainError;
 use crate::domain::events::Event;
 use crate::domain::import_process::{ImportListing, ImportProcess, ImportState, PlatformAccount};
@@ -21,8 +21,11 @@ use std::collections::BTreeMap;
 /// The suppliers' import processes. Reads of a supplier go with them (a request adding data to
 /// an account reads both, [`Self::supplier_and_listing`]).
 pub trait ImportStore: SupplierStore {
-    /// How many of the supplier's processes are in each state.
-    fn import_counts<'a>(&'a self, code: &'a str) -> StoreFuture<'a, ImportCounts>;
+    /// How many of the supplier's processes are in each state: their counters
+    /// ([`Self::supplier_counts`]), which every change moves in its own commit.
+    fn import_counts<'a>(&'a self, code: &'a str) -> StoreFuture<'a, ImportCounts> {
+        Box::pin(async move { Ok(ImportCounts::of(&self.supplier_counts(code).await?)) })
+    }
     /// The supplier's counters ([`Counts`]), as every change committed so far moved them.
     fn supplier_counts<'a>(&'a self, code: &'a str) -> StoreFuture<'a, Counts>;
     fn import_process<'a>(
@@ -148,6 +151,23 @@ impl ImportChange {
 pub struct ImportCounts(pub BTreeMap<ImportState, u64>);
 
 impl ImportCounts {
+    /// The counts by state among a supplier's `counters`, every state named (0 where it has
+    /// none).
+    pub fn of(counters: &Counts) -> Self {
+        Self(
+            ImportState::ALL
+                .into_iter()
+                .map(|state| {
+                    let name = format!("{}{}", counter::STATE, state.as_str());
+                    (
+                        state,
+                        u64::try_from(counters.get(&name)).unwrap_or_default(),
+                    )
+                })
+                .collect(),
+        )
+    }
+
     pub fn get(&self, state: ImportState) -> u64 {
         self.0.get(&state).copied().unwrap_or(0)
     }

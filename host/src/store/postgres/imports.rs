@@ -7,11 +7,10 @@ use super::accounts::RecordWrites;
 use super::{BoxStream, Change, PgStore, bounded, classify, decoded, is_unique_violation, record};
 use crate::domain::campaign::Counts;
 use crate::domain::error::DomainError;
-use crate::domain::import_process::{ImportListing, ImportProcess, ImportState};
+use crate::domain::import_process::{ImportListing, ImportProcess};
 use crate::domain::schedules::Due;
 use crate::domain::storage::{
-    DecideImport, ImportChange, ImportCounts, ImportStore, ImportStream, ListingStream, StoreError,
-    StoreFuture,
+    DecideImport, ImportChange, ImportStore, ImportStream, ListingStream, StoreError, StoreFuture,
 };
 use crate::domain::supplier::Supplier;
 use futures_util::StreamExt;
@@ -103,33 +102,6 @@ impl ImportStore for PgStore {
                 let name: String = row.try_get("name").map_err(classify)?;
                 let value: i64 = row.try_get("value").map_err(classify)?;
                 counts.add(name, value);
-            }
-            Ok(counts)
-        })
-    }
-
-    fn import_counts<'a>(&'a self, code: &'a str) -> StoreFuture<'a, ImportCounts> {
-        self.bounded(async move {
-            let rows = sqlx::query(
-                "SELECT state, count(*) AS count FROM import_processes WHERE supplier = $1 \
-                 GROUP BY state",
-            )
-            .bind(code)
-            .fetch_all(&self.pool)
-            .await
-            .map_err(classify)?;
-            let mut counts = ImportCounts::default();
-            for state in ImportState::ALL {
-                counts.0.insert(state, 0);
-            }
-            for row in rows {
-                let state: String = row.try_get("state").map_err(classify)?;
-                let count: i64 = row.try_get("count").map_err(classify)?;
-                if let Some(state) = ImportState::parse(&state) {
-                    counts
-                        .0
-                        .insert(state, u64::try_from(count).unwrap_or_default());
-                }
             }
             Ok(counts)
         })

@@ -1,6 +1,6 @@
 //! Import processes on sled ([`ImportStore`]): each process's JSON by supplier and external
-//! account number, its listing beside it under the same key ([`super::listing`]), and each
-//! supplier's counts by state in memory ([`super::import_counts`]). A change reads the process
+//! account number, its listing beside it under the same key ([`super::listing`]); each
+//! supplier's counts by state are among its counters ([`super::supplier_counts`]). A change reads the process
 //! through the journal's overlay under the commit lock, so it sees the change before it even
 //! before sled holds that.
 
@@ -13,8 +13,8 @@ use crate::domain::campaign::Counts;
 use crate::domain::error::DomainError;
 use crate::domain::import_process::{ImportListing, ImportProcess};
 use crate::domain::storage::{
-    DecideImport, Durability, ImportChange, ImportCounts, ImportStore, ImportStream, ListingStream,
-    StoreError, StoreFuture,
+    DecideImport, Durability, ImportChange, ImportStore, ImportStream, ListingStream, StoreError,
+    StoreFuture,
 };
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
@@ -27,10 +27,6 @@ const NUMBER_ATTEMPTS: usize = 16;
 impl ImportStore for SledStore {
     fn supplier_counts<'a>(&'a self, code: &'a str) -> StoreFuture<'a, Counts> {
         Box::pin(std::future::ready(Ok(self.supplier_counts.of(code))))
-    }
-
-    fn import_counts<'a>(&'a self, code: &'a str) -> StoreFuture<'a, ImportCounts> {
-        Box::pin(std::future::ready(Ok(self.import_counts.of(code))))
     }
 
     fn import_process<'a>(
@@ -145,11 +141,6 @@ impl SledStore {
                 self.decoded_imports
                     .written(&key, record, change.process.clone());
                 self.write_events(changes, LoggedEvents::new(&change.events));
-                self.import_counts.moved(
-                    supplier,
-                    current.as_ref().map(|process| process.state),
-                    change.process.state,
-                );
                 self.supplier_counts.moved(
                     changes,
                     supplier,

@@ -50,11 +50,6 @@ pub(super) fn decode(key: &[u8], bytes: &[u8]) -> Result<ImportListing, StoreErr
     read(key, bytes).ok_or_else(|| corrupt_record(key, "not an import listing record"))
 }
 
-/// The state of the listing whose record `bytes` is at `key`.
-pub(super) fn state_of(key: &[u8], bytes: &[u8]) -> Result<ImportState, StoreError> {
-    decode(key, bytes).map(|listing| listing.state)
-}
-
 fn read(key: &[u8], bytes: &[u8]) -> Option<ImportListing> {
     let (_, external) = split_pair_key(key)?;
     let external = std::str::from_utf8(external).ok()?;

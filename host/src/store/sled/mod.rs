@@ -4,7 +4,7 @@
 //!
 //! [`SledStore`] opens the data directory and holds the trees; each role of the port is
 //! implemented in a module of its own: [`suppliers`], [`imports`] (with the import
-//! [`listing`]s and [`import_counts`]), [`accounts`] (with the notes' and transactions'
+//! [`listing`]s and each supplier's counters, [`supplier_counts`]), [`accounts`] (with the notes' and transactions'
 //! indexes kept in memory, [`note_index`] and [`transaction_index`]), [`plugins`],
 //! [`event_log`] (its records in [`event_records`], their id index in [`event_ids`], the
 //! relay's cursor in [`outbox`], retention in [`event_retention`]) and [`leases`]. The bytes
@@ -24,7 +24,6 @@ mod event_records;
 mod event_retention;
 mod format;
 mod generations;
-mod import_counts;
 mod imports;
 mod journal;
 mod kept_indexes;
@@ -46,7 +45,6 @@ use account_unit::AccountLocks;
 use accounts::AccountTable;
 use codec::{be_u64, decode};
 use decoded::DecodedRecords;
-use import_counts::ImportCountsByState;
 use journal::{Changes, Journal, ROTATE_BYTES};
 use note_index::NoteIndexes;
 use outbox::RelayCursor;
@@ -82,8 +80,6 @@ pub struct SledStore {
     import_listings: sled::Tree,
     /// The listings read lately, as decoded (every data-adding request reads its account's).
     decoded_listings: Arc<DecodedRecords<ImportListing>>,
-    /// Each supplier's count of import processes by state, counted from the listings on open.
-    import_counts: Arc<ImportCountsByState>,
     /// Each supplier's counters (its campaign report's figures), moved by every change.
     supplier_counts: Arc<SupplierCounters>,
     accounts: sled::Tree,
@@ -228,7 +224,6 @@ impl SledStore {
                 generations,
                 listing::decode,
             )),
-            import_counts: Arc::default(),
             supplier_counts: Arc::new(SupplierCounters::read(
                 db.open_tree(supplier_counts::TREE)?,
             )?),
@@ -254,7 +249,6 @@ impl SledStore {
             health,
             journal,
         };
-        store.import_counts = Arc::new(ImportCountsByState::counted(&store.import_listings)?);
         store.relay_cursor = Arc::new(std::sync::Mutex::new(store.open_relay_cursor()?));
         Ok(store)
     }
